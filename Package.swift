@@ -1,0 +1,99 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Upcoming features every Flowbus target builds with (see STYLE.md).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "flowbus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "flowbus", targets: ["flowbus"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "Majordomo", targets: ["Majordomo"]),
+        .library(name: "Clone", targets: ["Clone"]),
+        .library(name: "FlowProtocol", targets: ["FlowProtocol"]),
+        .library(name: "FlowHost", targets: ["FlowHost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        // libzmq from Debian's libzmq3-dev, found through pkg-config.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        // fork/exec with PR_SET_PDEATHSIG: the one thing posix_spawn cannot do.
+        .target(name: "CFlowHost"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+        // Manifest, restart policies and the OTP-style supervisor of plugin processes.
+        .target(
+            name: "Supervision",
+            dependencies: ["CFlowHost", .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "MessagePath",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "Majordomo",
+            dependencies: ["ZeroMQ", "MessagePath", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "Clone",
+            dependencies: ["ZeroMQ", "MessagePath", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FlowProtocol",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FlowHost",
+            dependencies: [
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "flowbus",
+            dependencies: [
+                "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The example plugin until the app's plugins arrive (issue 3).
+        .executableTarget(
+            name: "flowbus-echo",
+            dependencies: ["Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
+            path: "Plugins/Echo",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath"]),
+        .testTarget(name: "CloneTests", dependencies: ["Clone", "ZeroMQ", "MessagePath"]),
+        .testTarget(name: "FlowProtocolTests", dependencies: ["FlowProtocol"]),
+        .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
+        .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
+        .testTarget(
+            name: "FlowbusCLITests",
+            dependencies: ["ZeroMQ", "Majordomo", "Clone"]
+        ),
+    ]
+)

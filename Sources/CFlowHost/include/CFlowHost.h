@@ -1,0 +1,4 @@
+#ifndef CFLOWHOST_H
+#define CFLOWHOST_H
+int cflowhost_placeholder(void);
+#endif

@@ -1,0 +1,1 @@
+int cflowhost_placeholder(void) { return 0; }
