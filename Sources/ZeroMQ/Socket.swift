@@ -1,0 +1,187 @@
+import CZeroMQ
+import Glibc
+
+/// One ZeroMQ message part.
+public typealias Frame = [UInt8]
+
+/// A ZeroMQ socket. Not thread-safe, like the libzmq socket it owns: it belongs to the
+/// thread (or loop) that uses it, and other code reaches it through a queue or an
+/// inproc pipe. It is closed when released.
+public final class ZMQSocket {
+    let handle: UnsafeMutableRawPointer
+    public let type: SocketType
+    /// Keeps the context alive while the socket is open, so the context's
+    /// termination never waits on a forgotten socket.
+    public let context: ZMQContext
+
+    /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
+    public init(context: ZMQContext, type: SocketType, linger: Duration = .milliseconds(100)) throws(ZMQError) {
+        guard let handle = zmq_socket(context.handle, type.rawValue) else {
+            throw ZMQError.last("zmq_socket(\(type))")
+        }
+        self.handle = handle
+        self.type = type
+        self.context = context
+        do {
+            try setOption(ZMQ_LINGER, Int32(linger.milliseconds), "ZMQ_LINGER")
+        } catch {
+            zmq_close(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        zmq_close(handle)
+    }
+
+    public func bind(_ endpoint: String) throws(ZMQError) {
+        guard zmq_bind(handle, endpoint) == 0 else { throw ZMQError.last("zmq_bind(\(endpoint))") }
+    }
+
+    public func connect(_ endpoint: String) throws(ZMQError) {
+        guard zmq_connect(handle, endpoint) == 0 else { throw ZMQError.last("zmq_connect(\(endpoint))") }
+    }
+
+    public func unbind(_ endpoint: String) throws(ZMQError) {
+        guard zmq_unbind(handle, endpoint) == 0 else { throw ZMQError.last("zmq_unbind(\(endpoint))") }
+    }
+
+    public func disconnect(_ endpoint: String) throws(ZMQError) {
+        guard zmq_disconnect(handle, endpoint) == 0 else { throw ZMQError.last("zmq_disconnect(\(endpoint))") }
+    }
+
+    // MARK: Sending
+
+    /// Sends one frame. Returns false when `dontWait` is set and the socket cannot take it now.
+    @discardableResult
+    public func send(_ frame: Frame, more: Bool = false, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        while true {
+            let result = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+            if result >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "zmq_send")
+        }
+    }
+
+    /// Sends the frames as one multipart message. libzmq delivers all parts or none;
+    /// with `dontWait`, returns false when the first part could not be queued.
+    @discardableResult
+    public func send(_ frames: [Frame], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        precondition(!frames.isEmpty, "a ZeroMQ message has at least one frame")
+        let last = frames.count - 1
+        for index in 0...last {
+            // Only the first part can hit the high-water mark; later parts follow it.
+            let accepted = try send(frames[index], more: index < last, dontWait: dontWait && index == 0)
+            if !accepted { return false }
+        }
+        return true
+    }
+
+    /// Sends `prefix` frames followed by `frames` as one message, without building a joined array.
+    @discardableResult
+    public func send(prefix: [Frame], _ frames: [Frame], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let total = prefix.count + frames.count
+        precondition(total > 0, "a ZeroMQ message has at least one frame")
+        var index = 0
+        for frame in prefix {
+            let accepted = try send(frame, more: index < total - 1, dontWait: dontWait && index == 0)
+            if !accepted { return false }
+            index += 1
+        }
+        for frame in frames {
+            let accepted = try send(frame, more: index < total - 1, dontWait: dontWait && index == 0)
+            if !accepted { return false }
+            index += 1
+        }
+        return true
+    }
+
+    public func send(_ text: String, more: Bool = false, dontWait: Bool = false) throws(ZMQError) {
+        try send(Array(text.utf8), more: more, dontWait: dontWait)
+    }
+
+    // MARK: Receiving
+
+    /// Receives one frame and whether more parts of the same message follow.
+    /// Returns nil when `dontWait` is set and nothing is waiting (or a receive timeout passed).
+    public func receiveFrame(dontWait: Bool = false) throws(ZMQError) -> (frame: Frame, more: Bool)? {
+        var message = zmq_msg_t()
+        zmq_msg_init(&message)
+        defer { zmq_msg_close(&message) }
+        let flags = dontWait ? ZMQ_DONTWAIT : 0
+        guard try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
+            return nil
+        }
+        let size = zmq_msg_size(&message)
+        let frame: Frame
+        if size == 0 {
+            frame = []
+        } else {
+            let data = zmq_msg_data(&message)!
+            frame = Frame(UnsafeRawBufferPointer(start: data, count: size))
+        }
+        return (frame, zmq_msg_more(&message) != 0)
+    }
+
+    /// Receives a whole multipart message. Returns nil when `dontWait` is set and
+    /// nothing is waiting. Once the first part has arrived the rest are already queued.
+    public func receiveMessage(dontWait: Bool = false) throws(ZMQError) -> [Frame]? {
+        guard let first = try receiveFrame(dontWait: dontWait) else { return nil }
+        var frames = [first.frame]
+        var more = first.more
+        while more {
+            guard let next = try receiveFrame() else { break }
+            frames.append(next.frame)
+            more = next.more
+        }
+        return frames
+    }
+
+    /// Receives a whole message but keeps at most `maxFrames` parts and `maxBytes` bytes;
+    /// the rest of an oversize message is drained and discarded so the socket stays in step.
+    public func receiveMessage(dontWait: Bool = false, maxFrames: Int, maxBytes: Int) throws(ZMQError) -> ReceivedMessage? {
+        guard let first = try receiveFrame(dontWait: dontWait) else { return nil }
+        var frames = [first.frame]
+        var bytes = first.frame.count
+        var more = first.more
+        var truncated = bytes > maxBytes
+        while more {
+            guard let next = try receiveFrame() else { break }
+            more = next.more
+            bytes += next.frame.count
+            if truncated || frames.count >= maxFrames || bytes > maxBytes {
+                truncated = true
+                continue
+            }
+            frames.append(next.frame)
+        }
+        return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated)
+    }
+}
+
+/// A received message with what was cut off: `truncated` means the frames are only a prefix.
+public struct ReceivedMessage: Sendable {
+    public var frames: [Frame]
+    public var totalBytes: Int
+    public var truncated: Bool
+}
+
+// Sockets are not thread-safe; the type system keeps one from crossing threads by accident.
+@available(*, unavailable)
+extension ZMQSocket: Sendable {}
+
+extension Duration {
+    /// Whole milliseconds, rounded down, as libzmq's options and zmq_poll expect.
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+extension Frame {
+    /// The frame as UTF-8 text, or nil when it is not valid UTF-8.
+    public var utf8String: String? { String(validating: self, as: UTF8.self) }
+}
