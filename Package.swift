@@ -86,8 +86,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath"]),
-        .testTarget(name: "CloneTests", dependencies: ["Clone", "ZeroMQ", "MessagePath"]),
+        .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol"]),
+        .testTarget(name: "CloneTests", dependencies: ["Clone", "ZeroMQ", "MessagePath", "FlowProtocol"]),
         .testTarget(name: "FlowProtocolTests", dependencies: ["FlowProtocol"]),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
