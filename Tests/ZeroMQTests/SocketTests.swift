@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+@testable import ZeroMQ
+
+@Suite struct SocketTests {
+    let context = try! ZMQContext()
+
+    @Test func multipartRoundTripThroughReqRep() throws {
+        let endpoint = ipcEndpoint()
+        let server = try ZMQSocket(context: context, type: .rep)
+        try server.bind(endpoint)
+        let client = try ZMQSocket(context: context, type: .req)
+        try client.connect(endpoint)
+
+        try client.send([Array("hello".utf8), [], [0, 1, 2, 255]])
+        let request = try #require(try server.receiveMessage())
+        #expect(request == [Array("hello".utf8), [], [0, 1, 2, 255]])
+
+        try server.send([Array("world".utf8)])
+        #expect(try client.receiveMessage() == [Array("world".utf8)])
+    }
+
+    @Test func receiveWithoutWaitingReturnsNilWhenNothingIsQueued() throws {
+        let socket = try ZMQSocket(context: context, type: .pull)
+        try socket.bind(ipcEndpoint())
+        #expect(try socket.receiveMessage(dontWait: true) == nil)
+        #expect(try socket.receiveFrame(dontWait: true) == nil)
+    }
+
+    @Test func receiveTimeoutReturnsNil() throws {
+        let socket = try ZMQSocket(context: context, type: .pull)
+        try socket.bind(ipcEndpoint())
+        try socket.setReceiveTimeout(.milliseconds(20))
+        #expect(try socket.receiveMessage() == nil)
+    }
+
+    @Test func routerMandatoryReportsAnUnknownPeer() throws {
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.setRouterMandatory(true)
+        try router.bind(ipcEndpoint())
+        #expect {
+            try router.send([Array("nobody".utf8), Array("hi".utf8)])
+        } throws: { error in
+            (error as? ZMQError)?.code == .hostUnreachable
+        }
+    }
+
+    @Test func routerAddressesADealerByItsRoutingID() throws {
+        let endpoint = ipcEndpoint()
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.bind(endpoint)
+        let dealer = try ZMQSocket(context: context, type: .dealer)
+        try dealer.setRoutingID(Array("worker/42/1".utf8))
+        try dealer.connect(endpoint)
+        #expect(try dealer.routingID() == Array("worker/42/1".utf8))
+
+        try dealer.send([Array("ping".utf8)])
+        let received = try #require(try router.receiveMessage())
+        #expect(received == [Array("worker/42/1".utf8), Array("ping".utf8)])
+        try router.send(prefix: [received[0]], [Array("pong".utf8)])
+        #expect(try dealer.receiveMessage() == [Array("pong".utf8)])
+    }
+
+    @Test func subscriberGetsOnlyItsPrefix() throws {
+        let endpoint = ipcEndpoint()
+        let publisher = try ZMQSocket(context: context, type: .pub)
+        try publisher.bind(endpoint)
+        let subscriber = try ZMQSocket(context: context, type: .sub)
+        try subscriber.subscribe("/s/abc/")
+        try subscriber.connect(endpoint)
+        try subscriber.setReceiveTimeout(.milliseconds(50))
+
+        // Publish until the subscription has reached the publisher (the slow-joiner window).
+        var first: [Frame]?
+        for _ in 0..<100 where first == nil {
+            try publisher.send([Array("/s/abcd/x".utf8), Array("other".utf8)])
+            try publisher.send([Array("/s/abc/x".utf8), Array("mine".utf8)])
+            first = try subscriber.receiveMessage()
+        }
+        #expect(first == [Array("/s/abc/x".utf8), Array("mine".utf8)])
+        // Nothing of the longer session id ever arrives.
+        while let next = try subscriber.receiveMessage() {
+            #expect(next[0] == Array("/s/abc/x".utf8))
+        }
+    }
+
+    @Test func boundedReceiveFlagsAndDrainsAnOversizeMessage() throws {
+        let endpoint = ipcEndpoint()
+        let pull = try ZMQSocket(context: context, type: .pull)
+        try pull.bind(endpoint)
+        let push = try ZMQSocket(context: context, type: .push)
+        try push.connect(endpoint)
+        try push.send([[UInt8](repeating: 7, count: 600), [UInt8](repeating: 8, count: 600)])
+        try push.send([Array("next".utf8)])
+
+        let big = try #require(try pull.receiveMessage(maxFrames: 8, maxBytes: 1000))
+        #expect(big.truncated)
+        #expect(big.totalBytes == 1200)
+        #expect(big.frames.count == 1)
+        let next = try #require(try pull.receiveMessage(maxFrames: 8, maxBytes: 1000))
+        #expect(!next.truncated)
+        #expect(next.frames == [Array("next".utf8)])
+    }
+
+    @Test func bindingAnUnsupportedTransportThrowsATypedError() throws {
+        let socket = try ZMQSocket(context: context, type: .rep)
+        do {
+            try socket.bind("bogus://nowhere")
+            Issue.record("bind should have failed")
+        } catch {
+            #expect(error.code == .protocolNotSupported)
+            #expect(error.description.contains("zmq_bind(bogus://nowhere)"))
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func lastEndpointResolvesAWildcardPort() throws {
+        let socket = try ZMQSocket(context: context, type: .router)
+        try socket.bind("tcp://127.0.0.1:*")
+        let endpoint = try socket.lastEndpoint()
+        #expect(endpoint.hasPrefix("tcp://127.0.0.1:"))
+        #expect(Int(endpoint.split(separator: ":").last!)! > 0)
+    }
+
+    @Test func everySocketTypeCanBeCreated() throws {
+        for type in SocketType.allCases {
+            let socket = try ZMQSocket(context: context, type: type)
+            #expect(socket.type == type)
+        }
+    }
+}
