@@ -1,0 +1,116 @@
+import MessagePath
+import ZeroMQ
+
+extension BrokerLoop {
+    func clientRequest(_ frames: [Frame], layout: MDPLayout) {
+        let service = frames[layout.subject]
+        if service.starts(with: MDP.mmiPrefix) {
+            answerMMI(frames, layout: layout)
+            return
+        }
+        tally.requests += 1
+        // The fault seam: one relaxed load while no rule is set. New verdicts (delay,
+        // duplicate, reorder) become new cases here, each deciding when and how often to route.
+        if faults.isArmed {
+            switch faults.verdict(scope: .service, subject: service) {
+            case .deliver:
+                break
+            case .drop:
+                tally.faultDropped += 1
+                return
+            }
+        }
+        route(frames, bodyStart: layout.bodyStart, service: service)
+    }
+
+    /// Hands the request to the longest-idle worker of its service, or queues it.
+    func route(_ frames: [Frame], bodyStart: Int, service name: Frame) {
+        guard let service = serviceEntry(for: name) else {
+            reject(.queueFull, client: frames[0], service: name,
+                   detail: "the broker already tracks \(configuration.maxServices) services; no room for \(name.printable)")
+            return
+        }
+        if service.waiting.isEmpty, dispatchToIdleWorker(frames, bodyStart: bodyStart, service: service) {
+            return
+        }
+        guard service.waiting.count < configuration.maxQueuedRequestsPerService else {
+            reject(.queueFull, client: frames[0], service: name,
+                   detail: "\(configuration.maxQueuedRequestsPerService) requests already wait for service \(service.displayName); start more workers or slow down")
+            return
+        }
+        service.waiting.append(WaitingRequest(message: frames, bodyStart: bodyStart, expiresAt: now + configuration.requestExpiry))
+    }
+
+    /// Sends the request to an idle worker; workers found gone on the way are removed. False if none took it.
+    func dispatchToIdleWorker(_ frames: [Frame], bodyStart: Int, service: ServiceEntry) -> Bool {
+        while let worker = service.idle.popFirst() {
+            if sendRequest(to: worker, client: frames[0], body: frames, from: bodyStart) {
+                worker.inFlightClient = frames[0]
+                tally.dispatched += 1
+                return true
+            }
+            removeWorker(worker)
+        }
+        return false
+    }
+
+    func serviceEntry(for name: Frame) -> ServiceEntry? {
+        if let service = services[name] { return service }
+        guard services.count < configuration.maxServices else { return nil }
+        let service = ServiceEntry(name: name)
+        services[name] = service
+        return service
+    }
+
+    /// Counts the rejection and, when the host supplies a body for it, answers the client with an MDP REPLY.
+    func reject(_ reason: BrokerRejection.Reason, client: Frame, service: Frame, detail: @autoclosure () -> String) {
+        tally.rejections.count(reason)
+        guard let makeBody = configuration.rejectionReply else { return }
+        let rejection = BrokerRejection(reason: reason, service: service, client: client.printable, detail: detail())
+        guard let body = makeBody(rejection) else { return }
+        sendClientReply(to: client, service: service, body: body, from: 0)
+    }
+
+    /// 8/MMI: `mmi.service` answers "200" when the named service has a worker, "404" when not;
+    /// any other `mmi.*` answers "501".
+    func answerMMI(_ frames: [Frame], layout: MDPLayout) {
+        tally.mmiRequests += 1
+        let service = frames[layout.subject]
+        let code: Frame
+        if service == MDP.mmiService {
+            let asked = frames[layout.bodyStart]
+            code = (services[asked]?.workerCount ?? 0) > 0 ? MMI.found : MMI.notFound
+        } else {
+            tally.badInput.unknownService += 1
+            code = MMI.notImplemented
+        }
+        sendClientReply(to: frames[0], service: service, body: [code], from: 0)
+    }
+
+    func oversize(_ frames: [Frame], layout: MDPLayout, totalBytes: Int) {
+        countBadInput(.oversize, peer: frames[0], "message of \(totalBytes) bytes or \(frames.count)+ frames; limit \(configuration.maxMessageBytes) bytes, \(configuration.maxFramesPerMessage) frames")
+        switch layout.kind {
+        case .client:
+            let service = frames[layout.subject]
+            reject(.oversize, client: frames[0], service: service,
+                   detail: "request of \(totalBytes) bytes to \(service.printable) is over the broker's limit of \(configuration.maxMessageBytes) bytes; send less per request")
+        case .worker(.reply):
+            // The worker did answer: it is idle again, and its client learns why no reply comes.
+            guard let worker = workers[frames[0]], let client = worker.inFlightClient, client == frames[layout.subject] else { return }
+            worker.lastHeard = now
+            worker.inFlightClient = nil
+            reject(.oversizeReply, client: client, service: worker.service.name,
+                   detail: "the reply of service \(worker.service.displayName) was \(totalBytes) bytes, over the broker's limit of \(configuration.maxMessageBytes) bytes")
+            workerIsIdle(worker)
+        case .worker:
+            break
+        }
+    }
+}
+
+/// The 8/MMI status codes.
+enum MMI {
+    static let found: Frame = Array("200".utf8)
+    static let notFound: Frame = Array("404".utf8)
+    static let notImplemented: Frame = Array("501".utf8)
+}

@@ -1,0 +1,86 @@
+import Synchronization
+import MessagePath
+import Logging
+import Foundation
+import ZeroMQ
+
+extension BrokerLoop {
+    /// The periodic work: heartbeats, dead workers, expired requests, published counters.
+    func tick() {
+        now = .now()
+        heartbeatWorkers()
+        expireWaitingRequests()
+        publish()
+        nextTick = now + configuration.statisticsInterval
+    }
+
+    private func heartbeatWorkers() {
+        var dead: [WorkerEntry] = []
+        for worker in workers.values {
+            if now.since(worker.lastHeard) >= workerExpiry {
+                dead.append(worker)
+            } else if now.since(worker.lastSent) >= heartbeatInterval {
+                // Only idle or quiet workers get here: a REQUEST sent recently already counts as a heartbeat.
+                let unroutableBefore = tally.unroutable
+                if sendWorkerCommand(MDP.heartbeatFrame, to: worker.identity) {
+                    tally.heartbeatsSent += 1
+                    worker.lastSent = now
+                } else if tally.unroutable > unroutableBefore {
+                    dead.append(worker)
+                }
+            }
+        }
+        for worker in dead {
+            tally.workersExpired += 1
+            removeWorker(worker)
+            logger.info("worker expired: silent for \(workerExpiry)", metadata: [
+                "flowbus.peer": "\(worker.identity.printable)", "flowbus.service": "\(worker.service.displayName)",
+            ])
+        }
+    }
+
+    private func expireWaitingRequests() {
+        var empty: [Frame] = []
+        for service in services.values {
+            while let first = service.waiting.first, first.expiresAt <= now {
+                _ = service.waiting.popFirst()
+                expire(first, service: service)
+            }
+            if service.workerCount == 0 && service.waiting.isEmpty { empty.append(service.name) }
+        }
+        for name in empty { services[name] = nil }
+    }
+
+    /// Copies the counters and the worker table to where `BrokerHandle` reads them.
+    func publish() {
+        var statistics = tally
+        var perService: [String: Int] = [:]
+        var queued: [String: Int] = [:]
+        for service in services.values {
+            if service.workerCount > 0 { perService[service.displayName] = service.workerCount }
+            if !service.waiting.isEmpty { queued[service.displayName] = service.waiting.count }
+        }
+        statistics.workersPerService = perService
+        statistics.queuedPerService = queued
+        let wallNow = Date()
+        statistics.takenAt = wallNow
+        let infos = workers.values.map { worker in
+            WorkerInfo(
+                routingID: worker.identity.printable,
+                service: worker.service.displayName,
+                lastHeard: wallNow.addingTimeInterval(-now.since(worker.lastHeard).seconds),
+                requestsServed: worker.served,
+                busy: worker.inFlightClient != nil
+            )
+        }
+        shared.flushRequested.store(false, ordering: .relaxed)
+        shared.publish(statistics, infos)
+    }
+
+    /// On stop: tells every worker to reconnect elsewhere (or to this endpoint once a new broker binds it).
+    func sayGoodbye() {
+        for worker in workers.values {
+            sendWorkerCommand(MDP.disconnectFrame, to: worker.identity)
+        }
+    }
+}

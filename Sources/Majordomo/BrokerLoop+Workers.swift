@@ -1,0 +1,112 @@
+import Logging
+import MessagePath
+import ZeroMQ
+
+extension BrokerLoop {
+    func workerCommand(_ command: MDP.WorkerCommand, _ frames: [Frame], layout: MDPLayout) {
+        let identity = frames[0]
+        let worker = workers[identity]
+        // Any command from a registered worker is a heartbeat.
+        worker?.lastHeard = now
+        switch command {
+        case .ready:
+            let service = frames[layout.subject]
+            if worker != nil {
+                refuse(identity, "a second READY (a worker registers once per connection)")
+            } else if service.starts(with: MDP.mmiPrefix) {
+                refuse(identity, "READY for \(service.printable): mmi.* services belong to the broker")
+            } else {
+                register(identity, service: service)
+            }
+        case .reply:
+            guard let worker else {
+                refuse(identity, "REPLY from a peer that never sent READY (or was removed)")
+                return
+            }
+            guard let client = worker.inFlightClient, client == frames[layout.subject] else {
+                refuse(identity, "REPLY for a client whose request this worker does not hold")
+                return
+            }
+            worker.inFlightClient = nil
+            worker.served += 1
+            if sendClientReply(to: client, service: worker.service.name, body: frames, from: layout.bodyStart) {
+                tally.replies += 1
+            }
+            workerIsIdle(worker)
+        case .heartbeat:
+            if worker == nil { refuse(identity, "HEARTBEAT from a peer that never sent READY (or was removed)") }
+        case .disconnect:
+            if let worker {
+                tally.workersDisconnected += 1
+                removeWorker(worker)
+                logger.debug("worker disconnected", metadata: ["flowbus.peer": "\(identity.printable)", "flowbus.service": "\(worker.service.displayName)"])
+            }
+        case .request:
+            refuse(identity, "REQUEST sent to the broker; only the broker sends REQUEST to workers")
+        }
+    }
+
+    func register(_ identity: Frame, service name: Frame) {
+        guard let service = serviceEntry(for: name) else {
+            refuse(identity, "READY for a new service while the broker already tracks \(configuration.maxServices)")
+            return
+        }
+        let worker = WorkerEntry(identity: identity, service: service, now: now)
+        workers[identity] = worker
+        service.workerCount += 1
+        service.everHadWorker = true
+        tally.workersRegistered += 1
+        logger.debug("worker ready", metadata: ["flowbus.peer": "\(identity.printable)", "flowbus.service": "\(service.displayName)"])
+        workerIsIdle(worker)
+    }
+
+    /// A worker without a request takes the oldest waiting one, or joins the back of the idle line.
+    func workerIsIdle(_ worker: WorkerEntry) {
+        let service = worker.service
+        while let waiting = service.waiting.popFirst() {
+            if waiting.expiresAt <= now {
+                expire(waiting, service: service)
+                continue
+            }
+            if sendRequest(to: worker, client: waiting.client, body: waiting.message, from: waiting.bodyStart) {
+                worker.inFlightClient = waiting.client
+                tally.dispatched += 1
+                return
+            }
+            // The worker is gone: the request goes back to the front of the line for the next one.
+            var requeued = FIFOQueue<WaitingRequest>()
+            requeued.append(waiting)
+            for other in service.waiting.elements { requeued.append(other) }
+            service.waiting = requeued
+            removeWorker(worker)
+            return
+        }
+        service.idle.append(worker)
+    }
+
+    /// Answers a valid but unexpected command with DISCONNECT, as 7/MDP says, and forgets the peer.
+    func refuse(_ identity: Frame, _ detail: @autoclosure () -> String) {
+        countBadInput(.unexpectedCommand, peer: identity, detail())
+        if let worker = workers[identity] {
+            tally.workersDisconnected += 1
+            removeWorker(worker)
+        }
+        sendWorkerCommand(MDP.disconnectFrame, to: identity)
+    }
+
+    /// Forgets a worker. A request it held is not resent: clients retry (Lazy Pirate), workers are idempotent.
+    func removeWorker(_ worker: WorkerEntry) {
+        guard workers[worker.identity] === worker else { return }
+        workers[worker.identity] = nil
+        worker.service.workerCount -= 1
+        worker.service.idle.removeAll { $0 === worker }
+    }
+
+    func expire(_ waiting: WaitingRequest, service: ServiceEntry) {
+        if !service.everHadWorker { tally.badInput.unknownService += 1 }
+        let why = service.workerCount == 0
+            ? "no worker for service \(service.displayName) registered within \(configuration.requestExpiry); is its plugin running? try `flowbus ps`"
+            : "every worker of service \(service.displayName) stayed busy for \(configuration.requestExpiry); start more workers"
+        reject(.expired, client: waiting.client, service: service.name, detail: why)
+    }
+}

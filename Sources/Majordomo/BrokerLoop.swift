@@ -1,0 +1,122 @@
+import Synchronization
+import Logging
+import MessagePath
+import ZeroMQ
+
+/// The broker's poll loop and everything it owns. Created and run on the broker thread only.
+final class BrokerLoop {
+    let socket: ZMQSocket
+    let configuration: BrokerConfiguration
+    let faults: FaultRules
+    let logger: Logger
+    let shared: BrokerShared
+    let badInputLog: PeerLogLimiter
+
+    var services: [Frame: ServiceEntry] = [:]
+    var workers: [Frame: WorkerEntry] = [:]
+    /// Counted in plain integers here, published to `shared` every tick.
+    var tally = BrokerStatistics()
+    var now = MonotonicTime.now()
+    var nextTick: MonotonicTime
+
+    let heartbeatInterval: Duration
+    let workerExpiry: Duration
+    let receiveByteLimit: Int
+
+    init(socket: ZMQSocket, configuration: BrokerConfiguration, faults: FaultRules, logger: Logger, shared: BrokerShared) {
+        self.socket = socket
+        self.configuration = configuration
+        self.faults = faults
+        self.logger = logger
+        self.shared = shared
+        self.badInputLog = PeerLogLimiter(period: configuration.badInputLogPeriod)
+        self.heartbeatInterval = configuration.heartbeatInterval
+        self.workerExpiry = configuration.heartbeatInterval * max(1, configuration.heartbeatLiveness)
+        // Room for the identity, header and service frames on top of the body limit;
+        // the body itself is measured exactly after receiving.
+        self.receiveByteLimit = configuration.maxMessageBytes + 4096
+        self.nextTick = now + configuration.statisticsInterval
+    }
+
+    /// Serves until stopped or the context is terminated.
+    func run() {
+        let poller = ZMQPoller()
+        poller.add(socket)
+        let wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+        while !shared.stopping.load(ordering: .acquiring) {
+            do {
+                try poller.poll(timeout: nextTick.since(now))
+                now = .now()
+                if poller.isReadable(wakeIndex) { shared.wake.drain() }
+                try drain()
+                if now >= nextTick || shared.flushRequested.load(ordering: .acquiring) { tick() }
+            } catch {
+                if error.code == .terminated { break }
+                logger.error("broker poll failed; continuing", metadata: ["flowbus.error": "\(error)"])
+                now = .now()
+            }
+        }
+        sayGoodbye()
+        publish()
+    }
+
+    /// Handles every message waiting on the socket.
+    private func drain() throws(ZMQError) {
+        var handled = 0
+        while let received = try socket.receiveMessage(
+            dontWait: true, maxFrames: configuration.maxFramesPerMessage, maxBytes: receiveByteLimit
+        ) {
+            handle(received)
+            handled += 1
+            if handled & 1023 == 0 {
+                now = .now()
+                if now >= nextTick { tick() }
+                if shared.stopping.load(ordering: .relaxed) { return }
+            }
+        }
+    }
+
+    private func handle(_ received: ReceivedMessage) {
+        let frames = received.frames
+        let layout: MDPLayout
+        do {
+            layout = try MDPLayout.parse(frames, from: 1)
+        } catch {
+            if received.truncated {
+                countBadInput(.oversize, peer: frames[0], "message of \(received.totalBytes) bytes is over the limit and not valid MDP in its first frames")
+            } else {
+                countBadInput(error.kind, peer: frames[0], error.description)
+            }
+            return
+        }
+        if received.truncated || bodyBytes(frames, from: layout.bodyStart) > configuration.maxMessageBytes {
+            oversize(frames, layout: layout, totalBytes: received.totalBytes)
+            return
+        }
+        switch layout.kind {
+        case .client: clientRequest(frames, layout: layout)
+        case .worker(let command): workerCommand(command, frames, layout: layout)
+        }
+    }
+
+    private func bodyBytes(_ frames: [Frame], from start: Int) -> Int {
+        var total = 0
+        var index = start
+        while index < frames.count {
+            total += frames[index].count
+            index += 1
+        }
+        return total
+    }
+
+    func countBadInput(_ kind: BadInputKind, peer: Frame, _ detail: @autoclosure () -> String) {
+        tally.badInput[kind] += 1
+        if badInputLog.shouldLog(peer: peer, kind: kind.rawValue) {
+            logger.notice("dropped bad MDP input (logged once per peer per period)", metadata: [
+                "flowbus.peer": "\(peer.printable)",
+                "flowbus.kind": "\(kind.rawValue)",
+                "flowbus.detail": "\(detail())",
+            ])
+        }
+    }
+}

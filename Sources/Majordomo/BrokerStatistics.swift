@@ -1,0 +1,113 @@
+import MessagePath
+import Foundation
+
+/// A snapshot of what the broker has done since it started.
+public struct BrokerStatistics: Sendable, Codable, Equatable {
+    /// Valid client requests to worker services (not mmi.*), including those later rejected or dropped.
+    public var requests = 0
+    /// Requests handed to a worker.
+    public var dispatched = 0
+    /// Worker replies forwarded to clients.
+    public var replies = 0
+    /// 8/MMI requests the broker answered itself.
+    public var mmiRequests = 0
+    /// Client requests refused, by reason.
+    public var rejections = RejectionCounts()
+    /// Requests a fault rule dropped before dispatch.
+    public var faultDropped = 0
+    /// Invalid or unexpected input, by kind.
+    public var badInput = BadInputCounts()
+    /// Messages to a peer that had gone (EHOSTUNREACH under ROUTER_MANDATORY).
+    public var unroutable = 0
+    /// Messages not sent because the peer's queue was at its high-water mark.
+    public var sendBlocked = 0
+    /// HEARTBEAT commands sent to workers.
+    public var heartbeatsSent = 0
+    /// READY commands accepted.
+    public var workersRegistered = 0
+    /// Workers removed after `heartbeatLiveness` silent intervals.
+    public var workersExpired = 0
+    /// Workers that sent DISCONNECT, or were sent one.
+    public var workersDisconnected = 0
+    /// Live workers per service name.
+    public var workersPerService: [String: Int] = [:]
+    /// Waiting requests per service name (services with none are left out).
+    public var queuedPerService: [String: Int] = [:]
+    /// When the broker thread took this snapshot.
+    public var takenAt = Date(timeIntervalSince1970: 0)
+
+    public init() {}
+
+    public struct RejectionCounts: Sendable, Codable, Equatable {
+        public var oversize = 0
+        public var oversizeReply = 0
+        public var expired = 0
+        public var queueFull = 0
+        public var total: Int { oversize + oversizeReply + expired + queueFull }
+        public init() {}
+
+        mutating func count(_ reason: BrokerRejection.Reason) {
+            switch reason {
+            case .oversize: oversize += 1
+            case .oversizeReply: oversizeReply += 1
+            case .expired: expired += 1
+            case .queueFull: queueFull += 1
+            }
+        }
+    }
+
+    public struct BadInputCounts: Sendable, Codable, Equatable {
+        public var malformedFrames = 0
+        public var wrongHeader = 0
+        public var unknownCommand = 0
+        public var unexpectedCommand = 0
+        public var oversize = 0
+        public var unknownService = 0
+        public var total: Int { malformedFrames + wrongHeader + unknownCommand + unexpectedCommand + oversize + unknownService }
+        public init() {}
+
+        public subscript(kind: BadInputKind) -> Int {
+            get {
+                switch kind {
+                case .malformedFrames: malformedFrames
+                case .wrongHeader: wrongHeader
+                case .unknownCommand: unknownCommand
+                case .unexpectedCommand: unexpectedCommand
+                case .oversize: oversize
+                case .unknownService: unknownService
+                }
+            }
+            set {
+                switch kind {
+                case .malformedFrames: malformedFrames = newValue
+                case .wrongHeader: wrongHeader = newValue
+                case .unknownCommand: unknownCommand = newValue
+                case .unexpectedCommand: unexpectedCommand = newValue
+                case .oversize: oversize = newValue
+                case .unknownService: unknownService = newValue
+                }
+            }
+        }
+    }
+}
+
+/// One live worker, as the host sees it (Flowbus workers set their routing id to `<plugin>/<pid>/<n>`).
+public struct WorkerInfo: Sendable, Codable, Equatable {
+    /// The worker's routing id, printable (text when it is printable ASCII, else 0x-hex).
+    public var routingID: String
+    public var service: String
+    /// When the broker last received any command from it.
+    public var lastHeard: Date
+    /// Replies it has sent back.
+    public var requestsServed: Int
+    /// Whether it holds a request now.
+    public var busy: Bool
+
+    public init(routingID: String, service: String, lastHeard: Date, requestsServed: Int, busy: Bool) {
+        self.routingID = routingID
+        self.service = service
+        self.lastHeard = lastHeard
+        self.requestsServed = requestsServed
+        self.busy = busy
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import ZeroMQ
+
+/// How a client waits and retries (Lazy Pirate).
+public struct ClientConfiguration: Sendable {
+    /// How long one try waits for the reply.
+    public var timeout: Duration = .milliseconds(2500)
+    /// Tries in all, each on a fresh socket, before `request` gives up.
+    public var tries: Int = 3
+    /// Send and receive high-water marks, in messages (pipelined mode keeps many in flight).
+    public var highWaterMark: Int = 100_000
+    /// The broker's CURVE public key and this client's key pair; nil connects without CURVE.
+    public var curveServerKey: CurveKey?
+    public var curveKeyPair: CurveKeyPair?
+    /// The socket's routing id (optional; the broker makes one up otherwise).
+    public var routingID: String?
+
+    public init(
+        timeout: Duration = .milliseconds(2500),
+        tries: Int = 3,
+        curveServerKey: CurveKey? = nil,
+        curveKeyPair: CurveKeyPair? = nil,
+        routingID: String? = nil
+    ) {
+        self.timeout = timeout
+        self.tries = tries
+        self.curveServerKey = curveServerKey
+        self.curveKeyPair = curveKeyPair
+        self.routingID = routingID
+    }
+}
+
+/// One reply a client received.
+public struct MajordomoReply: Sendable, Equatable {
+    public let service: String
+    public let body: [Frame]
+
+    public init(service: String, body: [Frame]) {
+        self.service = service
+        self.body = body
+    }
+}
+
+/// Why a client request failed; each says what to check.
+public enum MajordomoClientError: Error, CustomStringConvertible {
+    case noReply(service: String, endpoint: String, tries: Int, timeout: Duration)
+    case transport(ZMQError, endpoint: String)
+    case invalidService(String)
+    case curveKeysIncomplete
+
+    public var description: String {
+        switch self {
+        case .noReply(let service, let endpoint, let tries, let timeout):
+            "no reply from service \(service) at \(endpoint) after \(tries) \(tries == 1 ? "try" : "tries") of \(Self.format(timeout)); is a worker for it running? try `flowbus ps`"
+        case .transport(let error, let endpoint):
+            "client socket to \(endpoint) failed: \(error); check the broker endpoint and that the host is up (`flowbus ps`)"
+        case .invalidService(let name):
+            "'\(name)' is not a service name; name a service such as vm.signin (non-empty)"
+        case .curveKeysIncomplete:
+            "CURVE needs both the broker's public key and this client's key pair; give both or neither"
+        }
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let seconds = duration.seconds
+        if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
+        let text = String(format: "%.1f", seconds)
+        return (text.hasSuffix(".0") ? String(text.dropLast(2)) : text) + " s"
+    }
+}

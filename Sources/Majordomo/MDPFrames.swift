@@ -1,0 +1,52 @@
+import ZeroMQ
+
+/// The fixed frames of 7/MDP, as the RFC writes them.
+public enum MDP {
+    /// "MDPC01": MDP/Client v0.1, frame 1 of every client REQUEST and REPLY.
+    public static let clientHeader: Frame = Array("MDPC01".utf8)
+    /// "MDPW01": MDP/Worker v0.1, frame 1 of every worker command.
+    public static let workerHeader: Frame = Array("MDPW01".utf8)
+
+    /// The one-byte command frame (frame 2) of MDP/Worker.
+    public enum WorkerCommand: UInt8, Sendable, CaseIterable {
+        case ready = 0x01
+        case request = 0x02
+        case reply = 0x03
+        case heartbeat = 0x04
+        case disconnect = 0x05
+
+        /// The command frame itself.
+        public var frame: Frame { [rawValue] }
+
+        public var name: String {
+            switch self {
+            case .ready: "READY"
+            case .request: "REQUEST"
+            case .reply: "REPLY"
+            case .heartbeat: "HEARTBEAT"
+            case .disconnect: "DISCONNECT"
+            }
+        }
+    }
+
+    /// The 8/MMI service namespace: names starting with this are answered by the broker.
+    public static let mmiPrefix: Frame = Array("mmi.".utf8)
+    /// The one 8/MMI service the broker implements: body = a service name.
+    public static let mmiService: Frame = Array("mmi.service".utf8)
+
+    static let readyFrame: Frame = WorkerCommand.ready.frame
+    static let requestFrame: Frame = WorkerCommand.request.frame
+    static let replyFrame: Frame = WorkerCommand.reply.frame
+    static let heartbeatFrame: Frame = WorkerCommand.heartbeat.frame
+    static let disconnectFrame: Frame = WorkerCommand.disconnect.frame
+    static let empty: Frame = []
+}
+
+/// Who sent an MDP message. Client REQUEST and REPLY look the same on the wire;
+/// only the direction tells them apart.
+public enum MDPDirection: Sendable {
+    /// From a client or a worker to the broker.
+    case toBroker
+    /// From the broker to a client or a worker.
+    case fromBroker
+}

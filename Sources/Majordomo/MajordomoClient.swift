@@ -1,0 +1,101 @@
+import Logging
+import ZeroMQ
+
+/// A 7/MDP client over one DEALER. Not thread-safe: create and use it on one thread.
+///
+/// `request` is synchronous with Lazy Pirate retries; `send` + `receive` keep many requests
+/// in flight (benchmarks, tools). Do not mix the two on one client: a late pipelined reply
+/// would be taken for the synchronous one's if the service is the same.
+public final class MajordomoClient {
+    public let endpoint: String
+    let context: ZMQContext
+    let configuration: ClientConfiguration
+    let logger: Logger
+    var socket: ZMQSocket
+    var poller: ZMQPoller
+
+    public init(
+        context: ZMQContext, endpoint: String,
+        configuration: ClientConfiguration = ClientConfiguration(), logger: Logger
+    ) throws(MajordomoClientError) {
+        guard (configuration.curveServerKey == nil) == (configuration.curveKeyPair == nil) else { throw .curveKeysIncomplete }
+        self.context = context
+        self.endpoint = endpoint
+        self.configuration = configuration
+        self.logger = logger
+        (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
+    }
+
+    static func open(
+        context: ZMQContext, endpoint: String, configuration: ClientConfiguration
+    ) throws(MajordomoClientError) -> (ZMQSocket, ZMQPoller) {
+        do {
+            let socket = try ZMQSocket(context: context, type: .dealer, linger: .zero)
+            try socket.setSendHighWaterMark(configuration.highWaterMark)
+            try socket.setReceiveHighWaterMark(configuration.highWaterMark)
+            if let id = configuration.routingID { try socket.setRoutingID(Array(id.utf8)) }
+            if let serverKey = configuration.curveServerKey, let keyPair = configuration.curveKeyPair {
+                try socket.makeCurveClient(serverKey: serverKey, keyPair: keyPair)
+            }
+            try socket.connect(endpoint)
+            let poller = ZMQPoller()
+            poller.add(socket)
+            return (socket, poller)
+        } catch {
+            throw .transport(error, endpoint: endpoint)
+        }
+    }
+
+    /// Sends a request and waits for its reply. On each timeout the socket is closed, a new one
+    /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
+    public func request(
+        service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil
+    ) throws(MajordomoClientError) -> [Frame] {
+        guard !service.isEmpty else { throw .invalidService(service) }
+        let serviceFrame = Array(service.utf8)
+        let message = MDPCommand.clientRequest(service: serviceFrame, body: body).frames
+        let timeout = timeout ?? configuration.timeout
+        let tries = max(1, tries ?? configuration.tries)
+        for attempt in 1...tries {
+            if attempt > 1 {
+                logger.debug("no reply yet; retrying on a new socket", metadata: [
+                    "flowbus.service": "\(service)", "flowbus.try": "\(attempt)",
+                ])
+                (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
+            }
+            do {
+                try socket.send(message)
+            } catch {
+                throw .transport(error, endpoint: endpoint)
+            }
+            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + timeout) { return reply }
+        }
+        // Leave a clean socket behind: a reply that comes late must not answer the next request.
+        (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
+        throw .noReply(service: service, endpoint: endpoint, tries: tries, timeout: timeout)
+    }
+
+    private func awaitReply(for service: Frame, until deadline: MonotonicTime) throws(MajordomoClientError) -> [Frame]? {
+        while true {
+            let now = MonotonicTime.now()
+            guard now < deadline else { return nil }
+            do {
+                guard try poller.poll(timeout: deadline.since(now)) > 0 else { continue }
+                while let frames = try socket.receiveMessage(dontWait: true) {
+                    if let reply = Self.decodeReply(frames), reply.service == service { return reply.body }
+                }
+            } catch {
+                throw .transport(error, endpoint: endpoint)
+            }
+        }
+    }
+
+    /// A client REPLY's service and body, or nil for anything else (dropped).
+    static func decodeReply(_ frames: [Frame]) -> (service: Frame, body: [Frame])? {
+        guard let layout = try? MDPLayout.parse(frames, from: 0), layout.kind == .client else { return nil }
+        return (frames[layout.subject], Array(frames[layout.bodyStart...]))
+    }
+}
+
+@available(*, unavailable)
+extension MajordomoClient: Sendable {}

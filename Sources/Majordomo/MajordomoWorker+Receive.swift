@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import MessagePath
+import ZeroMQ
+
+extension MajordomoWorker {
+    /// Waits up to `timeout` (nil: forever) for the next request, keeping heartbeats and
+    /// reconnection going meanwhile. Every request must be answered with `reply(to:body:)`
+    /// before the broker sends this worker another.
+    public func receive(timeout: Duration?) throws(MajordomoWorkerError) -> MajordomoRequest? {
+        let deadline = timeout.map { MonotonicTime.now() + $0 }
+        while true {
+            var now = MonotonicTime.now()
+            if let reconnectAt {
+                if now >= reconnectAt {
+                    do { try connect() } catch { throw .transport(error, endpoint: endpoint) }
+                    continue
+                }
+                let wake = deadline.map { min($0, reconnectAt) } ?? reconnectAt
+                if let deadline, now >= deadline { return nil }
+                Thread.sleep(forTimeInterval: wake.since(now).seconds)
+                continue
+            }
+            var wait = nextHeartbeat.since(now)
+            if let deadline {
+                if now >= deadline { return nil }
+                wait = min(wait, deadline.since(now))
+            }
+            do {
+                try poller.poll(timeout: wait)
+                now = .now()
+                while let socket, let frames = try socket.receiveMessage(dontWait: true) {
+                    if let request = handle(frames, now: now) { return request }
+                }
+            } catch {
+                if error.code == .terminated { throw .transport(error, endpoint: endpoint) }
+                logger.warning("worker receive failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
+            }
+            guard reconnectAt == nil else { continue }
+            if now.since(lastHeard) >= brokerSilence {
+                scheduleReconnect("no word from the broker for \(brokerSilence)", now: now)
+            } else if now >= nextHeartbeat {
+                send(MDPCommand.heartbeat.frames, now: now)
+            }
+        }
+    }
+
+    /// Returns the request in `frames`, if any; takes care of HEARTBEAT, DISCONNECT and bad input.
+    private func handle(_ frames: [Frame], now: MonotonicTime) -> MajordomoRequest? {
+        let layout: MDPLayout
+        do {
+            layout = try MDPLayout.parse(frames, from: 0)
+        } catch {
+            invalidMessages += 1
+            logger.debug("worker dropped an invalid message from the broker", metadata: ["flowbus.detail": "\(error)"])
+            return nil
+        }
+        switch layout.kind {
+        case .worker(.request):
+            lastHeard = now
+            backoff = configuration.reconnectInitial
+            return MajordomoRequest(service: service, client: frames[layout.subject], body: Array(frames[layout.bodyStart...]))
+        case .worker(.heartbeat):
+            lastHeard = now
+            backoff = configuration.reconnectInitial
+        case .worker(.disconnect):
+            scheduleReconnect("the broker sent DISCONNECT", now: now)
+        default:
+            invalidMessages += 1
+        }
+        return nil
+    }
+}

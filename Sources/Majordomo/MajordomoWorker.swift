@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+import MessagePath
+import ZeroMQ
+
+/// A 7/MDP worker over one DEALER. Not thread-safe: create and use it on one thread.
+public final class MajordomoWorker {
+    public let endpoint: String
+    public let service: String
+    let serviceFrame: Frame
+    let context: ZMQContext
+    let configuration: WorkerConfiguration
+    let logger: Logger
+
+    var socket: ZMQSocket?
+    var poller = ZMQPoller()
+    var lastHeard = MonotonicTime.now()
+    var nextHeartbeat = MonotonicTime.now()
+    var reconnectAt: MonotonicTime?
+    var backoff: Duration
+    let brokerSilence: Duration
+
+    /// How many times the worker has connected and sent READY (1 after init).
+    public internal(set) var connections = 0
+    /// How many replies it has sent.
+    public internal(set) var replies = 0
+    /// Messages from the broker that were not valid MDP/Worker, dropped.
+    public internal(set) var invalidMessages = 0
+
+    /// Connects and sends READY.
+    public init(
+        context: ZMQContext, endpoint: String, service: String,
+        configuration: WorkerConfiguration = WorkerConfiguration(), logger: Logger
+    ) throws(MajordomoWorkerError) {
+        guard !service.isEmpty, !service.hasPrefix("mmi.") else { throw .invalidService(service) }
+        guard (configuration.curveServerKey == nil) == (configuration.curveKeyPair == nil) else { throw .curveKeysIncomplete }
+        self.context = context
+        self.endpoint = endpoint
+        self.service = service
+        self.serviceFrame = Array(service.utf8)
+        self.configuration = configuration
+        self.logger = logger
+        self.backoff = configuration.reconnectInitial
+        self.brokerSilence = configuration.heartbeatInterval * max(1, configuration.heartbeatLiveness)
+        do { try connect() } catch { throw .transport(error, endpoint: endpoint) }
+    }
+
+    /// A new socket, connected, with READY sent: how a worker opens (and reopens) its conversation.
+    func connect() throws(ZMQError) {
+        socket = nil
+        let socket = try ZMQSocket(context: context, type: .dealer, linger: .zero)
+        if let id = configuration.routingID { try socket.setRoutingID(Array(id.utf8)) }
+        if let serverKey = configuration.curveServerKey, let keyPair = configuration.curveKeyPair {
+            try socket.makeCurveClient(serverKey: serverKey, keyPair: keyPair)
+        }
+        try socket.setSendTimeout(configuration.heartbeatInterval)
+        try socket.connect(endpoint)
+        self.socket = socket
+        poller = ZMQPoller()
+        poller.add(socket)
+        connections += 1
+        reconnectAt = nil
+        let now = MonotonicTime.now()
+        lastHeard = now
+        send(MDPCommand.ready(service: serviceFrame).frames, now: now)
+    }
+
+    /// Drops the socket and schedules a new conversation after the current backoff, which then doubles.
+    func scheduleReconnect(_ why: String, now: MonotonicTime) {
+        logger.info("worker reconnecting to broker: \(why)", metadata: [
+            "flowbus.service": "\(service)", "flowbus.endpoint": "\(endpoint)", "flowbus.backoff": "\(backoff)",
+        ])
+        socket = nil
+        poller = ZMQPoller()
+        reconnectAt = now + backoff
+        backoff = min(backoff * 2, configuration.reconnectMax)
+    }
+
+    /// Sends a whole message without ever blocking longer than the send timeout; false if it could not.
+    @discardableResult
+    func send(_ frames: [Frame], now: MonotonicTime) -> Bool {
+        guard let socket else { return false }
+        do {
+            guard try socket.send(frames) else { return false }
+            nextHeartbeat = now + configuration.heartbeatInterval
+            return true
+        } catch {
+            logger.warning("worker send failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Sends the REPLY for `request` to the broker.
+    public func reply(to request: MajordomoRequest, body: [Frame]) {
+        if send(MDPCommand.reply(client: request.client, body: body).frames, now: .now()) {
+            replies += 1
+        } else {
+            logger.warning("worker could not send a reply; the client will retry", metadata: ["flowbus.service": "\(service)"])
+        }
+    }
+
+    /// Sends DISCONNECT and closes the socket. The worker reconnects if `receive` is called again.
+    public func disconnect() {
+        if socket != nil {
+            send(MDPCommand.disconnect.frames, now: .now())
+            // Give the DISCONNECT a moment to leave before the socket (linger 0) closes.
+            if let socket { try? socket.setLinger(.milliseconds(100)) }
+        }
+        socket = nil
+        poller = ZMQPoller()
+        reconnectAt = .now()
+    }
+
+    /// Serves requests until `stop` returns true (checked at least every 100 ms), then disconnects.
+    /// The handler runs on this thread and must return within the heartbeat window
+    /// (interval × liveness), or the broker will consider this worker dead.
+    public func run(until stop: () -> Bool, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
+        defer { disconnect() }
+        while !stop() {
+            guard let request = try receive(timeout: .milliseconds(100)) else { continue }
+            reply(to: request, body: handler(request))
+        }
+    }
+}
+
+@available(*, unavailable)
+extension MajordomoWorker: Sendable {}

@@ -1,0 +1,68 @@
+import ZeroMQ
+
+/// How a worker keeps its conversation with the broker alive.
+public struct WorkerConfiguration: Sendable {
+    /// How often the worker sends HEARTBEAT; agree on it with the broker (7/MDP's known weakness).
+    public var heartbeatInterval: Duration = .milliseconds(500)
+    /// Silent intervals after which the worker considers the broker gone and reconnects.
+    public var heartbeatLiveness: Int = 3
+    /// First wait before reconnecting after the broker went silent or sent DISCONNECT.
+    public var reconnectInitial: Duration = .milliseconds(100)
+    /// The wait doubles on each failed attempt up to this.
+    public var reconnectMax: Duration = .seconds(5)
+    /// The socket's routing id; Flowbus workers use `<plugin>/<pid>/<n>` so the host can tie them to a process.
+    public var routingID: String?
+    /// The broker's CURVE public key and this worker's key pair; nil connects without CURVE.
+    public var curveServerKey: CurveKey?
+    public var curveKeyPair: CurveKeyPair?
+
+    public init(
+        heartbeatInterval: Duration = .milliseconds(500),
+        heartbeatLiveness: Int = 3,
+        reconnectInitial: Duration = .milliseconds(100),
+        reconnectMax: Duration = .seconds(5),
+        routingID: String? = nil,
+        curveServerKey: CurveKey? = nil,
+        curveKeyPair: CurveKeyPair? = nil
+    ) {
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.reconnectInitial = reconnectInitial
+        self.reconnectMax = reconnectMax
+        self.routingID = routingID
+        self.curveServerKey = curveServerKey
+        self.curveKeyPair = curveKeyPair
+    }
+}
+
+/// One request a worker received: who asked (the client address to send back) and what.
+public struct MajordomoRequest: Sendable, Equatable {
+    public let service: String
+    /// The client address frame of the broker's REQUEST, returned unchanged in the REPLY.
+    public let client: Frame
+    public let body: [Frame]
+
+    public init(service: String, client: Frame, body: [Frame]) {
+        self.service = service
+        self.client = client
+        self.body = body
+    }
+}
+
+/// Why a worker could not connect or talk to the broker.
+public enum MajordomoWorkerError: Error, CustomStringConvertible {
+    case invalidService(String)
+    case transport(ZMQError, endpoint: String)
+    case curveKeysIncomplete
+
+    public var description: String {
+        switch self {
+        case .invalidService(let name):
+            "'\(name)' cannot be a worker's service: names are non-empty and mmi.* belongs to the broker"
+        case .transport(let error, let endpoint):
+            "worker socket to \(endpoint) failed: \(error); check the broker endpoint (FLOWBUS_BROKER)"
+        case .curveKeysIncomplete:
+            "CURVE needs both the broker's public key and this worker's key pair; give both or neither"
+        }
+    }
+}
