@@ -1,0 +1,152 @@
+"""7/MDP and 8/MMI against the Flowbus broker, from a client and workers that know only the RFCs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import zmq
+
+import mdp
+from conftest import HEARTBEAT, LIVENESS
+
+
+def wait_for_status(client: mdp.Client, service: str, wanted: bytes, within: float) -> float:
+    """Asks mmi.service until it answers `wanted`; returns how long that took."""
+    start = time.monotonic()
+    status = None
+    while time.monotonic() - start < within:
+        status = client.service_status(service)
+        if status == wanted:
+            return time.monotonic() - start
+        time.sleep(0.05)
+    pytest.fail(f"mmi.service {service!r} still answers {status!r} after {within} s; expected {wanted!r}",
+                pytrace=False)
+
+
+def start_worker(context, host, service: str, handler=mdp.echo) -> mdp.Worker:
+    return mdp.Worker(context, host.broker, service, handler, heartbeat=HEARTBEAT, liveness=LIVENESS).start()
+
+
+def test_echo_worker_answers_every_request(context, host, client):
+    worker = start_worker(context, host, "interop.echo")
+    wait_for_status(client, "interop.echo", b"200", within=2)
+    for i in range(100):
+        body = [f"request {i}".encode(), b"", bytes(range(i % 256)) * 3]
+        assert client.request("interop.echo", *body) == body, f"request {i} got a wrong reply"
+    assert worker.stats.requests == 100
+    assert worker.stats.bad_messages == []
+    worker.stop()
+
+
+def test_mmi_service_is_200_for_a_registered_service_and_404_otherwise(context, host, client):
+    assert client.service_status("interop.echo") == b"404"
+    worker = start_worker(context, host, "interop.echo")
+    wait_for_status(client, "interop.echo", b"200", within=2)
+    assert client.service_status("interop.unknown") == b"404"
+    worker.stop()
+
+
+def test_unimplemented_mmi_service_is_501(client):
+    assert client.request("mmi.interop-nonexistent", b"x") == [b"501"]
+
+
+def test_two_workers_share_the_load(context, host, client):
+    first = start_worker(context, host, "interop.shared", handler=lambda body: [b"first", *body])
+    second = start_worker(context, host, "interop.shared", handler=lambda body: [b"second", *body])
+    wait_for_status(client, "interop.shared", b"200", within=2)
+    served = {b"first": 0, b"second": 0}
+    for i in range(50):
+        reply = client.request("interop.shared", str(i).encode())
+        assert reply[1:] == [str(i).encode()]
+        served[reply[0]] += 1
+    assert served[b"first"] > 0 and served[b"second"] > 0, f"one worker did everything: {served}"
+    assert first.stats.requests + second.stats.requests == 50
+    first.stop()
+    second.stop()
+
+
+def test_heartbeating_worker_stays_registered_while_idle(context, host, client):
+    worker = start_worker(context, host, "interop.idle")
+    wait_for_status(client, "interop.idle", b"200", within=2)
+    idle = max(3.0, 3 * HEARTBEAT)
+    time.sleep(idle)  # idleness is the condition under test, not a wait for an event
+    assert client.request("interop.idle", b"still there?") == [b"still there?"]
+    assert worker.stats.heartbeats_received >= 1, "the broker sent no HEARTBEAT to an idle worker"
+    assert worker.stats.heartbeats_sent >= 1
+    assert worker.stats.reconnects_for_silence == 0, "the worker heard nothing from the broker for too long"
+    assert worker.stats.disconnects_received == 0, "the broker sent DISCONNECT to a heartbeating worker"
+    assert worker.stats.connections == 1
+    worker.stop()
+
+
+def test_worker_that_dies_silently_is_dropped(context, host, client):
+    worker = start_worker(context, host, "interop.mortal")
+    wait_for_status(client, "interop.mortal", b"200", within=2)
+    worker.kill()
+    waited = wait_for_status(client, "interop.mortal", b"404", within=max(5.0, 2 * HEARTBEAT * LIVENESS))
+    assert waited > 0
+
+
+def test_worker_that_disconnects_is_dropped_at_once(context, host, client):
+    worker = start_worker(context, host, "interop.polite")
+    wait_for_status(client, "interop.polite", b"200", within=2)
+    worker.stop()
+    wait_for_status(client, "interop.polite", b"404", within=1)
+
+
+def test_request_waits_for_a_worker_that_registers_later(context, host, client):
+    """7/MDP: the broker SHOULD queue requests for a service nobody serves yet."""
+    client.socket.send_multipart([mdp.CLIENT, b"interop.late", b"early bird"])
+    time.sleep(0.3)
+    worker = start_worker(context, host, "interop.late")
+    assert client.socket.poll(3000, zmq.POLLIN), "the queued request was never delivered to the late worker"
+    assert client.socket.recv_multipart() == [mdp.CLIENT, b"interop.late", b"early bird"]
+    worker.stop()
+
+
+def raw_worker(context, host) -> zmq.Socket:
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(host.broker)
+    return socket
+
+
+def expect_disconnect(socket: zmq.Socket, why: str) -> None:
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if socket.poll(100, zmq.POLLIN):
+            frames = socket.recv_multipart()
+            if frames[:3] == [b"", mdp.WORKER, mdp.HEARTBEAT]:
+                continue
+            assert frames == [b"", mdp.WORKER, mdp.DISCONNECT], f"{why}: expected DISCONNECT, got {mdp.show(frames)}"
+            return
+    pytest.fail(f"{why}: the broker sent no DISCONNECT within 3 s", pytrace=False)
+
+
+def test_worker_registering_in_the_mmi_namespace_is_disconnected(context, host, client):
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"mmi.interop"])
+    expect_disconnect(socket, "8/MMI: a worker that registers an mmi.* service MUST be disconnected")
+
+
+def test_second_ready_is_answered_with_disconnect(context, host, client):
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"interop.twice"])
+    wait_for_status(client, "interop.twice", b"200", within=2)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"interop.twice"])
+    expect_disconnect(socket, "7/MDP: a further READY is a valid but unexpected command")
+    wait_for_status(client, "interop.twice", b"404", within=1)
+
+
+def test_worker_re_registers_after_the_broker_restarts(context, start_host):
+    first = start_host()
+    worker = start_worker(context, first, "interop.phoenix")
+    client = mdp.Client(context, first.broker, timeout=2.0, retries=2)
+    wait_for_status(client, "interop.phoenix", b"200", within=2)
+    second = first.restart()
+    assert client.request("interop.phoenix", b"again", timeout=HEARTBEAT * LIVENESS + 3, retries=1) == [b"again"]
+    assert worker.stats.connections >= 2, "the worker never started a new conversation"
+    assert second.process.pid != first.process.pid
+    client.close()
+    worker.stop()
