@@ -25,19 +25,25 @@ public enum MajordomoBroker {
                 shared.running.store(false, ordering: .releasing)
                 shared.exited.signal()
             }
-            let socket: ZMQSocket
+            let bound: [String]
             do throws(BrokerStartError) {
                 let opened = try openSocket(context: context, configuration: configuration, endpoints: endpoints)
-                socket = opened.socket
+                bound = opened.bound
                 outcome.withLock { $0 = .success(opened.bound) }
                 ready.signal()
+                BrokerLoop(socket: opened.socket, configuration: configuration, faults: faults, logger: logger, shared: shared).run()
+                for endpoint in bound { try? opened.socket.unbind(endpoint) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
                 ready.signal()
                 return
             }
-            let loop = BrokerLoop(socket: socket, configuration: configuration, faults: faults, logger: logger, shared: shared)
-            loop.run()
+            // libzmq closes listeners on its I/O thread; wait until ipc paths are free, so a
+            // broker started right after `stop()` returns can bind them.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while bound.contains(where: IPCEndpoint.hasListener), ContinuousClock.now < deadline {
+                usleep(1000)
+            }
         }
         thread.name = "flowbus-broker"
         thread.start()

@@ -1,0 +1,110 @@
+import Logging
+import Majordomo
+import MessagePath
+import Testing
+import ZeroMQ
+
+@Suite("Broker liveness")
+struct BrokerLivenessTests {
+    @Test func silentWorkerIsRemovedAndMMISays404() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let (registered, removed, answer) = try await onThread {
+            let ghost = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "ghost/1/1")
+            try ghost.send(.ready(service: Array("vm.ghost".utf8)))
+            let registered = fixture.awaitWorkers("vm.ghost", count: 1)
+            // It never sends HEARTBEAT: after liveness × interval (300 ms) the broker forgets it.
+            let removed = eventually { fixture.broker.statistics.workersPerService["vm.ghost"] == nil }
+            let answer = try fixture.client().request(service: "mmi.service", body: frames("vm.ghost"))
+            return (registered, removed, answer)
+        }
+        #expect(registered && removed)
+        #expect(answer == frames("404"))
+        #expect(fixture.broker.statistics.workersExpired == 1)
+        #expect(fixture.broker.workers.isEmpty)
+    }
+
+    @Test func idleWorkerGetsHeartbeats() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let received = try await onThread {
+            let peer = try RawPeer(context: fixture.context, endpoint: fixture.endpoint)
+            try peer.send(.ready(service: Array("beat".utf8)))
+            guard let frames = try peer.receive(timeout: .seconds(2)) else { return nil as MDPCommand? }
+            return try MDPCommand.decode(frames, direction: .fromBroker)
+        }
+        #expect(received == .heartbeat)
+    }
+
+    @Test func unexpectedCommandsAreAnsweredWithDisconnect() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let answers = try await onThread {
+            let peer = try RawPeer(context: fixture.context, endpoint: fixture.endpoint)
+            var answers: [MDPCommand?] = []
+            try peer.send(.heartbeat)  // before READY
+            answers.append(try peer.receiveCommand(timeout: .seconds(2)))
+            try peer.send(.reply(client: [1, 2, 3], body: [[]]))  // REPLY from a peer that never sent READY
+            answers.append(try peer.receiveCommand(timeout: .seconds(2)))
+            try peer.send(.ready(service: Array("twice".utf8)))
+            try peer.send(.ready(service: Array("twice".utf8)))  // a second READY
+            answers.append(try peer.receiveCommand(timeout: .seconds(2)))
+            try peer.send(.ready(service: Array("mmi.mine".utf8)))  // mmi.* belongs to the broker
+            answers.append(try peer.receiveCommand(timeout: .seconds(2)))
+            return answers
+        }
+        #expect(answers == [.disconnect, .disconnect, .disconnect, .disconnect])
+        let statistics = fixture.broker.statistics
+        #expect(statistics.badInput.unexpectedCommand == 4)
+        #expect(statistics.workersPerService["twice"] == nil)
+    }
+
+    @Test func workerReconnectsAfterBrokerRestart() async throws {
+        let context = try ZMQContext()
+        let endpoint = ipcEndpoint()
+        let first = try MajordomoBroker.start(context: context, configuration: fastBrokerConfiguration(), endpoints: [endpoint], logger: quietLogger)
+        let worker = WorkerRunner(context: context, endpoint: endpoint, service: "phoenix")
+        defer { worker.stop() }
+        #expect(eventually { first.statistics.workersPerService["phoenix"] == 1 })
+        first.stop()
+        let second = try MajordomoBroker.start(context: context, configuration: fastBrokerConfiguration(), endpoints: [endpoint], logger: quietLogger)
+        defer { second.stop() }
+        #expect(eventually { second.statistics.workersPerService["phoenix"] == 1 })
+        #expect(eventually { worker.connections.load(ordering: .relaxed) >= 2 })
+        let reply = try await onThread {
+            try MajordomoClient(context: context, endpoint: endpoint, configuration: ClientConfiguration(timeout: .seconds(2), tries: 1), logger: quietLogger)
+                .request(service: "phoenix", body: frames("again"))
+        }
+        #expect(reply == frames("again"))
+    }
+
+    @Test func workerReconnectsWhenBrokerGoesSilent() async throws {
+        // A "broker" that accepts the READY and then never speaks: the worker must give up on it and come back.
+        let context = try ZMQContext()
+        let endpoint = ipcEndpoint()
+        let readies = try await onThread {
+            let router = try ZMQSocket(context: context, type: .router, linger: .zero)
+            try router.bind(endpoint)
+            let worker = WorkerRunner(context: context, endpoint: endpoint, service: "lonely")
+            defer { worker.stop() }
+            try router.setReceiveTimeout(.seconds(3))
+            var readies = 0
+            while readies < 2, let message = try router.receiveMessage() {
+                if case .ready = try MDPCommand.decode(Array(message.dropFirst()), direction: .toBroker) { readies += 1 }
+            }
+            return readies
+        }
+        #expect(readies == 2)
+    }
+
+    @Test func workerDisconnectRemovesItAtOnce() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("brief")
+        #expect(fixture.awaitWorkers("brief", count: 1))
+        worker.stop()
+        #expect(eventually(timeout: .milliseconds(250)) { fixture.broker.statistics.workersPerService["brief"] == nil })
+        #expect(fixture.broker.statistics.workersDisconnected == 1)
+        #expect(fixture.broker.statistics.workersExpired == 0)
+    }
+}

@@ -1,0 +1,50 @@
+import Majordomo
+import Testing
+import ZeroMQ
+
+@Suite("Broker start")
+struct BrokerStartTests {
+    @Test func secondBrokerOnSameIPCEndpointSaysAddressInUse() throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        do {
+            let second = try MajordomoBroker.start(context: fixture.context, endpoints: [fixture.endpoint], logger: quietLogger)
+            second.stop()
+            Issue.record("a second broker bound \(fixture.endpoint)")
+        } catch {
+            guard case .addressInUse = error else { Issue.record("unexpected \(error)"); return }
+            #expect(error.description.contains("flowbus down"))
+        }
+    }
+
+    @Test func wildcardTCPPortIsResolvedAndTakenPortIsReported() throws {
+        let context = try ZMQContext()
+        let first = try MajordomoBroker.start(context: context, endpoints: ["tcp://127.0.0.1:*"], logger: quietLogger)
+        defer { first.stop() }
+        let resolved = try #require(first.endpoints.first)
+        #expect(resolved.hasPrefix("tcp://127.0.0.1:") && !resolved.hasSuffix("*"))
+        #expect(throws: BrokerStartError.self) {
+            let second = try MajordomoBroker.start(context: context, endpoints: [resolved], logger: quietLogger)
+            second.stop()
+        }
+    }
+
+    @Test func badEndpointSaysWhatToCheck() throws {
+        let context = try ZMQContext()
+        do {
+            let broker = try MajordomoBroker.start(context: context, endpoints: ["tcp://nowhere"], logger: quietLogger)
+            broker.stop()
+            Issue.record("bound a nonsense endpoint")
+        } catch {
+            #expect(error.description.contains("check the endpoint"))
+        }
+    }
+
+    @Test func stopIsIdempotentAndEndsTheThread() throws {
+        let fixture = try BrokerFixture()
+        #expect(fixture.broker.isRunning)
+        fixture.broker.stop()
+        fixture.broker.stop()
+        #expect(!fixture.broker.isRunning)
+    }
+}
