@@ -25,6 +25,11 @@ except ImportError as missing:  # a clear failure, never a skip: the suite is pa
 
 import mdp  # noqa: E402
 
+# A parent may hand us a blocked signal mask (Foundation's Process on Linux passes on the spawning
+# thread's mask, and the Swift test runner's threads block SIGTERM); children inherit it, so a host
+# started from here would never see the SIGTERM this suite stops it with. Start every child clean.
+signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
 REPO = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 START_DEADLINE = 20.0
