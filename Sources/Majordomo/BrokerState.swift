@@ -13,7 +13,17 @@ final class ServiceEntry {
 
     init(name: Frame) {
         self.name = name
-        self.displayName = String(decoding: name, as: UTF8.self)
+        self.displayName = Self.displayName(of: name)
+    }
+
+    /// The name as text when it is valid UTF-8 without control characters, else 0x-hex,
+    /// so that distinct byte names never share a key in the statistics.
+    static func displayName(of name: Frame) -> String {
+        if let text = String(validating: name, as: UTF8.self),
+           !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return text
+        }
+        return name.printable
     }
 }
 

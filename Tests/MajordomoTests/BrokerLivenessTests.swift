@@ -12,9 +12,9 @@ struct BrokerLivenessTests {
         let (registered, removed, answer) = try await onThread {
             let ghost = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "ghost/1/1")
             try ghost.send(.ready(service: Array("vm.ghost".utf8)))
-            let registered = fixture.awaitWorkers("vm.ghost", count: 1)
+            let registered = waitUntil { fixture.broker.statistics.workersPerService["vm.ghost"] == 1 }
             // It never sends HEARTBEAT: after liveness × interval (300 ms) the broker forgets it.
-            let removed = eventually { fixture.broker.statistics.workersPerService["vm.ghost"] == nil }
+            let removed = waitUntil { fixture.broker.statistics.workersPerService["vm.ghost"] == nil }
             let answer = try fixture.client().request(service: "mmi.service", body: frames("vm.ghost"))
             return (registered, removed, answer)
         }
@@ -65,12 +65,12 @@ struct BrokerLivenessTests {
         let first = try MajordomoBroker.start(context: context, configuration: fastBrokerConfiguration(), endpoints: [endpoint], logger: quietLogger)
         let worker = WorkerRunner(context: context, endpoint: endpoint, service: "phoenix")
         defer { worker.stop() }
-        #expect(eventually { first.statistics.workersPerService["phoenix"] == 1 })
+        #expect(try await eventually { first.statistics.workersPerService["phoenix"] == 1 })
         first.stop()
         let second = try MajordomoBroker.start(context: context, configuration: fastBrokerConfiguration(), endpoints: [endpoint], logger: quietLogger)
         defer { second.stop() }
-        #expect(eventually { second.statistics.workersPerService["phoenix"] == 1 })
-        #expect(eventually { worker.connections.load(ordering: .relaxed) >= 2 })
+        #expect(try await eventually { second.statistics.workersPerService["phoenix"] == 1 })
+        #expect(try await eventually { worker.connections.load(ordering: .relaxed) >= 2 })
         let reply = try await onThread {
             try MajordomoClient(context: context, endpoint: endpoint, configuration: ClientConfiguration(timeout: .seconds(2), tries: 1), logger: quietLogger)
                 .request(service: "phoenix", body: frames("again"))
@@ -101,9 +101,9 @@ struct BrokerLivenessTests {
         let fixture = try BrokerFixture()
         defer { fixture.broker.stop() }
         let worker = fixture.worker("brief")
-        #expect(fixture.awaitWorkers("brief", count: 1))
+        #expect(try await fixture.awaitWorkers("brief", count: 1))
         worker.stop()
-        #expect(eventually(timeout: .milliseconds(250)) { fixture.broker.statistics.workersPerService["brief"] == nil })
+        #expect(try await eventually(timeout: .milliseconds(250)) { fixture.broker.statistics.workersPerService["brief"] == nil })
         #expect(fixture.broker.statistics.workersDisconnected == 1)
         #expect(fixture.broker.statistics.workersExpired == 0)
     }

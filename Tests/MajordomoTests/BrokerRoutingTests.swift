@@ -31,7 +31,7 @@ struct BrokerRoutingTests {
         defer { fixture.broker.stop() }
         let workers = (0..<3).map { _ in fixture.worker("share") }
         defer { workers.forEach { $0.stop() } }
-        #expect(fixture.awaitWorkers("share", count: 3))
+        #expect(try await fixture.awaitWorkers("share", count: 3))
         let replies = try await onThread {
             let client = try fixture.client()
             for index in 0..<60 { try client.send(service: "share", body: [Array("\(index)".utf8)]) }
@@ -54,7 +54,7 @@ struct BrokerRoutingTests {
         let pending = Task {
             try await onThread { try fixture.client(timeout: .seconds(8)).request(service: "late", body: frames("early")) }
         }
-        #expect(eventually { fixture.broker.statistics.queuedPerService["late"] == 1 })
+        #expect(try await eventually { fixture.broker.statistics.queuedPerService["late"] == 1 })
         let worker = fixture.worker("late")
         defer { worker.stop() }
         #expect(try await pending.value == frames("early"))
@@ -116,7 +116,7 @@ struct BrokerRoutingTests {
         defer { fixture.broker.stop() }
         let worker = fixture.worker("vm.present")
         defer { worker.stop() }
-        #expect(fixture.awaitWorkers("vm.present", count: 1))
+        #expect(try await fixture.awaitWorkers("vm.present", count: 1))
         let answers = try await onThread {
             let client = try fixture.client()
             return [

@@ -45,8 +45,19 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-/// For state that has no event to await (broker counters, worker tables).
-func eventually(timeout: Duration = .seconds(5), _ condition: () throws -> Bool) rethrows -> Bool {
+/// For state that has no event to await (broker counters, worker tables). Suspends between
+/// polls, so the cooperative pool stays free for the tasks the condition waits on.
+func eventually(timeout: Duration = .seconds(5), _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return try condition()
+}
+
+/// `eventually` for code already on a dedicated thread: blocks it between polls.
+func waitUntil(timeout: Duration = .seconds(5), _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }
@@ -117,7 +128,7 @@ struct BrokerFixture {
     }
 
     /// Waits until the broker lists `count` workers for `service`.
-    func awaitWorkers(_ service: String, count: Int, timeout: Duration = .seconds(5)) -> Bool {
-        eventually(timeout: timeout) { broker.statistics.workersPerService[service, default: 0] == count }
+    func awaitWorkers(_ service: String, count: Int, timeout: Duration = .seconds(5)) async throws -> Bool {
+        try await eventually(timeout: timeout) { broker.statistics.workersPerService[service, default: 0] == count }
     }
 }

@@ -1,0 +1,117 @@
+import Majordomo
+import MessagePath
+import Testing
+import ZeroMQ
+
+@Suite("Broker faults and limits")
+struct BrokerFaultTests {
+    @Test func clientRetrySurvivesOneDroppedRequest() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("retry.me")
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("retry.me", count: 1))
+        try faults.install(FaultRule(id: "blackout", scope: .service, prefix: "retry.", action: .drop(share: 1)))
+        let pending = Task {
+            try await onThread { try fixture.client(timeout: .milliseconds(400), tries: 3).request(service: "retry.me", body: frames("once")) }
+        }
+        #expect(try await eventually { fixture.broker.statistics.faultDropped >= 1 })
+        faults.remove(id: "blackout")
+        #expect(try await pending.value == frames("once"))
+        #expect(worker.served.load(ordering: .relaxed) >= 1)
+    }
+
+    @Test func clientGivesUpWithAClearError() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        do {
+            _ = try await onThread { try fixture.client(timeout: .milliseconds(150), tries: 2).request(service: "vm.signin", body: frames("x")) }
+            Issue.record("a request to a service without workers got a reply")
+        } catch let error as MajordomoClientError {
+            #expect(error.description == "no reply from service vm.signin at \(fixture.endpoint) after 2 tries of 150 ms; is a worker for it running? try `flowbus ps`")
+        }
+    }
+
+    @Test func dropRuleOnVmPrefixSwitchedOnAndOff() async throws {
+        let faults = FaultRules(seed: 42)
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let vm = fixture.worker("vm.home")
+        let other = fixture.worker("clock")
+        defer { vm.stop(); other.stop() }
+        #expect(try await fixture.awaitWorkers("vm.home", count: 1))
+        #expect(try await fixture.awaitWorkers("clock", count: 1))
+        try faults.install(FaultRule(id: "half-vm", scope: .service, prefix: "vm.", action: .drop(share: 0.5)))
+
+        let (vmReplies, otherReplies) = try await onThread {
+            let client = try fixture.client()
+            for _ in 0..<400 { try client.send(service: "vm.home", body: frames("v")) }
+            for _ in 0..<200 { try client.send(service: "clock", body: frames("c")) }
+            var counts = ["vm.home": 0, "clock": 0]
+            while let reply = try client.receive(timeout: .milliseconds(700)) { counts[reply.service, default: 0] += 1 }
+            return (counts["vm.home"]!, counts["clock"]!)
+        }
+        let dropped = fixture.broker.statistics.faultDropped
+        #expect(otherReplies == 200)
+        #expect((140...260).contains(vmReplies), "vm replies: \(vmReplies)")
+        #expect(dropped == 400 - vmReplies)
+        let status = try #require(faults.status.first)
+        #expect(status.matched == 400 && status.dropped == dropped)
+
+        faults.remove(id: "half-vm")
+        let afterwards = try await onThread {
+            let client = try fixture.client()
+            for _ in 0..<100 { try client.send(service: "vm.home", body: frames("v")) }
+            var received = 0
+            while received < 100, try client.receive(timeout: .seconds(3)) != nil { received += 1 }
+            return received
+        }
+        #expect(afterwards == 100)
+        #expect(fixture.broker.statistics.faultDropped == dropped)
+    }
+
+    @Test func oversizeRequestIsCountedAndRejected() async throws {
+        var configuration = fastBrokerConfiguration()
+        configuration.maxMessageBytes = 1000
+        configuration.rejectionReply = { [Array("\($0.reason.rawValue)".utf8)] }
+        let fixture = try BrokerFixture(configuration: configuration)
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("big")
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("big", count: 1))
+        let replies = try await onThread {
+            let client = try fixture.client()
+            return [
+                try client.request(service: "big", body: [[UInt8](repeating: 7, count: 5000)]),
+                try client.request(service: "big", body: Array(repeating: [1], count: 300)),  // too many frames
+                try client.request(service: "big", body: [[UInt8](repeating: 7, count: 900)]),  // fits
+            ]
+        }
+        #expect(replies[0] == frames("oversize"))
+        #expect(replies[1] == frames("oversize"))
+        #expect(replies[2] == [[UInt8](repeating: 7, count: 900)])
+        let statistics = fixture.broker.statistics
+        #expect(statistics.badInput.oversize == 2)
+        #expect(statistics.rejections.oversize == 2)
+        #expect(worker.served.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func oversizeReplyIsReplacedAndTheWorkerKeepsServing() async throws {
+        var configuration = fastBrokerConfiguration()
+        configuration.maxMessageBytes = 1000
+        configuration.rejectionReply = { [Array("\($0.reason.rawValue)".utf8)] }
+        let fixture = try BrokerFixture(configuration: configuration)
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("bloat") { request in
+            request.body == frames("big") ? [[UInt8](repeating: 1, count: 4000)] : request.body
+        }
+        defer { worker.stop() }
+        let replies = try await onThread {
+            let client = try fixture.client()
+            return [try client.request(service: "bloat", body: frames("big")), try client.request(service: "bloat", body: frames("small"))]
+        }
+        #expect(replies == [frames("oversizeReply"), frames("small")])
+        #expect(fixture.broker.statistics.rejections.oversizeReply == 1)
+    }
+}
