@@ -1,0 +1,89 @@
+"""flowbus.v1.Envelope (Protocols/flowbus/v1/envelope.proto) in a few lines of protobuf wire format,
+so the suite needs no protobuf compiler: varints (wire type 0) and length-delimited fields (type 2)."""
+
+from __future__ import annotations
+
+# field name -> (number, kind); "text" and "bytes" are length-delimited, "int" (unsigned) and
+# "int64" (signed) are varints.
+FIELDS = {
+    "version": (1, "int"),
+    "kind": (2, "text"),
+    "payload": (3, "bytes"),
+    "idempotency_key": (4, "text"),
+    "session": (5, "text"),
+    "incarnation": (6, "int"),
+    "writer": (7, "text"),
+    "key_version": (8, "int"),
+    "sent_at_unix_nanos": (9, "int64"),
+}
+NAMES = {number: (name, kind) for name, (number, kind) in FIELDS.items()}
+
+
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # int64 negatives travel as their two's complement
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if at >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def encode(**fields) -> bytes:
+    out = bytearray()
+    for name, value in fields.items():
+        number, kind = FIELDS[name]
+        if kind in ("int", "int64"):
+            if value:
+                out += _varint(number << 3) + _varint(value)
+        else:
+            raw = value.encode() if isinstance(value, str) else bytes(value)
+            if raw:
+                out += _varint(number << 3 | 2) + _varint(len(raw)) + raw
+    return bytes(out)
+
+
+def decode(data: bytes) -> dict:
+    """Known fields by name; unknown fields are skipped, as protobuf readers do."""
+    fields: dict = {}
+    at = 0
+    while at < len(data):
+        tag, at = _read_varint(data, at)
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value, at = _read_varint(data, at)
+        elif wire == 2:
+            length, at = _read_varint(data, at)
+            if at + length > len(data):
+                raise ValueError("truncated length-delimited field")
+            value, at = data[at:at + length], at + length
+        elif wire == 1:
+            value, at = data[at:at + 8], at + 8
+        elif wire == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        if number in NAMES:
+            name, kind = NAMES[number]
+            if kind == "text":
+                value = value.decode()
+            elif kind == "int64" and value >= 1 << 63:
+                value -= 1 << 64
+            fields[name] = value
+    return fields
