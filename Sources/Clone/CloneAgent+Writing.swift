@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+extension CloneAgent {
+    /// Sends a KVSET with a fresh UUID; `ttl` asks the server to delete the key after that long.
+    /// The write is queued until the collector is reachable; returns the UUID.
+    @discardableResult
+    public func set(key: String, value: [UInt8], ttl: Duration? = nil, properties: CloneProperties = []) throws(CloneWriteError) -> UUID {
+        do {
+            try CloneKeyRules.validate(key: key)
+        } catch {
+            throw .invalid(error)
+        }
+        guard value.count <= maxValueBytes else {
+            throw .invalid(.valueTooLarge(size: value.count, limit: maxValueBytes))
+        }
+        var properties = properties
+        if let ttl {
+            guard ttl > .zero else { throw .invalid(.malformedProperties("ttl must be positive")) }
+            properties.set(CloneProperties.ttlName, Self.seconds(ttl))
+        }
+        for property in properties where property.name.contains("=") || property.name.isEmpty
+            || property.name.contains(where: { $0.isWhitespace }) || property.value.contains("\n") {
+            throw .invalid(.malformedProperties("'\(property.name)' cannot be sent as one name=value line"))
+        }
+        let uuid = UUID()
+        let frames = CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: properties, value: value)).frames
+        try enqueue(frames)
+        return uuid
+    }
+
+    /// Deletes a key (a KVSET with an empty value).
+    @discardableResult
+    public func delete(key: String) throws(CloneWriteError) -> UUID {
+        try set(key: key, value: [])
+    }
+
+    private func enqueue(_ frames: [Frame]) throws(CloneWriteError) {
+        let limit = maxHeldWrites
+        let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
+            guard outbox.open else { return .failure(.stopped) }
+            let waiting = outbox.frames.count + outbox.held
+            guard waiting < limit else { return .failure(.backlogFull(held: waiting)) }
+            outbox.frames.append(frames)
+            return .success(outbox.frames.count == 1)
+        }
+        // Only the first write into an empty outbox wakes the thread: it takes the whole outbox.
+        if try outcome.get() { shared.wake.wake() }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return String(seconds) }
+        return String(Double(seconds) + Double(attoseconds) * 1e-18)
+    }
+}

@@ -1,0 +1,136 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// The 12/CHP client agent: mirrors subtrees of a clone server's map on its own thread and
+/// writes changes to it. Safe to use from any thread or task.
+public final class CloneAgent: Sendable {
+    public let endpoints: CloneEndpoints
+    let shared: CloneAgentShared
+    let maxValueBytes: Int
+    let maxHeldWrites: Int
+
+    /// Connects to the server's three endpoints on a new thread and starts the first snapshots.
+    public init(
+        context: ZMQContext,
+        endpoints: CloneEndpoints,
+        configuration: CloneAgentConfiguration = .init(),
+        logger: Logger
+    ) throws(CloneStartError) {
+        try configuration.validate()
+        self.endpoints = endpoints
+        self.maxValueBytes = configuration.maxValueBytes
+        self.maxHeldWrites = configuration.maxHeldWrites
+        let shared = CloneAgentShared(wake: try WakeSignal())
+        self.shared = shared
+        let started = Mutex<Result<Void, CloneStartError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            do {
+                let loop = try CloneAgentLoop(
+                    context: context, endpoints: endpoints, configuration: configuration, shared: shared, logger: logger)
+                started.withLock { $0 = .success(()) }
+                ready.signal()
+                loop.run()
+            } catch let error as CloneStartError {
+                started.withLock { $0 = .failure(error) }
+                ready.signal()
+            } catch {
+                started.withLock { $0 = .failure(.system("\(error)")) }
+                ready.signal()
+            }
+            shared.finish()
+        }
+        thread.name = "flowbus-clone-agent"
+        thread.start()
+        ready.wait()
+        if case .failure(let error) = started.withLock({ $0 }) { throw error }
+    }
+
+    // MARK: Reading
+
+    /// The entry of `key`, if this agent's subtrees hold it.
+    public func get(_ key: String) -> CloneEntry? {
+        shared.view.withLock { $0.store[key] }
+    }
+
+    /// The entries whose key starts with `prefix`, sorted by key.
+    public func entries(prefix: String = "") -> [CloneEntry] {
+        let prefixBytes = Array(prefix.utf8)
+        return shared.view.withLock { view in
+            view.store.values.filter { $0.key.utf8.starts(with: prefixBytes) }
+        }.sorted { $0.key < $1.key }
+    }
+
+    /// Every change under `prefix`, in order, as soon as the agent applies it. With `includeCurrent`
+    /// the stream starts with the entries held now (as `fromSnapshot` updates), so a consumer never
+    /// misses the state between reading and following. Each call makes an independent stream; it
+    /// ends when the agent stops or the consumer stops iterating.
+    public func updates(
+        prefix: String = "",
+        includeCurrent: Bool = true,
+        bufferingPolicy: AsyncStream<CloneUpdate>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<CloneUpdate> {
+        let (stream, continuation) = AsyncStream<CloneUpdate>.makeStream(bufferingPolicy: bufferingPolicy)
+        let prefixBytes = Array(prefix.utf8)
+        let id: Int? = shared.view.withLock { view in
+            guard shared.running.load(ordering: .acquiring) else { return nil }
+            if includeCurrent {
+                for entry in view.store.values.sorted(by: { $0.key < $1.key }) where entry.key.utf8.starts(with: prefixBytes) {
+                    continuation.yield(CloneUpdate(
+                        key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
+                        uuid: entry.uuid, isDelete: false, fromSnapshot: true))
+                }
+            }
+            let id = view.nextListenerID
+            view.nextListenerID += 1
+            view.listeners[id] = AgentView.Listener(prefix: prefixBytes, continuation: continuation)
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [shared] _ in
+            shared.view.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// True when every subtree has its snapshot and the server is heard from.
+    public var isSynced: Bool { shared.synced.load(ordering: .acquiring) }
+
+    /// Waits until `isSynced` (or the timeout passes); returns whether it is synced.
+    public func waitUntilSynced(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isSynced {
+            guard ContinuousClock.now < deadline, shared.running.load(ordering: .acquiring) else { return false }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return true
+    }
+
+    /// Adds a subtree to mirror (empty is everything); the agent asks for its snapshot at once.
+    public func subscribe(_ subtree: String) throws(CloneDecodeError) {
+        try CloneKeyRules.validate(subtree: subtree)
+        shared.commands.withLock { $0.append(.subscribe(subtree)) }
+        shared.synced.store(false, ordering: .releasing)
+        shared.wake.wake()
+    }
+
+    /// Counters as the agent thread last published them (at most `statisticsInterval` old).
+    public var statistics: CloneAgentStatistics {
+        shared.statistics.withLock { $0 }
+    }
+
+    /// Stops the thread, closes the sockets and ends every update stream.
+    public func stop() {
+        shared.stopAndWait()
+    }
+
+    deinit {
+        stop()
+    }
+}

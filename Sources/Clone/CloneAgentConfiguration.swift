@@ -1,0 +1,51 @@
+import MessagePath
+import ZeroMQ
+
+/// How a clone agent behaves; the defaults match a server with the default HUGZ interval.
+public struct CloneAgentConfiguration: Sendable {
+    /// The subtrees to mirror at start (`""` is everything, `/s/abc/` one session). More can be added
+    /// with `subscribe(_:)`.
+    public var subtrees: [String] = [""]
+    /// Nothing heard (no HUGZ, no update) for this long means the server is gone; the agent resyncs
+    /// when it is back. Also the time a snapshot may take before the request is sent again.
+    public var serverTimeout: Duration = .seconds(3)
+    /// Live updates kept while a snapshot is on its way; past this the snapshot is asked for again.
+    public var maxBufferedUpdates = 1_000_000
+    /// Writes kept while the collector is not reachable; past this `set` throws.
+    public var maxHeldWrites = 100_000
+    /// The largest value `set` accepts (the server's limit should be the same).
+    public var maxValueBytes = 1 << 20
+    /// ZMQ_MAXMSGSIZE on every socket.
+    public var transportMaxMessageBytes = 4 << 20
+    /// Messages the subscriber queues before libzmq drops (a gap the agent then repairs).
+    public var receiveHighWaterMark = 500_000
+    /// At most this many messages are taken from one socket before the loop looks at the others.
+    public var batchLimit = 4096
+    /// CURVE: the server's public key and this client's key pair, for all three sockets.
+    public var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
+    /// Fault rules on the agent's incoming KVPUBs (scope `.key`): a dropped update never reaches
+    /// this agent only, as a lossy link would, so the agent's gap detection can be exercised.
+    public var incomingFaults: FaultRules?
+    /// Bad input and resyncs are logged at most once per kind in this period; all are counted.
+    public var logPeriod: Duration = .seconds(10)
+    /// How often the loop publishes its counters for `statistics`.
+    public var statisticsInterval: Duration = .milliseconds(20)
+
+    public init(subtrees: [String] = [""]) {
+        self.subtrees = subtrees
+    }
+
+    func validate() throws(CloneStartError) {
+        guard serverTimeout > .zero else { throw .invalidConfiguration("serverTimeout must be positive, e.g. 3 s") }
+        guard maxBufferedUpdates > 0, maxHeldWrites > 0, maxValueBytes > 0, batchLimit > 0 else {
+            throw .invalidConfiguration("maxBufferedUpdates, maxHeldWrites, maxValueBytes and batchLimit must be positive")
+        }
+        for subtree in subtrees {
+            do {
+                try CloneKeyRules.validate(subtree: subtree)
+            } catch {
+                throw .invalidConfiguration("\(error)")
+            }
+        }
+    }
+}

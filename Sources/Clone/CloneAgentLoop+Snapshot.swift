@@ -1,0 +1,89 @@
+import Synchronization
+import ZeroMQ
+
+extension CloneAgentLoop {
+    /// Sends ICANHAZ for the next subtree once the subscriber is proven in place; one at a time.
+    func requestNextSnapshot(now: MonotonicTime) throws(ZMQError) {
+        guard inFlight == nil, !awaitingProbe, !serverLost, let subtree = pendingSyncs.first else { return }
+        guard let index = subscriptions.firstIndex(where: { $0.subtree == subtree }) else {
+            pendingSyncs.removeFirst()
+            return
+        }
+        guard try snapshot.send(CloneMessage.icanhaz(subtree: subtree).frames, dontWait: true) else { return }
+        pendingSyncs.removeFirst()
+        subscriptions[index].phase = .syncing
+        inFlight = SnapshotInFlight(subtree: subtree, deadline: now + configuration.serverTimeout)
+    }
+
+    func drainSnapshot() throws(ZMQError) {
+        let limit = configuration.maxValueBytes + 64 * 1024
+        var handled = 0
+        while handled < configuration.batchLimit,
+              let message = try snapshot.receiveMessage(dontWait: true, maxFrames: 5, maxBytes: limit) {
+            handled += 1
+            guard !message.truncated else {
+                countBadInput(.oversize(bytes: message.totalBytes, limit: limit), channel: "snapshot")
+                continue
+            }
+            do {
+                switch try CloneMessage.decode(message.frames, on: .snapshotReply, maxValueBytes: configuration.maxValueBytes) {
+                case .kvsync(let key, let sequence, let value):
+                    guard inFlight != nil, key.utf8.starts(with: inFlight!.subtree.utf8) else {
+                        badInput[CloneBadInput.unexpected.index] += 1
+                        continue
+                    }
+                    statistics.snapshotEntriesReceived += 1
+                    inFlight!.entries[key] = value.isEmpty ? nil : CloneEntry(key: key, value: value, sequence: sequence)
+                case .kthxbai(let sequence, let subtree):
+                    guard let flight = inFlight, flight.subtree == subtree else {
+                        badInput[CloneBadInput.unexpected.index] += 1
+                        continue
+                    }
+                    inFlight = nil
+                    completeSnapshot(flight, sequence: sequence)
+                default:
+                    badInput[CloneBadInput.unexpected.index] += 1
+                }
+            } catch {
+                countBadInput(error, channel: "snapshot")
+            }
+        }
+    }
+
+    /// Makes the map under the subtree equal to the snapshot (reporting only what changed), then
+    /// replays the live updates buffered meanwhile that are newer than the snapshot.
+    private func completeSnapshot(_ flight: SnapshotInFlight, sequence: UInt64) {
+        guard let index = subscriptions.firstIndex(where: { $0.subtree == flight.subtree }) else { return }
+        if subscriptions[index].overflowed {
+            // Live updates were lost while the snapshot travelled: it cannot be completed.
+            markForResync(index)
+            return
+        }
+        publishChanges()
+        let subtree = subscriptions[index].subtreeBytes
+        shared.view.withLock { view in
+            var updates: [CloneUpdate] = []
+            for (key, entry) in view.store where key.utf8.starts(with: subtree) && flight.entries[key] == nil {
+                updates.append(CloneUpdate(
+                    key: key, value: [], sequence: max(sequence, entry.sequence), isDelete: true, fromSnapshot: true))
+            }
+            for (key, entry) in flight.entries where view.store[key]?.value != entry.value {
+                updates.append(CloneUpdate(
+                    key: key, value: entry.value, sequence: entry.sequence, isDelete: false, fromSnapshot: true))
+            }
+            updates.sort { $0.key < $1.key }
+            view.apply(updates)
+        }
+        statistics.snapshotsCompleted += 1
+        subscriptions[index].phase = .synced
+        subscriptions[index].hasSynced = true
+        subscriptions[index].lastSequence = sequence
+        subscriptions[index].snapshotSequence = sequence
+        subscriptions[index].sessions = [:]
+        let buffered = subscriptions[index].buffer
+        subscriptions[index].buffer = []
+        for record in buffered where !apply(record, to: index, live: false) { break }
+        publishChanges()
+        updateSynced()
+    }
+}

@@ -1,0 +1,136 @@
+import MessagePath
+import Synchronization
+import ZeroMQ
+
+extension CloneAgentLoop {
+    func drainSubscriber() throws(ZMQError) {
+        let limit = configuration.maxValueBytes + 64 * 1024
+        var handled = 0
+        while handled < configuration.batchLimit,
+              let message = try subscriber.receiveMessage(dontWait: true, maxFrames: 5, maxBytes: limit) {
+            handled += 1
+            heard()
+            guard !message.truncated else {
+                countBadInput(.oversize(bytes: message.totalBytes, limit: limit), channel: "subscriber")
+                continue
+            }
+            do {
+                switch try CloneMessage.decode(message.frames, on: .publisher, maxValueBytes: configuration.maxValueBytes) {
+                case .hugz: statistics.hugzReceived += 1
+                case .kvpub(let record): received(record)
+                default: break
+                }
+            } catch {
+                countBadInput(error, channel: "subscriber")
+            }
+        }
+    }
+
+    /// Any message from the publisher: the server is alive and has our subscriptions.
+    private func heard() {
+        lastHeard = .now()
+        awaitingProbe = false
+        heardFromServer = true
+        if serverLost {
+            serverLost = false
+            logOnce("server-back", "clone server heard again; resyncing")
+        }
+    }
+
+    private func received(_ record: CloneRecord) {
+        statistics.updatesReceived += 1
+        if let faults = configuration.incomingFaults, faults.isArmed,
+           case .drop = faults.verdict(scope: .key, subject: record.key.utf8) {
+            statistics.faultDropped += 1
+            return
+        }
+        guard let index = subscriptions.firstIndex(where: { record.key.utf8.starts(with: $0.subtreeBytes) }) else {
+            countBadInput(.invalidKey("'\(record.key)' lies in none of the subscribed subtrees"), channel: "subscriber")
+            return
+        }
+        switch subscriptions[index].phase {
+        case .synced:
+            _ = apply(record, to: index, live: true)
+        case .waiting, .syncing:
+            if subscriptions[index].overflowed { return }
+            if subscriptions[index].buffer.count >= configuration.maxBufferedUpdates {
+                subscriptions[index].buffer = []
+                subscriptions[index].overflowed = true
+                statistics.bufferOverflows += 1
+                return
+            }
+            subscriptions[index].buffer.append(record)
+        }
+    }
+
+    /// Applies one KVPUB if it is newer than what the subscription has, checking the session chain
+    /// (and, for the whole map, the global sequence). Returns false when it found a gap and resyncs.
+    func apply(_ record: CloneRecord, to index: Int, live: Bool) -> Bool {
+        let last = subscriptions[index].lastSequence
+        guard record.sequence > last else {
+            statistics.duplicatesDiscarded += 1
+            if live {
+                // Live sequences only grow; going back means a new server with a new count.
+                gap(index, "sequence \(record.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
+                return false
+            }
+            return true
+        }
+        if subscriptions[index].subtreeBytes.isEmpty && record.sequence != last + 1 {
+            gap(index, "global sequence jumped from \(last) to \(record.sequence)")
+            return false
+        }
+        if let previous = record.properties.sessionPrevious, let session = Self.session(of: record.key),
+           session.utf8.starts(with: subscriptions[index].subtreeBytes) {
+            let intact = subscriptions[index].sessions[session].map { previous == $0 }
+                ?? (previous <= subscriptions[index].snapshotSequence)
+            guard intact else {
+                gap(index, "session chain of '\(session)' broken: sprev \(previous) at sequence \(record.sequence)")
+                return false
+            }
+            subscriptions[index].sessions[session] = record.sequence
+        }
+        subscriptions[index].lastSequence = record.sequence
+        statistics.updatesApplied += 1
+        changes.append(CloneUpdate(
+            key: record.key, value: record.value, sequence: record.sequence, properties: record.properties,
+            uuid: record.uuid, isDelete: record.value.isEmpty, fromSnapshot: false))
+        return true
+    }
+
+    static func session(of key: String) -> String? {
+        var key = key
+        return key.withUTF8 { bytes in
+            CloneKeyRules.sessionPrefixLength(UnsafeRawBufferPointer(bytes)).map {
+                String(decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<$0]), as: UTF8.self)
+            }
+        }
+    }
+
+    func gap(_ index: Int, _ reason: String) {
+        statistics.gapsDetected += 1
+        logOnce("gap", "clone agent missed an update (\(reason)); resyncing the subtree")
+        markForResync(index)
+    }
+
+    /// Forgets what the subscription knows beyond its map and queues a new snapshot for it.
+    func markForResync(_ index: Int) {
+        if subscriptions[index].phase == .synced { statistics.resyncs += 1 }
+        subscriptions[index].phase = .waiting
+        subscriptions[index].buffer = []
+        subscriptions[index].overflowed = false
+        subscriptions[index].sessions = [:]
+        let subtree = subscriptions[index].subtree
+        if !pendingSyncs.contains(subtree) && inFlight?.subtree != subtree {
+            pendingSyncs.append(subtree)
+        }
+        shared.synced.store(false, ordering: .releasing)
+    }
+
+    /// Hands the changes of this turn to the map and the update streams, under one lock.
+    func publishChanges() {
+        guard !changes.isEmpty else { return }
+        shared.view.withLock { $0.apply(changes) }
+        changes.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,308 @@
+import Logging
+import MessagePath
+import Synchronization
+import ZeroMQ
+
+/// The agent's sockets and sync state; lives on the agent thread only.
+final class CloneAgentLoop {
+    struct Subscription {
+        enum Phase { case waiting, syncing, synced }
+        let subtree: String
+        let subtreeBytes: [UInt8]
+        var phase = Phase.waiting
+        var hasSynced = false
+        var lastSequence: UInt64 = 0
+        var snapshotSequence: UInt64 = 0
+        /// The sequence of the last KVPUB applied per session subtree since the snapshot.
+        var sessions: [String: UInt64] = [:]
+        var buffer: [CloneRecord] = []
+        var overflowed = false
+    }
+
+    struct SnapshotInFlight {
+        var subtree: String
+        var deadline: MonotonicTime
+        var entries: [String: CloneEntry] = [:]
+    }
+
+    let context: ZMQContext
+    let endpoints: CloneEndpoints
+    let configuration: CloneAgentConfiguration
+    let shared: CloneAgentShared
+    let logger: Logger
+    let logLimiter: PeerLogLimiter
+
+    let subscriber: ZMQSocket
+    var snapshot: ZMQSocket
+    let writer: ZMQSocket
+    let monitor: SocketMonitor
+    var poller = ZMQPoller()
+    var snapshotIndex = 0
+    var subscriberIndex = 0
+    var writerIndex = 0
+    var monitorIndex = 0
+    var wakeIndex = 0
+
+    var subscriptions: [Subscription] = []
+    var pendingSyncs: [String] = []
+    var inFlight: SnapshotInFlight?
+    /// Set until a message arrives on the subscriber after (re)subscribing: proof the server has
+    /// our subscription, so a snapshot asked for now cannot miss an update (the slow joiner).
+    var awaitingProbe = true
+    var serverLost = false
+    var heardFromServer = false
+    var lastHeard = MonotonicTime.now()
+
+    var collectorSubscriptions = 0
+    var heldWrites: [[Frame]] = []
+    var heldStart = 0
+    var writeBlocked = false
+
+    var changes: [CloneUpdate] = []
+    var statistics = CloneAgentStatistics()
+    var badInput = [Int](repeating: 0, count: CloneBadInput.allCases.count)
+    var nextFlush = MonotonicTime.now()
+
+    init(
+        context: ZMQContext, endpoints: CloneEndpoints, configuration: CloneAgentConfiguration,
+        shared: CloneAgentShared, logger: Logger
+    ) throws(CloneStartError) {
+        self.context = context
+        self.endpoints = endpoints
+        self.configuration = configuration
+        self.shared = shared
+        self.logger = logger
+        self.logLimiter = PeerLogLimiter(period: configuration.logPeriod)
+
+        // Subscriber first, so updates published while the snapshot travels are not lost.
+        subscriber = try Self.makeSocket(context, .sub, "subscriber", configuration) { socket throws(ZMQError) in
+            try socket.setReceiveHighWaterMark(configuration.receiveHighWaterMark)
+        }
+        do {
+            monitor = try SocketMonitor(subscriber, events: .disconnected)
+        } catch {
+            throw .socket(role: "subscriber monitor", error)
+        }
+        for subtree in Self.withoutOverlaps(configuration.subtrees) {
+            try Self.subscribe(subscriber, to: subtree)
+            subscriptions.append(Subscription(subtree: subtree, subtreeBytes: Array(subtree.utf8)))
+            pendingSyncs.append(subtree)
+        }
+        // Subscribed last: the first message that reaches us proves the subtrees' subscriptions arrived.
+        try Self.subscribe(subscriber, to: "HUGZ")
+        try Self.connect(subscriber, endpoints.publisher, "subscriber")
+        snapshot = try Self.makeSnapshotSocket(context, endpoints, configuration)
+        writer = try Self.makeSocket(context, .xpub, "writer", configuration) { socket throws(ZMQError) in
+            // Queue, never drop, when the collector's queue is full: the write waits in `heldWrites`.
+            try socket.setXPubNoDrop(true)
+        }
+        try Self.connect(writer, endpoints.collector, "writer")
+
+        subscriberIndex = poller.add(subscriber)
+        snapshotIndex = poller.add(snapshot)
+        writerIndex = poller.add(writer)
+        monitorIndex = poller.add(monitor.socket)
+        wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+    }
+
+    static func makeSocket(
+        _ context: ZMQContext, _ type: SocketType, _ role: String, _ configuration: CloneAgentConfiguration,
+        _ setUp: (ZMQSocket) throws(ZMQError) -> Void
+    ) throws(CloneStartError) -> ZMQSocket {
+        do {
+            let socket = try ZMQSocket(context: context, type: type, linger: .zero)
+            try socket.setMaximumMessageSize(configuration.transportMaxMessageBytes)
+            try socket.setReconnectInterval(.milliseconds(100))
+            try socket.setReconnectIntervalMax(.seconds(1))
+            if let curve = configuration.curve {
+                try socket.makeCurveClient(serverKey: curve.serverKey, keyPair: curve.keyPair)
+            }
+            try setUp(socket)
+            return socket
+        } catch {
+            throw .socket(role: role, error)
+        }
+    }
+
+    static func makeSnapshotSocket(
+        _ context: ZMQContext, _ endpoints: CloneEndpoints, _ configuration: CloneAgentConfiguration
+    ) throws(CloneStartError) -> ZMQSocket {
+        let socket = try makeSocket(context, .dealer, "snapshot", configuration) { _ throws(ZMQError) in }
+        try connect(socket, endpoints.snapshot, "snapshot")
+        return socket
+    }
+
+    static func connect(_ socket: ZMQSocket, _ endpoint: String, _ role: String) throws(CloneStartError) {
+        do {
+            try socket.connect(endpoint)
+        } catch {
+            throw .connect(endpoint: endpoint, role: role, error)
+        }
+    }
+
+    static func subscribe(_ socket: ZMQSocket, to prefix: String) throws(CloneStartError) {
+        do {
+            try socket.subscribe(prefix)
+        } catch {
+            throw .socket(role: "subscriber", error)
+        }
+    }
+
+    /// Drops subtrees another one already covers, so every key belongs to exactly one subscription.
+    static func withoutOverlaps(_ subtrees: [String]) -> [String] {
+        var kept: [String] = []
+        for subtree in subtrees.sorted(by: { $0.utf8.count < $1.utf8.count })
+        where !kept.contains(where: { subtree.utf8.starts(with: $0.utf8) }) {
+            kept.append(subtree)
+        }
+        return kept
+    }
+
+    func run() {
+        while !shared.stopping.load(ordering: .acquiring) {
+            do {
+                try poller.poll(timeout: pollTimeout())
+                if poller.isReadable(wakeIndex) {
+                    shared.wake.drain()
+                    try takeCommands()
+                }
+                if poller.isReadable(monitorIndex) { try drainMonitor() }
+                if poller.isReadable(subscriberIndex) { try drainSubscriber() }
+                if poller.isReadable(snapshotIndex) { try drainSnapshot() }
+                if poller.isReadable(writerIndex) { try drainCollectorSubscriptions() }
+                takeOutbox()
+                try sendHeldWrites()
+                let now = MonotonicTime.now()
+                try checkTimers(now: now)
+                try requestNextSnapshot(now: now)
+                publishChanges()
+                if nextFlush <= now { flushStatistics(now: now) }
+            } catch {
+                if error.code == .terminated { break }
+                logger.error("clone agent loop: \(error)", metadata: ["flowbus.service": "clone-agent"])
+            }
+        }
+        publishChanges()
+        flushStatistics(now: .now())
+    }
+
+    private func pollTimeout() -> Duration {
+        let now = MonotonicTime.now()
+        if writeBlocked && collectorSubscriptions > 0 { return .milliseconds(1) }
+        var deadline = nextFlush
+        let silence = lastHeard + configuration.serverTimeout
+        if !serverLost && silence < deadline { deadline = silence }
+        if let inFlight, inFlight.deadline < deadline { deadline = inFlight.deadline }
+        return now.until(deadline)
+    }
+
+    private func takeCommands() throws(ZMQError) {
+        let commands = shared.commands.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for command in commands {
+            switch command {
+            case .subscribe(let subtree):
+                try addSubscription(subtree)
+            }
+        }
+    }
+
+    private func addSubscription(_ subtree: String) throws(ZMQError) {
+        if subscriptions.contains(where: { subtree.utf8.starts(with: $0.subtreeBytes) }) { return }
+        try subscriber.subscribe(subtree)
+        // Wider than some we have: those become part of this one.
+        subscriptions.removeAll { $0.subtree.utf8.starts(with: subtree.utf8) }
+        pendingSyncs.removeAll { $0.utf8.starts(with: subtree.utf8) }
+        subscriptions.append(Subscription(subtree: subtree, subtreeBytes: Array(subtree.utf8)))
+        pendingSyncs.append(subtree)
+        // Re-subscribing HUGZ makes the server answer with one, after it has the new subtree.
+        try subscriber.unsubscribe("HUGZ")
+        try subscriber.subscribe("HUGZ")
+        awaitingProbe = true
+        shared.synced.store(false, ordering: .releasing)
+    }
+
+    private func drainMonitor() throws(ZMQError) {
+        while let frames = try monitor.socket.receiveMessage(dontWait: true) {
+            _ = frames
+            if heardFromServer && !serverLost {
+                serverGone(reason: "the connection to the publisher dropped")
+            }
+        }
+    }
+
+    private func checkTimers(now: MonotonicTime) throws(ZMQError) {
+        if !serverLost && lastHeard + configuration.serverTimeout <= now {
+            serverGone(reason: "nothing (not even HUGZ) heard for \(configuration.serverTimeout)")
+        }
+        if let inFlight, inFlight.deadline <= now {
+            statistics.snapshotTimeouts += 1
+            logOnce("snapshot-timeout", "no KTHXBAI for subtree '\(inFlight.subtree)' in time; asking again")
+            try restartSnapshotSocket()
+            pendingSyncs.insert(inFlight.subtree, at: 0)
+            self.inFlight = nil
+        }
+    }
+
+    /// No word from the server: every subtree is resynced once it speaks again.
+    func serverGone(reason: String) {
+        serverLost = true
+        if heardFromServer { statistics.serverLosses += 1 }
+        logOnce("server-lost", "clone server unreachable (\(reason)); will resync when it is back")
+        if inFlight != nil {
+            inFlight = nil
+            try? restartSnapshotSocket()
+        }
+        for index in subscriptions.indices { markForResync(index) }
+    }
+
+    func restartSnapshotSocket() throws(ZMQError) {
+        // A new DEALER discards the replies to the abandoned request.
+        do {
+            let fresh = try Self.makeSnapshotSocket(context, endpoints, configuration)
+            snapshot = fresh
+            let items = ZMQPoller()
+            subscriberIndex = items.add(subscriber)
+            snapshotIndex = items.add(snapshot)
+            writerIndex = items.add(writer)
+            monitorIndex = items.add(monitor.socket)
+            wakeIndex = items.add(fileDescriptor: shared.wake.fileDescriptor)
+            poller = items
+        } catch {
+            logger.error("clone agent: \(error)", metadata: ["flowbus.service": "clone-agent"])
+        }
+    }
+
+    func logOnce(_ kind: String, _ message: String) {
+        if logLimiter.shouldLog(peer: [], kind: kind) {
+            logger.info("\(message)", metadata: ["flowbus.service": "clone-agent"])
+        }
+    }
+
+    func countBadInput(_ error: CloneDecodeError, channel: String) {
+        badInput[error.kind.index] += 1
+        if logLimiter.shouldLog(peer: Array(channel.utf8), kind: error.kind.rawValue) {
+            logger.warning("clone agent \(channel): dropped bad input: \(error)", metadata: [
+                "flowbus.service": "clone-agent", "flowbus.kind": "\(error.kind.rawValue)",
+            ])
+        }
+    }
+
+    func flushStatistics(now: MonotonicTime) {
+        for kind in CloneBadInput.allCases where badInput[kind.index] > 0 {
+            statistics.badInput[kind.rawValue] = badInput[kind.index]
+        }
+        statistics.writesHeld = heldWrites.count - heldStart
+        let snapshot = statistics
+        shared.statistics.withLock { $0 = snapshot }
+        updateSynced()
+        nextFlush = now + configuration.statisticsInterval
+    }
+
+    func updateSynced() {
+        let synced = !serverLost && !subscriptions.isEmpty && subscriptions.allSatisfy { $0.phase == .synced }
+        shared.synced.store(synced, ordering: .releasing)
+    }
+}

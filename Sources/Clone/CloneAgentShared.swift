@@ -1,0 +1,79 @@
+import Dispatch
+import Synchronization
+import ZeroMQ
+
+/// The agent's map and the streams that follow it. One lock for both, so a new stream's first
+/// entries and the updates that follow them come in order.
+struct AgentView {
+    struct Listener {
+        var prefix: [UInt8]
+        var continuation: AsyncStream<CloneUpdate>.Continuation
+    }
+
+    var store: [String: CloneEntry] = [:]
+    var listeners: [Int: Listener] = [:]
+    var nextListenerID = 0
+
+    /// Applies changes in order and hands each to the streams whose prefix it matches.
+    mutating func apply(_ updates: [CloneUpdate]) {
+        for update in updates {
+            if update.isDelete {
+                store.removeValue(forKey: update.key)
+            } else {
+                store[update.key] = CloneEntry(
+                    key: update.key, value: update.value, sequence: update.sequence,
+                    uuid: update.uuid, properties: update.properties)
+            }
+        }
+        guard !listeners.isEmpty else { return }
+        for listener in listeners.values {
+            for update in updates where update.key.utf8.starts(with: listener.prefix) {
+                listener.continuation.yield(update)
+            }
+        }
+    }
+}
+
+/// What the agent thread and its handle share; safe from any thread.
+final class CloneAgentShared: Sendable {
+    enum Command: Sendable {
+        case subscribe(String)
+    }
+
+    let wake: WakeSignal
+    let stopping = Atomic<Bool>(false)
+    let running = Atomic<Bool>(true)
+    let synced = Atomic<Bool>(false)
+    let view = Mutex(AgentView())
+    let statistics = Mutex(CloneAgentStatistics())
+    /// Writes from any thread, taken by the agent thread.
+    let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int)>((true, [], 0))
+    let commands = Mutex<[Command]>([])
+    private let exited = DispatchSemaphore(value: 0)
+    private let joined = Mutex(false)
+
+    init(wake: WakeSignal) {
+        self.wake = wake
+    }
+
+    func finish() {
+        running.store(false, ordering: .releasing)
+        synced.store(false, ordering: .releasing)
+        outbox.withLock { $0.open = false }
+        view.withLock { view in
+            for listener in view.listeners.values { listener.continuation.finish() }
+            view.listeners.removeAll()
+        }
+        exited.signal()
+    }
+
+    func stopAndWait() {
+        stopping.store(true, ordering: .releasing)
+        wake.wake()
+        joined.withLock { joined in
+            guard !joined else { return }
+            exited.wait()
+            joined = true
+        }
+    }
+}

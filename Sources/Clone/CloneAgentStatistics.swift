@@ -1,0 +1,40 @@
+/// What a clone agent has done since it started.
+public struct CloneAgentStatistics: Sendable, Codable, Equatable {
+    /// KVPUBs received (HUGZ not included).
+    public var updatesReceived = 0
+    /// KVPUBs applied to the local map (live or replayed after a snapshot).
+    public var updatesApplied = 0
+    /// KVPUBs not newer than the snapshot or the last update (12/CHP says discard them).
+    public var duplicatesDiscarded = 0
+    public var hugzReceived = 0
+    /// Complete snapshots (KTHXBAI received).
+    public var snapshotsCompleted = 0
+    public var snapshotEntriesReceived = 0
+    /// Snapshots asked for again after the first one of a subtree, whatever the reason.
+    public var resyncs = 0
+    /// Missed updates noticed: a broken session chain, a global sequence gap, or a sequence
+    /// that went backwards (a restarted server).
+    public var gapsDetected = 0
+    /// Times the server went silent for `serverTimeout` or the connection to it dropped.
+    public var serverLosses = 0
+    /// Snapshot requests that got no KTHXBAI in time and were sent again.
+    public var snapshotTimeouts = 0
+    /// Times the buffer of live updates filled while a snapshot was on its way.
+    public var bufferOverflows = 0
+    /// Incoming KVPUBs dropped by `incomingFaults`.
+    public var faultDropped = 0
+    /// KVSETs handed to `set`/`delete`.
+    public var writesQueued = 0
+    /// KVSETs sent to the collector.
+    public var writesSent = 0
+    /// KVSETs waiting now for the collector (not connected yet, or its queue is full).
+    public var writesHeld = 0
+    /// Times a KVSET had to wait because the collector's queue was full.
+    public var writesBlocked = 0
+    /// Invalid input dropped, by kind (`CloneBadInput` raw values).
+    public var badInput: [String: Int] = [:]
+
+    public init() {}
+
+    public func badInput(_ kind: CloneBadInput) -> Int { badInput[kind.rawValue, default: 0] }
+}

@@ -1,0 +1,67 @@
+/// Why a message is not a valid 12/CHP command where it arrived.
+public enum CloneDecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+    case wrongFrameCount(command: String, expected: Int, got: Int)
+    case unknownCommand(String)
+    case badSequenceLength(Int)
+    case badUUIDLength(Int)
+    case frameNotEmpty(command: String, frame: Int)
+    case invalidKey(String)
+    case reservedKey(String)
+    case invalidSubtree(String)
+    case malformedProperties(String)
+    case valueTooLarge(size: Int, limit: Int)
+    case oversize(bytes: Int, limit: Int)
+
+    /// The counter this error is counted under.
+    public var kind: CloneBadInput {
+        switch self {
+        case .wrongFrameCount, .badSequenceLength, .badUUIDLength, .frameNotEmpty: .malformedFrames
+        case .unknownCommand: .unknownCommand
+        case .invalidKey: .invalidKey
+        case .reservedKey: .reservedKey
+        case .invalidSubtree: .invalidSubtree
+        case .malformedProperties: .malformedProperties
+        case .valueTooLarge, .oversize: .oversize
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .wrongFrameCount(let command, let expected, let got):
+            "\(command) has \(expected) frames in 12/CHP, this message has \(got); send the frames the RFC lists"
+        case .unknownCommand(let name):
+            "'\(name)' is not a 12/CHP command here; a snapshot request is ICANHAZ? followed by a subtree"
+        case .badSequenceLength(let count):
+            "frame 1 must be an 8-byte big-endian sequence number, it has \(count) bytes"
+        case .badUUIDLength(let count):
+            "frame 2 must be empty or a 16-byte UUID, it has \(count) bytes"
+        case .frameNotEmpty(let command, let frame):
+            "frame \(frame) of \(command) must be empty"
+        case .invalidKey(let reason):
+            "invalid key: \(reason); a key is printable ASCII starting with '/', at most 255 bytes"
+        case .reservedKey(let key):
+            "'\(key)' is a 12/CHP command name and cannot be used as a key; keys start with '/'"
+        case .invalidSubtree(let reason):
+            "invalid subtree: \(reason); a subtree is empty (everything) or like '/s/abc/' (slash, segments, slash)"
+        case .malformedProperties(let reason):
+            "malformed properties: \(reason); each property is one 'name=value' line ended by a newline"
+        case .valueTooLarge(let size, let limit):
+            "a value of \(size) bytes is over the limit of \(limit) bytes; store large data elsewhere and put a reference here"
+        case .oversize(let bytes, let limit):
+            "a message of \(bytes) bytes or more is over the limit of \(limit) bytes"
+        }
+    }
+}
+
+/// The kinds of bad input the clone server and agent count.
+public enum CloneBadInput: String, Sendable, Codable, CaseIterable {
+    case malformedFrames
+    case unknownCommand
+    case invalidKey
+    case reservedKey
+    case invalidSubtree
+    case malformedProperties
+    case oversize
+    /// A snapshot reply or update that did not fit what the agent was waiting for.
+    case unexpected
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// One key-value pair as a server or agent holds it.
+public struct CloneEntry: Sendable, Equatable {
+    public var key: String
+    public var value: [UInt8]
+    /// The global sequence of the KVPUB (or KVSYNC) that last set it.
+    public var sequence: UInt64
+    public var uuid: UUID?
+    /// The writer's properties (a snapshot carries none, so entries from one have none).
+    public var properties: CloneProperties
+
+    public init(key: String, value: [UInt8], sequence: UInt64, uuid: UUID? = nil, properties: CloneProperties = []) {
+        self.key = key
+        self.value = value
+        self.sequence = sequence
+        self.uuid = uuid
+        self.properties = properties
+    }
+
+    /// The value as UTF-8 text (for tools and tests).
+    public var text: String { String(decoding: value, as: UTF8.self) }
+}
+
+/// Key bytes with a hash that feeds the whole buffer to the hasher at once.
+struct KeyBytes: Hashable {
+    var bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+}

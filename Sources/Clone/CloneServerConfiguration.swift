@@ -1,0 +1,39 @@
+import ZeroMQ
+
+/// How a clone server behaves; the defaults suit one machine.
+public struct CloneServerConfiguration: Sendable {
+    /// A HUGZ goes out when nothing was published for this long (12/CHP suggests one second).
+    public var hugzInterval: Duration = .seconds(1)
+    /// The largest value a KVSET may carry.
+    public var maxValueBytes = 1 << 20
+    /// ZMQ_MAXMSGSIZE on every socket: libzmq drops a peer that sends a larger frame.
+    public var transportMaxMessageBytes = 4 << 20
+    /// Messages queued per subscriber before the publisher must drop for that subscriber.
+    public var publisherHighWaterMark = 500_000
+    /// KVSETs queued on the collector before writers' queues fill up.
+    public var collectorHighWaterMark = 500_000
+    /// Snapshot messages queued per client; a snapshot that does not fit is cut short (the client retries).
+    public var snapshotHighWaterMark = 1_000_000
+    /// At most this many messages are taken from one socket before the loop looks at the others.
+    public var batchLimit = 4096
+    /// A CURVE secret key makes all three sockets CURVE servers.
+    public var curveSecretKey: CurveKey?
+    /// The ZAP domain of all three sockets (a ZAP handler must be running in the context for CURVE).
+    public var zapDomain: String?
+    /// Bad input is logged at most once per peer and kind in this period; every case is counted.
+    public var badInputLogPeriod: Duration = .seconds(10)
+    /// How often the loop publishes its counters for `statistics`.
+    public var statisticsInterval: Duration = .milliseconds(20)
+
+    public init() {}
+
+    func validate() throws(CloneStartError) {
+        guard hugzInterval > .zero else { throw .invalidConfiguration("hugzInterval must be positive, e.g. 1 s") }
+        guard maxValueBytes > 0, maxValueBytes < transportMaxMessageBytes else {
+            throw .invalidConfiguration("maxValueBytes must be positive and below transportMaxMessageBytes (\(transportMaxMessageBytes))")
+        }
+        guard publisherHighWaterMark >= 0, collectorHighWaterMark >= 0, snapshotHighWaterMark >= 0, batchLimit > 0 else {
+            throw .invalidConfiguration("high-water marks must be zero (unlimited) or positive, batchLimit positive")
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Logging
+import MessagePath
+import ZeroMQ
+
+/// A KVSET that passed validation, ready for the fault seam and the store.
+struct AcceptedSet {
+    var key: [UInt8]
+    var uuid: [UInt8]
+    var properties: [UInt8]
+    var ttl: Duration?
+    var value: [UInt8]
+}
+
+extension CloneServerLoop {
+    private static let collectorPeer = Array("collector".utf8)
+
+    func drainCollector() throws(ZMQError) {
+        var handled = 0
+        while handled < configuration.batchLimit,
+              let message = try collector.receiveMessage(dontWait: true, maxFrames: 5, maxBytes: collectorReceiveLimit) {
+            handled += 1
+            if message.truncated {
+                let error: CloneDecodeError = message.totalBytes > collectorReceiveLimit
+                    ? .oversize(bytes: message.totalBytes, limit: collectorReceiveLimit)
+                    : .wrongFrameCount(command: "KVSET", expected: 5, got: 6)
+                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
+                continue
+            }
+            do {
+                let accepted = try validate(message.frames)
+                try deliver(accepted)
+            } catch let error as CloneDecodeError {
+                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
+            } catch let error as ZMQError {
+                throw error
+            } catch {}
+        }
+    }
+
+    /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
+    private func validate(_ frames: [Frame]) throws(CloneDecodeError) -> AcceptedSet {
+        guard frames.count == 5 else { throw .wrongFrameCount(command: "KVSET", expected: 5, got: frames.count) }
+        try CloneKeyRules.validate(key: frames[0])
+        guard frames[1].count == 8 else { throw .badSequenceLength(frames[1].count) }
+        guard frames[2].isEmpty || frames[2].count == 16 else { throw .badUUIDLength(frames[2].count) }
+        guard frames[4].count <= configuration.maxValueBytes else {
+            throw .valueTooLarge(size: frames[4].count, limit: configuration.maxValueBytes)
+        }
+        var propertiesFrame = frames[3]
+        var ttl: Duration?
+        if !propertiesFrame.isEmpty {
+            var properties = try CloneProperties(decoding: propertiesFrame)
+            if let text = properties[CloneProperties.ttlName] {
+                guard let duration = properties.ttl else {
+                    throw .malformedProperties("ttl must be a positive number of seconds, got '\(text)'")
+                }
+                ttl = duration
+            }
+            if properties[CloneProperties.sessionPreviousName] != nil {
+                // sprev is the server's to say; a writer's own is ignored.
+                properties.set(CloneProperties.sessionPreviousName, nil)
+                propertiesFrame = properties.encoded
+            }
+        }
+        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4])
+    }
+
+    /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
+    /// is never stored nor published, so no subscriber sees it and no sequence number is spent.
+    private func deliver(_ update: AcceptedSet) throws(ZMQError) {
+        guard faults.isArmed else { return try commit(update) }
+        switch faults.verdict(scope: .key, subject: update.key) {
+        case .deliver:
+            try commit(update)
+        case .drop:
+            statistics.faultDropped += 1
+        }
+    }
+
+    /// Sequences, stores and publishes one change (a delete when the value is empty).
+    func commit(_ update: AcceptedSet) throws(ZMQError) {
+        sequence += 1
+        let key = KeyBytes(update.key)
+        if update.value.isEmpty {
+            store.removeValue(forKey: key)
+            statistics.deletesPublished += 1
+        } else {
+            store[key] = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties)
+            if let ttl = update.ttl {
+                expiries.push(.init(deadline: .now() + ttl, sequence: sequence, key: key))
+            }
+        }
+        var properties = update.properties
+        if let length = update.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
+            let session = KeyBytes(Array(update.key[0..<length]))
+            let previous = sessions.updateValue(sequence, forKey: session) ?? 0
+            properties.append(contentsOf: CloneProperties.sessionPreviousName.utf8)
+            properties.append(UInt8(ascii: "="))
+            properties.append(contentsOf: String(previous).utf8)
+            properties.append(UInt8(ascii: "\n"))
+        }
+        if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, properties, update.value) {
+            statistics.publishBlocked += 1
+        }
+        statistics.updatesPublished += 1
+        lastPublished = .now()
+    }
+
+    /// Sends one five-frame message on the publisher. XPUB_NODROP turns a full subscriber queue
+    /// into EAGAIN; then the message goes out once more without it, so every other subscriber still
+    /// gets it and only the slow one sees a gap. Returns false when that happened.
+    func sendPublished(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame) throws(ZMQError) -> Bool {
+        if try publisher.send(f0, more: true, dontWait: true) {
+            try publisher.send(f1, more: true)
+            try publisher.send(f2, more: true)
+            try publisher.send(f3, more: true)
+            try publisher.send(f4)
+            return true
+        }
+        try publisher.setXPubNoDrop(false)
+        defer { try? publisher.setXPubNoDrop(true) }
+        try publisher.send(f0, more: true)
+        try publisher.send(f1, more: true)
+        try publisher.send(f2, more: true)
+        try publisher.send(f3, more: true)
+        try publisher.send(f4)
+        return false
+    }
+
+    func expireDue(now: MonotonicTime) throws(ZMQError) {
+        while let item = expiries.popDue(now: now) {
+            guard let stored = store[item.key], stored.sequence == item.sequence else { continue }
+            statistics.ttlExpiries += 1
+            try commit(AcceptedSet(key: item.key.bytes, uuid: [], properties: [], ttl: nil, value: []))
+        }
+    }
+}

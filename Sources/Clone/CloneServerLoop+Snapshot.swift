@@ -1,0 +1,69 @@
+import MessagePath
+import Logging
+import ZeroMQ
+
+extension CloneServerLoop {
+    func drainSnapshotRequests() throws(ZMQError) {
+        var handled = 0
+        while handled < configuration.batchLimit,
+              let message = try snapshot.receiveMessage(dontWait: true, maxFrames: 3, maxBytes: 4096) {
+            handled += 1
+            let identity = message.frames.first ?? []
+            if message.truncated {
+                let error: CloneDecodeError = message.totalBytes > 4096
+                    ? .oversize(bytes: message.totalBytes, limit: 4096)
+                    : .wrongFrameCount(command: "ICANHAZ?", expected: 2, got: 3)
+                countBadInput(error, peer: identity, channel: "snapshot")
+                continue
+            }
+            do {
+                let request = try CloneMessage.decode(Array(message.frames.dropFirst()), on: .snapshotRequest)
+                if case .icanhaz(let subtree) = request {
+                    try serveSnapshot(to: identity, subtree: Array(subtree.utf8))
+                }
+            } catch let error as CloneDecodeError {
+                countBadInput(error, peer: identity, channel: "snapshot")
+            } catch let error as ZMQError {
+                throw error
+            } catch {}
+        }
+    }
+
+    /// A KVSYNC per key under the subtree, then KTHXBAI with the current global sequence:
+    /// updates after it reach the client through its subscription, which is already in place.
+    private func serveSnapshot(to identity: Frame, subtree: [UInt8]) throws(ZMQError) {
+        let empty: Frame = []
+        for (key, stored) in store where key.bytes.starts(with: subtree) {
+            guard try sendSnapshot(identity, key.bytes, stored.sequence.bigEndianFrame, empty, empty, stored.value) else {
+                statistics.snapshotsAborted += 1
+                logger.warning("clone snapshot cut short: the client's queue is full or it has gone", metadata: [
+                    "flowbus.service": "clone", "flowbus.peer": "\(identity.printable)",
+                ])
+                return
+            }
+            statistics.snapshotEntriesSent += 1
+        }
+        let end = CloneMessage.kthxbai(sequence: sequence, subtree: String(decoding: subtree, as: UTF8.self)).frames
+        if try sendSnapshot(identity, end[0], end[1], end[2], end[3], end[4]) {
+            statistics.snapshotsServed += 1
+        } else {
+            statistics.snapshotsAborted += 1
+        }
+    }
+
+    /// False when the client's queue is full or the client has gone (ROUTER_MANDATORY).
+    private func sendSnapshot(_ identity: Frame, _ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame) throws(ZMQError) -> Bool {
+        do {
+            guard try snapshot.send(identity, more: true, dontWait: true) else { return false }
+        } catch {
+            if error.code == .hostUnreachable { return false }
+            throw error
+        }
+        try snapshot.send(f0, more: true)
+        try snapshot.send(f1, more: true)
+        try snapshot.send(f2, more: true)
+        try snapshot.send(f3, more: true)
+        try snapshot.send(f4)
+        return true
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+import MessagePath
+import Synchronization
+import ZeroMQ
+
+/// The server's state and sockets; lives on the server thread only.
+final class CloneServerLoop {
+    struct Stored {
+        var value: [UInt8]
+        var sequence: UInt64
+        var uuid: [UInt8]
+        /// The writer's properties frame, without the server's own (`sprev`).
+        var properties: [UInt8]
+    }
+
+    let configuration: CloneServerConfiguration
+    let endpoints: CloneEndpoints
+    let faults: FaultRules
+    let shared: CloneServerShared
+    let logger: Logger
+    let logLimiter: PeerLogLimiter
+
+    let snapshot: ZMQSocket
+    let publisher: ZMQSocket
+    let collector: ZMQSocket
+    let poller = ZMQPoller()
+    let snapshotIndex: Int
+    let publisherIndex: Int
+    let collectorIndex: Int
+    let wakeIndex: Int
+
+    var store: [KeyBytes: Stored] = [:]
+    var sequence: UInt64 = 0
+    /// The sequence of the last KVPUB of each session subtree `/s/<id>/`.
+    var sessions: [KeyBytes: UInt64] = [:]
+    var expiries = ExpiryQueue()
+    var statistics = CloneServerStatistics()
+    var badInput = [Int](repeating: 0, count: CloneBadInput.allCases.count)
+    var lastPublished = MonotonicTime.now()
+    var hugzRequested = false
+    var nextFlush = MonotonicTime.now()
+    let collectorReceiveLimit: Int
+
+    init(
+        context: ZMQContext, configuration: CloneServerConfiguration, endpoints: CloneEndpoints,
+        faults: FaultRules, shared: CloneServerShared, logger: Logger
+    ) throws(CloneStartError) {
+        self.configuration = configuration
+        self.endpoints = endpoints
+        self.faults = faults
+        self.shared = shared
+        self.logger = logger
+        self.logLimiter = PeerLogLimiter(period: configuration.badInputLogPeriod)
+        // Key, sequence, UUID and properties frames ride on top of the largest value.
+        self.collectorReceiveLimit = configuration.maxValueBytes + 64 * 1024
+
+        snapshot = try Self.makeSocket(context, .router, "snapshot", configuration) { socket throws(ZMQError) in
+            try socket.setRouterMandatory(true)
+            try socket.setSendHighWaterMark(configuration.snapshotHighWaterMark)
+        }
+        publisher = try Self.makeSocket(context, .xpub, "publisher", configuration) { socket throws(ZMQError) in
+            try socket.setSendHighWaterMark(configuration.publisherHighWaterMark)
+            // Every subscription reaches us (not only the first of each prefix): each one gets a HUGZ.
+            try socket.setXPubVerbose(true)
+            // A full subscriber queue reports EAGAIN instead of a silent drop, so we can count it.
+            try socket.setXPubNoDrop(true)
+        }
+        collector = try Self.makeSocket(context, .sub, "collector", configuration) { socket throws(ZMQError) in
+            try socket.setReceiveHighWaterMark(configuration.collectorHighWaterMark)
+            try socket.subscribe("")
+        }
+        try Self.bind(snapshot, endpoints.snapshot, "snapshot")
+        try Self.bind(publisher, endpoints.publisher, "publisher")
+        try Self.bind(collector, endpoints.collector, "collector")
+
+        snapshotIndex = poller.add(snapshot)
+        publisherIndex = poller.add(publisher)
+        collectorIndex = poller.add(collector)
+        wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+    }
+
+    private static func makeSocket(
+        _ context: ZMQContext, _ type: SocketType, _ role: String, _ configuration: CloneServerConfiguration,
+        _ setUp: (ZMQSocket) throws(ZMQError) -> Void
+    ) throws(CloneStartError) -> ZMQSocket {
+        do {
+            let socket = try ZMQSocket(context: context, type: type, linger: .zero)
+            try socket.setMaximumMessageSize(configuration.transportMaxMessageBytes)
+            if let secretKey = configuration.curveSecretKey {
+                try socket.makeCurveServer(secretKey: secretKey)
+            }
+            if let domain = configuration.zapDomain {
+                try socket.setZAPDomain(domain)
+            }
+            try setUp(socket)
+            return socket
+        } catch {
+            throw .socket(role: role, error)
+        }
+    }
+
+    private static func bind(_ socket: ZMQSocket, _ endpoint: String, _ role: String) throws(CloneStartError) {
+        do {
+            try socket.bind(endpoint)
+        } catch {
+            throw .bind(endpoint: endpoint, role: role, error)
+        }
+    }
+
+    func run() {
+        while !shared.stopping.load(ordering: .acquiring) {
+            do {
+                try poller.poll(timeout: pollTimeout())
+                if poller.isReadable(wakeIndex) {
+                    shared.wake.drain()
+                    for command in shared.takeCommands() { command(self) }
+                }
+                if poller.isReadable(collectorIndex) { try drainCollector() }
+                if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
+                if poller.isReadable(publisherIndex) { try drainSubscriptions() }
+                let now = MonotonicTime.now()
+                try expireDue(now: now)
+                try sendHugzIfDue(now: now)
+                if nextFlush <= now { flushStatistics(now: now) }
+            } catch {
+                if error.code == .terminated { break }
+                logger.error("clone server loop: \(error)", metadata: ["flowbus.service": "clone"])
+            }
+        }
+        flushStatistics(now: .now())
+    }
+
+    /// Sleeps until the next HUGZ, ttl deadline or statistics flush.
+    private func pollTimeout() -> Duration {
+        let now = MonotonicTime.now()
+        var deadline = hugzRequested ? now : lastPublished + configuration.hugzInterval
+        if let expiry = expiries.nextDeadline, expiry < deadline { deadline = expiry }
+        if nextFlush < deadline { deadline = nextFlush }
+        return now.until(deadline)
+    }
+
+    private func sendHugzIfDue(now: MonotonicTime) throws(ZMQError) {
+        guard hugzRequested || lastPublished + configuration.hugzInterval <= now else { return }
+        hugzRequested = false
+        lastPublished = now
+        let frames = CloneMessage.hugz.frames
+        if try !sendPublished(frames[0], frames[1], frames[2], frames[3], frames[4]) {
+            statistics.publishBlocked += 1
+        }
+        statistics.hugzSent += 1
+    }
+
+    /// Subscription messages: counted, and each one earns a HUGZ so a new subscriber learns at
+    /// once that its subscription is in place (the agent waits for that before asking for a snapshot).
+    private func drainSubscriptions() throws(ZMQError) {
+        var handled = 0
+        while handled < configuration.batchLimit, let frame = try publisher.receiveFrame(dontWait: true) {
+            handled += 1
+            if frame.frame.first == 1 {
+                statistics.subscriptionsReceived += 1
+                hugzRequested = true
+            }
+        }
+    }
+
+    func flushStatistics(now: MonotonicTime) {
+        statistics.sequence = sequence
+        statistics.keysStored = store.count
+        statistics.sessions = sessions.count
+        for kind in CloneBadInput.allCases {
+            let count = badInput[kind.index]
+            if count > 0 { statistics.badInput[kind.rawValue] = count }
+        }
+        let snapshot = statistics
+        shared.statistics.withLock { $0 = snapshot }
+        nextFlush = now + configuration.statisticsInterval
+    }
+
+    func countBadInput(_ error: CloneDecodeError, peer: [UInt8], channel: String) {
+        badInput[error.kind.index] += 1
+        if logLimiter.shouldLog(peer: peer, kind: error.kind.rawValue) {
+            logger.warning("clone \(channel): dropped bad input: \(error)", metadata: [
+                "flowbus.service": "clone", "flowbus.peer": "\(peer.printable)",
+                "flowbus.kind": "\(error.kind.rawValue)",
+            ])
+        }
+    }
+
+    func entries(prefix: String) -> [CloneEntry] {
+        let prefixBytes = Array(prefix.utf8)
+        return store.compactMap { key, stored -> CloneEntry? in
+            guard key.bytes.starts(with: prefixBytes) else { return nil }
+            return CloneEntry(
+                key: key.string, value: stored.value, sequence: stored.sequence,
+                uuid: UUID(frame: stored.uuid),
+                properties: (try? CloneProperties(decoding: stored.properties)) ?? [])
+        }.sorted { $0.key < $1.key }
+    }
+}
+
+extension CloneBadInput {
+    var index: Int { Self.allCases.firstIndex(of: self)! }
+}

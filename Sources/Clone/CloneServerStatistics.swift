@@ -1,0 +1,37 @@
+/// What a clone server has done since it started.
+public struct CloneServerStatistics: Sendable, Codable, Equatable {
+    /// The global sequence of the last KVPUB.
+    public var sequence: UInt64 = 0
+    /// Keys currently stored.
+    public var keysStored = 0
+    /// Sessions (`/s/<id>/`) the session chain has seen.
+    public var sessions = 0
+    /// KVPUBs sent, deletes and ttl expiries included.
+    public var updatesPublished = 0
+    /// Of those, deletes (empty values).
+    public var deletesPublished = 0
+    /// KTHXBAIs sent (complete snapshots).
+    public var snapshotsServed = 0
+    /// KVSYNCs sent.
+    public var snapshotEntriesSent = 0
+    /// Snapshots cut short because the client's queue was full or the client had gone.
+    public var snapshotsAborted = 0
+    /// Keys deleted because their ttl expired.
+    public var ttlExpiries = 0
+    /// HUGZ sent.
+    public var hugzSent = 0
+    /// KVSETs a fault rule dropped: neither stored nor published.
+    public var faultDropped = 0
+    /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
+    public var publishBlocked = 0
+    /// Subscription messages received on the publisher.
+    public var subscriptionsReceived = 0
+    /// Invalid input dropped, by kind (`CloneBadInput` raw values).
+    public var badInput: [String: Int] = [:]
+
+    public init() {}
+
+    public func badInput(_ kind: CloneBadInput) -> Int { badInput[kind.rawValue, default: 0] }
+
+    public var badInputTotal: Int { badInput.values.reduce(0, +) }
+}
