@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates Sources/FlowProtocol/Generated/*.pb.swift from Protocols/**/*.proto.
+#
+# protoc comes from Debian's protobuf-compiler (installed with apt-get when missing);
+# protoc-gen-swift is built from the swift-protobuf checkout this package resolves,
+# so the generator always matches the SwiftProtobuf runtime the package links.
+# The plugin build takes several minutes the first time; later runs reuse .build-protoc.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! command -v protoc >/dev/null 2>&1; then
+    echo "generate-protos: protoc is missing; installing protobuf-compiler with apt-get"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null
+fi
+
+echo "generate-protos: resolving packages"
+swift package resolve
+checkout="$root/.build/checkouts/swift-protobuf"
+[ -d "$checkout" ] || { echo "generate-protos: $checkout is missing after 'swift package resolve'" >&2; exit 1; }
+
+scratch="$root/.build-protoc"
+echo "generate-protos: building protoc-gen-swift from $checkout (first build takes minutes)"
+swift build --package-path "$checkout" --scratch-path "$scratch" --product protoc-gen-swift
+plugin="$(swift build --package-path "$checkout" --scratch-path "$scratch" --show-bin-path)/protoc-gen-swift"
+[ -x "$plugin" ] || { echo "generate-protos: $plugin was not built" >&2; exit 1; }
+
+out="$root/Sources/FlowProtocol/Generated"
+rm -rf "$out"
+mkdir -p "$out"
+
+# Paths relative to Protocols/ so generated names follow the proto package layout (flowbus/v1/...).
+mapfile -t protos < <(cd Protocols && find . -name '*.proto' | sed 's|^\./||' | LC_ALL=C sort)
+[ ${#protos[@]} -gt 0 ] || { echo "generate-protos: no .proto files under Protocols/" >&2; exit 1; }
+
+protoc \
+    --plugin=protoc-gen-swift="$plugin" \
+    --proto_path=Protocols \
+    --swift_out="$out" \
+    --swift_opt=Visibility=Public \
+    --swift_opt=FileNaming=DropPath \
+    "${protos[@]}"
+
+echo "generate-protos: protoc $(protoc --version | awk '{print $2}'), protoc-gen-swift $("$plugin" --version | awk '{print $2}')"
+echo "generate-protos: wrote $(ls "$out" | wc -l) files to ${out#"$root"/}"
