@@ -1,0 +1,106 @@
+import FlowProtocol
+import Testing
+
+@Suite("Clone key grammar")
+struct CloneKeyTests {
+    @Test(arguments: [
+        ("/s/abc/nav", CloneKey.navigation(try! SessionID("abc"))),
+        ("/s/abc/meta", .sessionMeta(try! SessionID("abc"))),
+        ("/s/A-1_b.c/vm/signin", .viewModel(try! SessionID("A-1_b.c"), try! ScreenName("signin"))),
+        ("/v/signin/abc", .screenMirror(try! ScreenName("signin"), try! SessionID("abc"))),
+        ("/host/plugins/echo", .host(try! HostPath(["plugins", "echo"]))),
+        ("/host/started", .host(try! HostPath(["started"]))),
+    ])
+    func parsesAndFormatsValidKeys(text: String, expected: CloneKey) throws {
+        let key = try CloneKey(parsing: text)
+        #expect(key == expected)
+        #expect(key.text == text)
+        #expect(key.bytes == Array(text.utf8))
+    }
+
+    @Test(arguments: [
+        "",                      // empty
+        "s/abc/nav",             // no leading slash
+        "/s/abc/nav/",           // trailing slash: only subtrees end in '/'
+        "/s//nav",               // empty segment
+        "/s/ab c/nav",           // space
+        "/s/abç/nav",            // not ASCII
+        "/s/abc/vm/SignIn",      // screen names are lowercase
+        "/s/../nav",             // dot-only segment
+        "/s/abc",                // no leaf
+        "/s/abc/vm",             // no screen
+        "/s/abc/other",          // unknown leaf
+        "/v/signin",             // no session
+        "/x/abc",                // unknown tree
+        "/host",                 // host without a path
+        "/s/abc/nav\n",          // control character
+    ])
+    func rejectsInvalidKeys(text: String) {
+        #expect(throws: NameError.self) { try CloneKey(parsing: text) }
+    }
+
+    @Test func rejectsKeysOverTheLimit() throws {
+        let long = "/host/" + String(repeating: "a", count: 250)
+        #expect(long.utf8.count == 256)
+        #expect(throws: NameError.tooLong(what: "clone key", text: long, bytes: 256, limit: 255)) {
+            try CloneKey(parsing: long)
+        }
+        let fits = "/host/" + String(repeating: "a", count: 249)
+        #expect(try CloneKey(parsing: fits).text == fits)
+    }
+
+    @Test func longestSessionAndScreenStillFit() throws {
+        let key = CloneKey.viewModel(
+            try SessionID(String(repeating: "s", count: SessionID.maximumBytes)),
+            try ScreenName(String(repeating: "v", count: ScreenName.maximumBytes))
+        )
+        #expect(key.text.utf8.count <= CloneKeyGrammar.maximumBytes)
+        #expect(try CloneKey(parsing: key.text) == key)
+    }
+
+    @Test func sessionSubtreeDoesNotMatchALongerSessionID() throws {
+        let abc = try SessionID("abc")
+        let abcd = try SessionID("abcd")
+        let subtree = sessionSubtree(abc)
+        #expect(subtree.text == "/s/abc/")
+        #expect(subtree.contains(CloneKey.navigation(abc)))
+        #expect(subtree.contains(CloneKey.viewModel(abc, try ScreenName("signin"))))
+        #expect(!subtree.contains(CloneKey.navigation(abcd)))
+        #expect(!subtree.contains(CloneKey.sessionMeta(abcd)))
+        #expect(!subtree.contains(CloneKey.screenMirror(try ScreenName("signin"), abc)))
+    }
+
+    @Test func screenSubtreeFollowsOneScreenAcrossSessions() throws {
+        let signin = try ScreenName("signin")
+        let subtree = screenSubtree(signin)
+        #expect(subtree.text == "/v/signin/")
+        #expect(subtree.contains(CloneKey.screenMirror(signin, try SessionID("a"))))
+        #expect(subtree.contains(CloneKey.screenMirror(signin, try SessionID("b"))))
+        #expect(!subtree.contains(CloneKey.screenMirror(try ScreenName("signin2"), try SessionID("a"))))
+        #expect(!subtree.contains(CloneKey.viewModel(try SessionID("a"), signin)))
+    }
+
+    @Test func viewModelStateIsPublishedUnderBothTrees() throws {
+        let session = try SessionID("abc")
+        let screen = try ScreenName("signin")
+        let keys = CloneKey.viewModelKeys(session: session, screen: screen)
+        #expect(keys.map(\.text) == ["/s/abc/vm/signin", "/v/signin/abc"])
+        #expect(keys.map(\.isInSessionTree) == [true, false])
+        #expect(keys.allSatisfy { $0.session == session && $0.screen == screen })
+    }
+
+    @Test(arguments: ["", String(repeating: "x", count: 129), "a/b", "a b", ".", ".."])
+    func rejectsInvalidSessionIDs(text: String) {
+        #expect(throws: NameError.self) { try SessionID(text) }
+    }
+
+    @Test func errorsSayWhatToDo() {
+        do {
+            _ = try CloneKey(parsing: "/s/abc/nav/")
+            Issue.record("a trailing slash was accepted")
+        } catch {
+            #expect(error.description.contains("/s/abc/nav/"))
+            #expect(error.description.contains("remove"))
+        }
+    }
+}
