@@ -87,3 +87,43 @@ def decode(data: bytes) -> dict:
                 value -= 1 << 64
             fields[name] = value
     return fields
+
+
+def echo_payload(text: str) -> bytes:
+    """flowbus.v1.Echo { string text = 1; }"""
+    raw = text.encode()
+    return (_varint(1 << 3 | 2) + _varint(len(raw)) + raw) if raw else b""
+
+
+def echo_text(payload: bytes) -> str:
+    text = ""
+    at = 0
+    while at < len(payload):
+        tag, at = _read_varint(payload, at)
+        if tag & 7 != 2:
+            raise ValueError(f"Echo: unexpected wire type {tag & 7}")
+        length, at = _read_varint(payload, at)
+        if tag >> 3 == 1:
+            text = payload[at:at + length].decode()
+        at += length
+    return text
+
+
+def error_fields(payload: bytes) -> dict:
+    """flowbus.v1.Error { ErrorCode code = 1; string message = 2; string hint = 3; }"""
+    fields = {"code": 0, "message": "", "hint": ""}
+    at = 0
+    while at < len(payload):
+        tag, at = _read_varint(payload, at)
+        if tag & 7 == 0:
+            value, at = _read_varint(payload, at)
+        else:
+            length, at = _read_varint(payload, at)
+            value, at = payload[at:at + length].decode(errors="replace"), at + length
+        name = {1: "code", 2: "message", 3: "hint"}.get(tag >> 3)
+        if name:
+            fields[name] = value
+    return fields
+
+
+ERROR_CODE_UNKNOWN_SERVICE = 3

@@ -7,7 +7,13 @@ import time
 import pytest
 
 import chp
+import envelope
 from conftest import LOOPBACK
+
+
+def value(text: str) -> bytes:
+    """A Flowbus value (Protocols/README.md section 5): one Envelope."""
+    return envelope.encode(version=1, kind="flowbus.v1.Echo", payload=envelope.echo_payload(text), writer="interop")
 
 
 @pytest.fixture
@@ -65,19 +71,19 @@ def test_late_joiner_gets_the_snapshot_then_live_updates(agents):
 
 def test_snapshot_and_updates_hold_only_the_requested_subtree(agents):
     writer = agents(b"/s/")
-    writer.set(b"/s/abc/one", b"1")
-    writer.set(b"/s/abcd/two", b"2")
+    writer.set(b"/s/abc/one", value("1"))
+    writer.set(b"/s/abcd/two", value("2"))
 
     narrow = agents(b"/s/abc/")
     assert [entry.key for entry in narrow.snapshot] == [b"/s/abc/one"]
     assert narrow.kthxbai.value == b"/s/abc/"
 
-    writer.set(b"/s/abcd/three", b"3")
-    writer.set(b"/s/abc/four", b"4")
+    writer.set(b"/s/abcd/three", value("3"))
+    writer.set(b"/s/abc/four", value("4"))
     narrow.wait_for(lambda e: e.key == b"/s/abc/four")
     narrow.pump(0.2)
     assert [u.key for u in narrow.updates] == [b"/s/abc/four"]
-    assert narrow.store == {b"/s/abc/one": b"1", b"/s/abc/four": b"4"}
+    assert narrow.store == {b"/s/abc/one": value("1"), b"/s/abc/four": value("4")}
 
 
 def test_empty_value_deletes_the_key(agents):
@@ -116,3 +122,49 @@ def test_hugz_arrive_when_idle(agents):
     assert hugz.frames[0] == chp.HUGZ and hugz.sequence == 0
     assert hugz.frames[2:] == [b"", b"", b""], f"HUGZ frames 2-4 must be empty: {chp.show(hugz.frames)}"
     assert listener.updates == []
+
+
+def assert_chained(updates: list[chp.Entry], session: bytes, start: int = 0) -> int:
+    """Each KVPUB of `session` names the previous one's sequence in `sprev`; returns the last sequence."""
+    previous = start
+    chain = [u for u in updates if u.key.startswith(b"/s/" + session + b"/")]
+    for update in chain:
+        lines = [line for line in update.frames[3].split(b"\n") if line.startswith(b"sprev=")]
+        assert len(lines) == 1, f"{update.key!r} @{update.sequence} must carry exactly one sprev: {update.frames[3]!r}"
+        assert update.properties["sprev"] == str(previous), (
+            f"{update.key!r} @{update.sequence}: sprev={update.properties['sprev']}, expected {previous} "
+            f"(chain {[(u.key, u.sequence, u.properties.get('sprev')) for u in chain]})")
+        previous = update.sequence
+    return previous
+
+
+def test_session_keys_chain_with_sprev(agents):
+    everything = agents(b"")
+    chain = agents(b"/s/chain/")
+    chain.set(b"/s/chain/nav", value("n1"))
+    everything.set(b"/s/other/nav", value("elsewhere"))
+    everything.set(b"/v/home/chain", value("copy"))
+    chain.set(b"/s/chain/vm/home", value("h1"), properties={"x-interop": "kept", "sprev": "999"})
+    everything.set(b"/s/other/vm/home", value("elsewhere"))
+    chain.set(b"/s/chain/vm/home", b"")
+    chain.set(b"/s/chain/vm/brief", value("t"), properties={"ttl": "1"})
+    chain.wait_for(lambda e: e.key == b"/s/chain/vm/brief" and e.value == b"", timeout=5,
+                   what="the ttl expiry of /s/chain/vm/brief")
+    last = chain.set(b"/s/chain/nav", value("n2"))
+    everything.wait_for(lambda e: e.sequence == last.sequence)
+
+    assert_strictly_increasing(everything.updates, after=everything.kthxbai.sequence)
+    assert assert_chained(everything.updates, b"chain") == last.sequence
+    assert_chained(everything.updates, b"other")
+    assert assert_chained(chain.updates, b"chain") == last.sequence
+    copy = next(u for u in everything.updates if u.key == b"/v/home/chain")
+    assert "sprev" not in copy.properties, f"keys outside /s/ carry no sprev: {copy.frames[3]!r}"
+    tagged = next(u for u in chain.updates if u.properties.get("x-interop"))
+    assert tagged.properties["x-interop"] == "kept", "the writer's own properties travel in the KVPUB"
+
+    late = agents(b"/s/chain/")
+    assert late.kthxbai.sequence >= last.sequence
+    following = chain.set(b"/s/chain/nav", value("n3"))
+    first = late.wait_for(lambda e: e.sequence == following.sequence)
+    assert int(first.properties["sprev"]) <= late.kthxbai.sequence
+    assert first.properties["sprev"] == str(last.sequence)

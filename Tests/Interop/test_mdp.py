@@ -7,6 +7,7 @@ import time
 import pytest
 import zmq
 
+import envelope
 import mdp
 from conftest import HEARTBEAT, LIVENESS
 
@@ -152,3 +153,33 @@ def test_worker_re_registers_after_the_broker_restarts(context, start_host):
     assert worker.stats.connections >= 2, "the worker never started a new conversation"
     client.close()
     worker.stop()
+
+
+def test_swift_echo_plugin_answers_a_python_client(context, start_host):
+    host = start_host(plugins=["echo"])
+    client = mdp.Client(context, host.broker, timeout=2.0, retries=2)
+    wait_for_status(client, "flowbus.echo", b"200", within=10)
+    for i in range(10):
+        body = envelope.encode(version=1, kind="flowbus.v1.Echo", payload=envelope.echo_payload(f"hello {i}"),
+                               idempotency_key=f"interop-{i}", writer="interop")
+        reply = client.request("flowbus.echo", body)  # the client checks the service frame is flowbus.echo
+        assert len(reply) == 1, f"a Flowbus reply body is exactly one frame, got {mdp.show(reply)}"
+        fields = envelope.decode(reply[0])
+        assert fields.get("version") == 1 and fields.get("kind") == "flowbus.v1.Echo", fields
+        assert envelope.echo_text(fields.get("payload", b"")) == f"hello {i}"
+        assert fields.get("idempotency_key") == f"interop-{i}"
+    client.close()
+
+
+def test_request_for_a_service_nobody_registers_expires_with_unknown_service(client):
+    """Protocols/README.md section 2: queued up to 5 s, then an Error envelope UNKNOWN_SERVICE."""
+    started = time.monotonic()
+    reply = client.request("interop.nobody", b"hello?", timeout=10, retries=0)
+    waited = time.monotonic() - started
+    assert len(reply) == 1, f"expected one Error envelope, got {mdp.show(reply)}"
+    fields = envelope.decode(reply[0])
+    assert fields.get("kind") == "flowbus.v1.Error", fields
+    error = envelope.error_fields(fields.get("payload", b""))
+    assert error["code"] == envelope.ERROR_CODE_UNKNOWN_SERVICE, error
+    assert error["message"], "an Error says what happened"
+    assert 3.0 <= waited <= 9.0, f"expired after {waited:.1f} s; the contract says about 5 s"
