@@ -1,0 +1,200 @@
+import Clone
+import Foundation
+import Logging
+import ZeroMQ
+
+/// `clone-rate`: updates per second from one writer (a `CloneAgent` calling `set`) through the
+/// Clone server to 1 and to 10 subscribers, each counting until all N updates arrived.
+/// Subscribers are Flowbus `CloneAgent`s (the full path), and, to tell the server's share from the
+/// agent's, raw libzmq SUB sockets that decode KVPUB frames. Baseline: raw PUB → SUB, same frames.
+struct CloneRate {
+    let options: Options
+    let logger: Logger
+
+    static let valueBytes = 64
+    static let keyCount = 1_000
+    static let target = 1_000_000.0
+    var warmup: Int { options.quick ? 5_000 : 20_000 }
+
+    func updates(subscribers: Int) -> Int {
+        options.quick ? (subscribers == 1 ? 50_000 : 20_000) : (subscribers == 1 ? 500_000 : 100_000)
+    }
+
+    static let keys: [String] = (0..<keyCount).map { "/bench/k" + String(1000 + $0) }
+    static let value = [UInt8](repeating: 0x42, count: valueBytes)
+
+    func run() throws(BenchError) -> [ResultRow] {
+        var rows: [ResultRow] = []
+        for subscribers in [1, 10] {
+            let count = updates(subscribers: subscribers)
+            progress("clone-rate: raw PUB → \(subscribers) SUB, \(count) five-frame messages (64-byte values)")
+            let raw = try RawPubSub.rate(subscribers: subscribers, messages: count)
+            progress("clone-rate: raw \(grouped(raw)) msg/s per subscriber")
+
+            progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) CloneAgent(s), \(count) updates")
+            let agents = try measure(subscribers: subscribers, updates: count, rawSubscribers: false)
+            progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber \(agents.detail)")
+
+            progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) raw SUB(s) decoding KVPUB")
+            let rawSubs = try measure(subscribers: subscribers, updates: count, rawSubscribers: true)
+            progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber \(rawSubs.detail)")
+
+            let label = "PUB→SUB ×\(subscribers)"
+            let name = "\(subscribers) subscriber\(subscribers == 1 ? "" : "s")"
+            let isTarget = subscribers == 1
+            rows.append(ResultRow(
+                "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw, rawLabel: label,
+                target: isTarget ? "≥ 1,000,000/s, else ratio" : "",
+                verdict: isTarget ? (agents.rate >= Self.target ? .pass : .miss) : .info,
+                note: agents.note))
+            rows.append(ResultRow(
+                "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate, raw: raw,
+                rawLabel: label, note: rawSubs.note))
+        }
+        return rows
+    }
+
+    struct Outcome {
+        var rate: Double
+        var detail: String
+        var note: String?
+    }
+
+    /// One writer, `subscribers` readers; the rate is `updates` over the time until the last reader had them all.
+    private func measure(subscribers: Int, updates: Int, rawSubscribers: Bool) throws(BenchError) -> Outcome {
+        let scratch = try ScratchDirectory()
+        let context: ZMQContext
+        do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
+        let endpoints: CloneEndpoints
+        do { endpoints = try CloneEndpoints(base: scratch.endpoint("clone")) } catch { throw BenchError("\(error)") }
+        let server: CloneServerHandle
+        do {
+            server = try CloneServer.start(context: context, endpoints: endpoints, logger: logger)
+        } catch {
+            throw BenchError("the Clone server did not start: \(error)")
+        }
+        defer { server.stop() }
+
+        let readers: [any UpdateCounter]
+        let rawContext = RawContext()
+        if rawSubscribers {
+            readers = try (0..<subscribers).map { index throws(BenchError) in
+                try RawKVPubSubscriber(context: rawContext, publisher: endpoints.publisher, prefix: "/bench/", name: "raw-kvpub-\(index)")
+            }
+        } else {
+            readers = try (0..<subscribers).map { _ throws(BenchError) in try AgentCounter(context: context, endpoints: endpoints, logger: logger) }
+        }
+        defer { for reader in readers { reader.stop() } }
+        let writer = try AgentCounter(context: context, endpoints: endpoints, logger: logger, subtree: "/writer/")
+        defer { writer.stop() }
+        try waitUntil("every subscriber synced with the Clone server", seconds: 10) { readers.allSatisfy(\.isReady) && writer.isReady }
+
+        // Warm-up: the same path, then every reader must have seen it before timing starts.
+        try write(writer.agent, count: warmup, offset: 0)
+        let warmTargets = readers.map { _ in warmup }
+        _ = try awaitCounts(readers, targets: warmTargets, startedAt: monotonicNanoseconds(), server: server)
+
+        let baseline = readers.map(\.received)
+        let start = monotonicNanoseconds()
+        let writing = Party<Void>("clone-writer") { [writer, warmup] () throws(BenchError) in
+            try self.write(writer.agent, count: updates, offset: warmup)
+        }
+        let finished = try awaitCounts(readers, targets: baseline.map { $0 + updates }, startedAt: start, server: server)
+        try writing.join()
+        let slowest = finished.max()!
+        let rate = Double(updates) / (Double(slowest - start) / 1e9)
+        let fastest = Double(updates) / (Double(finished.min()! - start) / 1e9)
+        let stats = server.statistics
+        let gaps = readers.map(\.gaps).reduce(0, +)
+        var detail = subscribers > 1 ? "(fastest subscriber \(grouped(fastest))/s, \(grouped(rate * Double(subscribers))) deliveries/s in all)" : ""
+        if stats.publishBlocked > 0 || gaps > 0 {
+            detail += " — \(stats.publishBlocked) publishes blocked, \(gaps) gaps seen"
+        }
+        return Outcome(rate: rate, detail: detail, note: detail.isEmpty ? nil : "clone-rate \(subscribers) sub(s)\(rawSubscribers ? " raw" : ""): " + detail)
+    }
+
+    /// `set` as fast as the agent accepts; a full outbox (backlogFull) means wait a moment and retry.
+    private func write(_ agent: CloneAgent, count: Int, offset: Int) throws(BenchError) {
+        let keys = Self.keys, value = Self.value
+        var index = 0
+        while index < count {
+            do {
+                try agent.set(key: keys[(offset + index) % keys.count], value: value)
+                index += 1
+            } catch .backlogFull {
+                usleep(50)
+            } catch {
+                throw BenchError("writer: \(error)")
+            }
+        }
+    }
+
+    /// Polls the readers until each has reached its target; returns when each did (ns). Fails after
+    /// 15 s without progress, saying how far each got.
+    private func awaitCounts(
+        _ readers: [any UpdateCounter], targets: [Int], startedAt: UInt64, server: CloneServerHandle
+    ) throws(BenchError) -> [UInt64] {
+        var finished = [UInt64?](repeating: nil, count: readers.count)
+        var lastTotal = -1
+        var lastProgress = monotonicNanoseconds()
+        while finished.contains(where: { $0 == nil }) {
+            let now = monotonicNanoseconds()
+            var total = 0
+            for index in readers.indices {
+                let received = readers[index].received
+                total += received
+                if finished[index] == nil && received >= targets[index] { finished[index] = now }
+            }
+            if total != lastTotal {
+                lastTotal = total
+                lastProgress = now
+            } else if now - lastProgress > 15_000_000_000 {
+                let counts = readers.indices.map { "\(readers[$0].received)/\(targets[$0])" }.joined(separator: ", ")
+                throw BenchError("subscribers stalled at \(counts) for 15 s; gaps \(readers.map(\.gaps)), server publishBlocked \(server.statistics.publishBlocked)")
+            }
+            usleep(500)
+        }
+        return finished.map { $0! }
+    }
+}
+
+/// A reader the clone-rate benchmark can count: a `CloneAgent` or a raw SUB socket.
+protocol UpdateCounter: Sendable {
+    var isReady: Bool { get }
+    /// Updates received so far (for an agent: KVPUBs applied).
+    var received: Int { get }
+    /// Gaps or resyncs seen.
+    var gaps: Int { get }
+    func stop()
+}
+
+/// A Flowbus `CloneAgent` mirroring `subtree`, counted through its statistics (published every 2 ms here).
+final class AgentCounter: UpdateCounter {
+    let agent: CloneAgent
+
+    init(context: ZMQContext, endpoints: CloneEndpoints, logger: Logger, subtree: String = "/bench/") throws(BenchError) {
+        var configuration = CloneAgentConfiguration(subtrees: [subtree])
+        configuration.statisticsInterval = .milliseconds(2)
+        do {
+            agent = try CloneAgent(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
+        } catch {
+            throw BenchError("a CloneAgent did not start: \(error)")
+        }
+    }
+
+    var isReady: Bool { agent.isSynced }
+    var received: Int { agent.statistics.updatesApplied }
+    var gaps: Int {
+        let statistics = agent.statistics
+        return statistics.gapsDetected + statistics.resyncs
+    }
+    func stop() { agent.stop() }
+}
+
+func waitUntil(_ what: String, seconds: Double, _ condition: () -> Bool) throws(BenchError) {
+    let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
+    while !condition() {
+        guard monotonicNanoseconds() < deadline else { throw BenchError("timed out after \(seconds) s waiting for \(what)") }
+        usleep(1_000)
+    }
+}

@@ -1,0 +1,159 @@
+import CRawZMQ
+import Logging
+import Majordomo
+import ZeroMQ
+
+/// `mdp-throughput`: a client keeps `window` requests in flight (send/receive, no retries) through
+/// the broker to 1, 2 and 4 workers; against raw DEALER → ROUTER|DEALER proxy → DEALER echo workers.
+struct MDPThroughput {
+    let options: Options
+    let logger: Logger
+
+    let window = 1_000
+    var warmup: Int { options.quick ? 5_000 : 20_000 }
+    var measured: Int { options.quick ? 20_000 : 200_000 }
+    static let target = 100_000.0
+
+    func run() throws(BenchError) -> [ResultRow] {
+        let scratch = try ScratchDirectory()
+        var results: [(workers: Int, flowbus: Double, raw: Double)] = []
+        for workers in [1, 2, 4] {
+            progress("mdp-throughput: Flowbus MDP, \(workers) worker(s), window \(window), \(measured) requests")
+            let flowbus = try measureFlowbus(scratch, workers: workers)
+            progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus)) req/s")
+            progress("mdp-throughput: raw DEALER → ROUTER|DEALER → DEALER, \(workers) echo worker(s)")
+            let raw = try measureRaw(scratch, workers: workers)
+            progress("mdp-throughput: raw \(workers) worker(s): \(grouped(raw)) req/s")
+            results.append((workers, flowbus, raw))
+        }
+        let best = results.max { $0.flowbus < $1.flowbus }!
+        return results.map { result in
+            let isBest = result.workers == best.workers
+            return ResultRow(
+                "mdp-throughput", "\(result.workers) worker\(result.workers == 1 ? "" : "s"), window \(window)",
+                unit: "req/s", flowbus: result.flowbus, raw: result.raw, rawLabel: "DEALER→proxy→DEALER",
+                target: isBest ? "≥ 100,000 req/s (best)" : "",
+                verdict: isBest ? (result.flowbus >= Self.target ? .pass : .miss) : .info)
+        }
+    }
+
+    private func measureFlowbus(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Double {
+        let context: ZMQContext
+        do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
+        let endpoint = scratch.endpoint("mdp-tp-\(count)")
+        let broker: BrokerHandle
+        do {
+            broker = try MajordomoBroker.start(context: context, endpoints: [endpoint], logger: logger)
+        } catch {
+            throw BenchError("the broker did not start: \(error)")
+        }
+        defer { broker.stop() }
+        let stop = StopFlag()
+        let logger = self.logger
+        let workers = (0..<count).map { index in
+            Party<Void>("mdp-worker-\(index)") { () throws(BenchError) in
+                do {
+                    let worker = try MajordomoWorker(context: context, endpoint: endpoint, service: "bench.echo", logger: logger)
+                    try worker.run(until: { stop.isRaised }, handler: { $0.body })
+                } catch {
+                    throw BenchError("worker: \(error)")
+                }
+            }
+        }
+        defer {
+            stop.raise()
+            for worker in workers { _ = try? worker.join() }
+        }
+        // Every worker registered before timing starts, so all configurations share the load from the first request.
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while broker.workers.count < count {
+            guard monotonicNanoseconds() < deadline else {
+                throw BenchError("only \(broker.workers.count) of \(count) workers registered with the broker within 5 s")
+            }
+        }
+        let (window, warmup, measured) = (self.window, self.warmup, self.measured)
+        let client = Party<Double>("mdp-client") { () throws(BenchError) -> Double in
+            do {
+                let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
+                let body = [MDPRoundTrip.body]
+                func pump(_ total: Int) throws -> Void {
+                    var sent = 0, received = 0
+                    while received < total {
+                        while sent < total && sent - received < window {
+                            try client.send(service: "bench.echo", body: body)
+                            sent += 1
+                        }
+                        guard let reply = try client.receive(timeout: .seconds(5)) else {
+                            throw BenchError("no reply within 5 s after \(received) of \(total) replies")
+                        }
+                        guard reply.body.count == 1 else { throw BenchError("unexpected reply of \(reply.body.count) frames") }
+                        received += 1
+                    }
+                }
+                try pump(warmup)
+                let start = monotonicNanoseconds()
+                try pump(measured)
+                let elapsed = monotonicNanoseconds() - start
+                return Double(measured) / (Double(elapsed) / 1e9)
+            } catch let error as BenchError {
+                throw error
+            } catch {
+                throw BenchError("client: \(error)")
+            }
+        }
+        return try client.join()
+    }
+
+    private func measureRaw(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Double {
+        let context = RawContext()
+        let front = scratch.endpoint("raw-tp-front-\(count)"), back = scratch.endpoint("raw-tp-back-\(count)")
+        let proxy = try RawProxy(context: context, front: front, back: back, control: "inproc://tp-steer-\(count)")
+        let stop = StopFlag()
+        let workers = (0..<count).map { index in
+            Party<Void>("raw-worker-\(index)") { () throws(BenchError) in
+                let socket = try RawSocket(context, ZMQ_DEALER)
+                socket.set(ZMQ_SNDHWM, 100_000)
+                socket.set(ZMQ_RCVHWM, 100_000)
+                try socket.connect(back)
+                try rawEcho(socket, until: stop)
+            }
+        }
+        defer {
+            stop.raise()
+            for worker in workers { _ = try? worker.join() }
+            try? proxy.stop()
+        }
+        let (window, warmup, measured) = (self.window, self.warmup, self.measured)
+        let client = Party<Double>("raw-client") { () throws(BenchError) -> Double in
+            let socket = try RawSocket(context, ZMQ_DEALER)
+            socket.set(ZMQ_SNDHWM, 100_000)
+            socket.set(ZMQ_RCVHWM, 100_000)
+            socket.set(ZMQ_RCVTIMEO, 5_000)
+            try socket.connect(front)
+            let body = MDPRoundTrip.body
+            var reply = zmq_msg_t()
+            zmq_msg_init(&reply)
+            defer { zmq_msg_close(&reply) }
+            func pump(_ total: Int) throws(BenchError) {
+                var sent = 0, received = 0
+                while received < total {
+                    while sent < total && sent - received < window {
+                        try socket.send(body)
+                        sent += 1
+                    }
+                    guard try socket.receive(&reply) else {
+                        throw BenchError("no raw reply within 5 s after \(received) of \(total)")
+                    }
+                    received += 1
+                }
+            }
+            // The DEALER back end spreads over connected workers only: give them a moment to connect.
+            try pump(warmup)
+            let start = monotonicNanoseconds()
+            try pump(measured)
+            let elapsed = monotonicNanoseconds() - start
+            return Double(measured) / (Double(elapsed) / 1e9)
+        }
+        return try client.join()
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+
+@main
+struct FlowbusBench {
+    static func main() {
+        let options: Options
+        do {
+            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            if let message = error.message {
+                FileHandle.standardError.write(Data("flowbus-bench: \(message)\n\n\(Options.usage)\n".utf8))
+                exit(64)
+            }
+            print(Options.usage)
+            exit(0)
+        }
+        // The executable bootstraps logging once; warnings and worse go to stderr, never into the table.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let logger = Logger(label: "flowbus-bench")
+        // A subscriber or peer that goes away must not kill the run with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+
+        let started = Date()
+        progress("flowbus-bench \(options.quick ? "(quick) " : "")on \(Machine.description), libzmq \(RawContext.version)")
+        var rows: [ResultRow] = []
+        func attempt(_ name: BenchmarkName, _ body: () throws(BenchError) -> [ResultRow]) {
+            guard options.runs(name) else { return }
+            do {
+                rows += try body()
+            } catch {
+                progress("\(name.rawValue): FAILED: \(error)")
+                rows.append(.failed(name.rawValue, error.description))
+            }
+        }
+        attempt(.mdpRoundTrip) { () throws(BenchError) in try MDPRoundTrip(options: options, logger: logger).run() }
+        attempt(.mdpThroughput) { () throws(BenchError) in try MDPThroughput(options: options, logger: logger).run() }
+        attempt(.cloneRate) { () throws(BenchError) in try CloneRate(options: options, logger: logger).run() }
+        attempt(.idleMemory) { () throws(BenchError) in IdleMemory(options: options).run() }
+
+        let date = ISO8601DateFormatter().string(from: started)
+        print("Flowbus benchmarks — \(date) — \(Machine.description), libzmq \(RawContext.version)\(options.quick ? " — QUICK run, rough figures" : "")\n")
+        print(Table.render(rows))
+        if let path = options.jsonPath {
+            let report = RunReport(date: date, machine: Machine.description, libzmq: RawContext.version, quick: options.quick, rows: rows)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                try encoder.encode(report).write(to: URL(fileURLWithPath: path))
+                progress("results written to \(path)")
+            } catch {
+                progress("cannot write \(path): \(error)")
+                exit(1)
+            }
+        }
+        exit(rows.contains { $0.verdict == .failed } ? 1 : 0)
+    }
+}
+
+enum Machine {
+    /// "2 cores, <CPU model>".
+    static var description: String {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        return "\(cores) cores, \(model)"
+    }
+}

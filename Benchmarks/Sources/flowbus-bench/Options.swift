@@ -1,0 +1,79 @@
+import Foundation
+
+/// The command line: `flowbus-bench [--quick] [--only NAME[,NAME...]] [--json FILE] [--repo PATH] [--skip-build]`.
+struct Options {
+    var quick = false
+    var only: Set<String> = []
+    var jsonPath: String?
+    var repositoryPath: String
+    var skipBuild = false
+
+    static let usage = """
+    usage: swift run -c release --package-path Benchmarks flowbus-bench [options]
+
+      --quick          a short smoke run (fewer iterations; figures are rough)
+      --only NAMES     run only these benchmarks, comma-separated: \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", "))
+      --json FILE      also write the results as JSON to FILE
+      --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
+      --skip-build     idle-memory: use the existing .build/release binaries instead of building them
+      --help           this text
+
+    Progress goes to stderr; the table of results to stdout.
+    """
+
+    /// Parses `arguments` (without the program name); throws a message for the person who typed them.
+    init(arguments: [String]) throws(UsageError) {
+        repositoryPath = Self.defaultRepositoryPath
+        var index = 0
+        func value(of flag: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                throw UsageError("\(flag) needs a value")
+            }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--quick": quick = true
+            case "--skip-build": skipBuild = true
+            case "--json": jsonPath = try value(of: argument)
+            case "--repo": repositoryPath = try value(of: argument)
+            case "--only":
+                for name in try value(of: argument).split(separator: ",") {
+                    guard let known = BenchmarkName(rawValue: String(name)) else {
+                        throw UsageError("unknown benchmark '\(name)'; choose from \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    only.insert(known.rawValue)
+                }
+            case "--help", "-h": throw UsageError(nil)
+            default: throw UsageError("unknown option '\(argument)'")
+            }
+            index += 1
+        }
+    }
+
+    func runs(_ name: BenchmarkName) -> Bool {
+        only.isEmpty || only.contains(name.rawValue)
+    }
+
+    /// Benchmarks/Sources/flowbus-bench/Options.swift → the repository three folders above Benchmarks/.
+    static var defaultRepositoryPath: String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+}
+
+struct UsageError: Error {
+    /// nil: the person asked for help.
+    let message: String?
+    init(_ message: String?) { self.message = message }
+}
+
+enum BenchmarkName: String, CaseIterable, Sendable {
+    case mdpRoundTrip = "mdp-rtt"
+    case mdpThroughput = "mdp-throughput"
+    case cloneRate = "clone-rate"
+    case idleMemory = "idle-memory"
+}

@@ -1,0 +1,189 @@
+import CRawZMQ
+import Glibc
+
+// The baselines talk to libzmq's C API directly, the way a C program would, so the ratio
+// measures what Flowbus's Swift layers add and not a second Swift binding.
+
+/// A libzmq context. `@unchecked Sendable` is true: libzmq documents contexts as thread-safe
+/// (sockets are not, and `RawSocket` is not Sendable).
+final class RawContext: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+
+    init() {
+        handle = zmq_ctx_new()
+    }
+
+    deinit {
+        while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+
+    static var version: String {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        zmq_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
+}
+
+/// One libzmq socket, owned by the thread that made it.
+final class RawSocket {
+    let handle: UnsafeMutableRawPointer
+    let context: RawContext
+
+    init(_ context: RawContext, _ type: Int32) throws(BenchError) {
+        guard let handle = zmq_socket(context.handle, type) else { throw Self.error("zmq_socket") }
+        self.handle = handle
+        self.context = context
+        set(ZMQ_LINGER, 0)
+    }
+
+    deinit {
+        zmq_close(handle)
+    }
+
+    func set(_ option: Int32, _ value: Int32) {
+        var value = value
+        zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size)
+    }
+
+    func subscribe(_ prefix: String) {
+        let bytes = Array(prefix.utf8)
+        bytes.withUnsafeBytes { _ = zmq_setsockopt(handle, ZMQ_SUBSCRIBE, $0.baseAddress, $0.count) }
+    }
+
+    func bind(_ endpoint: String) throws(BenchError) {
+        guard zmq_bind(handle, endpoint) == 0 else { throw Self.error("zmq_bind(\(endpoint))") }
+    }
+
+    func connect(_ endpoint: String) throws(BenchError) {
+        guard zmq_connect(handle, endpoint) == 0 else { throw Self.error("zmq_connect(\(endpoint))") }
+    }
+
+    /// Copies `bytes` into one frame. False on EAGAIN (with ZMQ_DONTWAIT); throws on anything else.
+    @discardableResult
+    @inline(__always)
+    func send(_ bytes: [UInt8], flags: Int32 = 0) throws(BenchError) -> Bool {
+        try Self.outcome(bytes.withUnsafeBytes { Self.send(handle, $0.baseAddress, $0.count, flags) })
+    }
+
+    /// Sends `value` as an 8-byte network-order frame (a CHP sequence).
+    @discardableResult
+    @inline(__always)
+    func send(bigEndian value: UInt64, flags: Int32 = 0) throws(BenchError) -> Bool {
+        try Self.outcome(withUnsafeBytes(of: value.bigEndian) { Self.send(handle, $0.baseAddress, $0.count, flags) })
+    }
+
+    /// zmq_send retried on EINTR; 0 when sent, else the errno.
+    @inline(__always)
+    private static func send(_ handle: UnsafeMutableRawPointer, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int32 {
+        while true {
+            if zmq_send(handle, bytes, count, flags) >= 0 { return 0 }
+            let code = zmq_errno()
+            if code != EINTR { return code }
+        }
+    }
+
+    @inline(__always)
+    private static func outcome(_ code: Int32) throws(BenchError) -> Bool {
+        if code == 0 { return true }
+        if code == EAGAIN { return false }
+        throw error("zmq_send", code)
+    }
+
+    /// Receives one frame into `message` (initialised by the caller); false on EAGAIN or timeout.
+    @inline(__always)
+    func receive(_ message: inout zmq_msg_t, flags: Int32 = 0) throws(BenchError) -> Bool {
+        while true {
+            if zmq_msg_recv(&message, handle, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw Self.error("zmq_msg_recv", code)
+        }
+    }
+
+    /// Sends `message` on, keeping its more-flag; libzmq takes its content (zero copy).
+    @inline(__always)
+    func forward(_ message: inout zmq_msg_t, more: Bool) throws(BenchError) {
+        while zmq_msg_send(&message, handle, more ? ZMQ_SNDMORE : 0) < 0 {
+            let code = zmq_errno()
+            if code != EINTR { throw Self.error("zmq_msg_send", code) }
+        }
+    }
+
+    /// Receives every frame of one message and drops them; returns the frame count (0 on timeout).
+    func drainMessage(flags: Int32 = 0) throws(BenchError) -> Int {
+        var message = zmq_msg_t()
+        zmq_msg_init(&message)
+        defer { zmq_msg_close(&message) }
+        guard try receive(&message, flags: flags) else { return 0 }
+        var frames = 1
+        while zmq_msg_more(&message) != 0 {
+            _ = try receive(&message)
+            frames += 1
+        }
+        return frames
+    }
+
+    static func error(_ operation: String, _ code: Int32 = zmq_errno()) -> BenchError {
+        BenchError("\(operation) failed: \(String(cString: zmq_strerror(code))) (errno \(code))")
+    }
+}
+
+/// Echoes every message it receives, frame by frame, until `stop` is raised (checked every 100 ms).
+/// Used as the REP and DEALER workers of the raw baselines.
+func rawEcho(_ socket: RawSocket, until stop: StopFlag) throws(BenchError) {
+    socket.set(ZMQ_RCVTIMEO, 100)
+    var message = zmq_msg_t()
+    zmq_msg_init(&message)
+    defer { zmq_msg_close(&message) }
+    while !stop.isRaised {
+        guard try socket.receive(&message) else { continue }
+        while true {
+            let more = zmq_msg_more(&message) != 0
+            try socket.forward(&message, more: more)
+            guard more else { break }
+            _ = try socket.receive(&message)
+        }
+    }
+}
+
+/// A ROUTER front and a DEALER back joined by `zmq_proxy_steerable` on its own thread: the raw
+/// stand-in for a broker's extra hop. `stop()` sends TERMINATE on the control socket.
+final class RawProxy: Sendable {
+    private let party: Party<Void>
+    private let context: RawContext
+    private let controlEndpoint: String
+
+    init(context: RawContext, front: String, back: String, control: String) throws(BenchError) {
+        self.context = context
+        self.controlEndpoint = control
+        let ready = Gate()
+        party = Party("raw-proxy") { () throws(BenchError) in
+            let frontend = try RawSocket(context, ZMQ_ROUTER)
+            let backend = try RawSocket(context, ZMQ_DEALER)
+            let steering = try RawSocket(context, ZMQ_PAIR)
+            for socket in [frontend, backend] {
+                socket.set(ZMQ_SNDHWM, 100_000)
+                socket.set(ZMQ_RCVHWM, 100_000)
+            }
+            do throws(BenchError) {
+                try frontend.bind(front)
+                try backend.bind(back)
+                try steering.bind(control)
+            } catch {
+                ready.open()
+                throw error
+            }
+            ready.open()
+            zmq_proxy_steerable(frontend.handle, backend.handle, nil, steering.handle)
+        }
+        ready.wait()
+    }
+
+    func stop() throws(BenchError) {
+        let steering = try RawSocket(context, ZMQ_PAIR)
+        try steering.connect(controlEndpoint)
+        try steering.send(Array("TERMINATE".utf8))
+        try party.join()
+    }
+}
