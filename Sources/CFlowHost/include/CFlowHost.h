@@ -1,4 +1,37 @@
 #ifndef CFLOWHOST_H
 #define CFLOWHOST_H
-int cflowhost_placeholder(void);
+
+#include <sys/types.h>
+
+/// The step of `cflowhost_spawn` that failed, so the caller can say what went wrong.
+typedef enum {
+    CFLOWHOST_STAGE_NONE = 0,
+    CFLOWHOST_STAGE_PIPE = 1,
+    CFLOWHOST_STAGE_OPEN_LOG = 2,
+    CFLOWHOST_STAGE_FORK = 3,
+    CFLOWHOST_STAGE_CHILD_SETUP = 4,
+    CFLOWHOST_STAGE_EXEC = 5,
+} cflowhost_stage;
+
+/// Forks and execs `path` with `argv` and `envp` (both NULL-terminated) in its own process group,
+/// stdin from /dev/null, stdout and stderr appended to `log_path`, default signal mask and
+/// dispositions, no other inherited fd, and SIGKILL delivered when the forking thread dies.
+/// Returns 0 and stores the child's pid, or returns an errno and stores the failed stage.
+/// Call it only from a long-lived thread: PR_SET_PDEATHSIG fires when the forking *thread* exits.
+int cflowhost_spawn(const char *path, char *const argv[], char *const envp[], const char *log_path,
+                    pid_t *pid_out, int *stage_out);
+
+/// kill(2): returns 0 or the errno.
+int cflowhost_kill(pid_t pid, int signal);
+
+/// waitpid(pid, WNOHANG), retrying EINTR: returns the pid when it exited (status stored),
+/// 0 while it runs, or minus the errno.
+pid_t cflowhost_reap(pid_t pid, int *status_out);
+
+/// The wait status macros, which Swift cannot import.
+int cflowhost_exited(int status);
+int cflowhost_exit_status(int status);
+int cflowhost_signaled(int status);
+int cflowhost_term_signal(int status);
+
 #endif
