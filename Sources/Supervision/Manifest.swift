@@ -1,0 +1,79 @@
+import Foundation
+
+/// What the host runs: the supervisor's limits and the plugin processes, in start order.
+public struct Manifest: Sendable, Equatable {
+    public var supervisor: SupervisorSettings
+    public var plugins: [PluginSpec]
+    /// The folder a command with a slash, but not absolute, is relative to.
+    public var baseDirectory: URL
+
+    public init(supervisor: SupervisorSettings = SupervisorSettings(), plugins: [PluginSpec], baseDirectory: URL) {
+        self.supervisor = supervisor
+        self.plugins = plugins
+        self.baseDirectory = baseDirectory
+    }
+}
+
+/// Restart intensity, backoff and shutdown limits shared by every plugin.
+public struct SupervisorSettings: Sendable, Equatable {
+    /// At most `intensity` restarts of one instance within `period`; one more and the host gives up on it.
+    public var intensity: Int
+    public var period: Duration
+    public var backoff: Backoff
+    /// How long a plugin has to exit after SIGTERM before it gets SIGKILL.
+    public var shutdownTimeout: Duration
+
+    public init(
+        intensity: Int = 5,
+        period: Duration = .seconds(10),
+        backoff: Backoff = Backoff(),
+        shutdownTimeout: Duration = .seconds(5)
+    ) {
+        self.intensity = intensity
+        self.period = period
+        self.backoff = backoff
+        self.shutdownTimeout = shutdownTimeout
+    }
+}
+
+/// Delays between consecutive restarts of one instance: doubling from `initial` up to `max`.
+public struct Backoff: Sendable, Equatable {
+    public var initial: Duration
+    public var max: Duration
+
+    public init(initial: Duration = .milliseconds(100), max: Duration = .seconds(5)) {
+        self.initial = initial
+        self.max = max
+    }
+}
+
+/// One plugin: the command to run and how many identical processes of it.
+public struct PluginSpec: Sendable, Equatable {
+    public var name: String
+    /// Absolute; relative to the manifest's folder when it has a slash; otherwise searched for.
+    public var command: String
+    public var args: [String]
+    public var env: [String: String]
+    public var restart: RestartPolicy
+    public var replicas: Int
+    /// Overrides the supervisor's shutdown timeout for this plugin.
+    public var shutdownTimeout: Duration?
+
+    public init(
+        name: String,
+        command: String,
+        args: [String] = [],
+        env: [String: String] = [:],
+        restart: RestartPolicy = .permanent,
+        replicas: Int = 1,
+        shutdownTimeout: Duration? = nil
+    ) {
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.restart = restart
+        self.replicas = replicas
+        self.shutdownTimeout = shutdownTimeout
+    }
+}
