@@ -49,7 +49,19 @@ struct BrokerFaultTests {
             for _ in 0..<400 { try client.send(service: "vm.home", body: frames("v")) }
             for _ in 0..<200 { try client.send(service: "clock", body: frames("c")) }
             var counts = ["vm.home": 0, "clock": 0]
-            while let reply = try client.receive(timeout: .milliseconds(700)) { counts[reply.service, default: 0] += 1 }
+            // Done when the broker has seen all 600 and every one not dropped has come back.
+            func complete() -> Bool {
+                let statistics = fixture.broker.statistics
+                return statistics.requests == 600 && counts.values.reduce(0, +) == 600 - statistics.faultDropped
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if let reply = try client.receive(timeout: .milliseconds(100)) {
+                    counts[reply.service, default: 0] += 1
+                } else if complete() {
+                    break
+                }
+            }
             return (counts["vm.home"]!, counts["clock"]!)
         }
         let dropped = fixture.broker.statistics.faultDropped
@@ -107,6 +119,7 @@ struct BrokerFaultTests {
             request.body == frames("big") ? [[UInt8](repeating: 1, count: 4000)] : request.body
         }
         defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("bloat", count: 1))
         let replies = try await onThread {
             let client = try fixture.client()
             return [try client.request(service: "bloat", body: frames("big")), try client.request(service: "bloat", body: frames("small"))]

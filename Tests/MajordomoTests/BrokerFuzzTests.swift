@@ -61,6 +61,7 @@ struct BrokerFuzzTests {
     @Test func randomFramesNeverStopTheBroker() async throws {
         var configuration = BrokerConfiguration()
         configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 10
         configuration.requestExpiry = .milliseconds(300)
         configuration.statisticsInterval = .milliseconds(50)
         configuration.rejectionReply = { [Array($0.reason.rawValue.utf8)] }

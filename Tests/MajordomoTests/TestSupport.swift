@@ -19,19 +19,20 @@ func frames(_ texts: String...) -> [Frame] { texts.map { Array($0.utf8) } }
 
 func text(_ frame: Frame) -> String { String(decoding: frame, as: UTF8.self) }
 
-/// Short heartbeats and expiry, so liveness tests take a fraction of a second.
+/// Short heartbeats, so liveness tests take about a second, with room for a machine
+/// loaded by parallel builds (liveness 1 s, expiry 2 s).
 func fastBrokerConfiguration() -> BrokerConfiguration {
     var configuration = BrokerConfiguration()
     configuration.heartbeatInterval = .milliseconds(100)
-    configuration.heartbeatLiveness = 3
-    configuration.requestExpiry = .milliseconds(600)
+    configuration.heartbeatLiveness = 10
+    configuration.requestExpiry = .seconds(2)
     configuration.statisticsInterval = .milliseconds(50)
     return configuration
 }
 
 func fastWorkerConfiguration(routingID: String? = nil) -> WorkerConfiguration {
     WorkerConfiguration(
-        heartbeatInterval: .milliseconds(100), heartbeatLiveness: 3,
+        heartbeatInterval: .milliseconds(100), heartbeatLiveness: 10,
         reconnectInitial: .milliseconds(50), reconnectMax: .milliseconds(400), routingID: routingID
     )
 }
