@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "flowbus",
             dependencies: [
-                "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol",
+                "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol", "MessagePath", "Supervision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,0 +1,71 @@
+import Clone
+import Foundation
+import Majordomo
+import MessagePath
+import Supervision
+import ZeroMQ
+
+/// Answers one control request from the parts of a running host.
+struct ControlHandler {
+    let host: Host
+    let descriptor: HostDescriptor
+    let supervisor: Supervisor
+    let broker: BrokerHandle
+    let clone: CloneServerHandle
+    let faults: FaultRules
+    let security: BusSecurity?
+
+    func handle(_ request: ControlRequest) -> Data {
+        switch request.command {
+        case .ping:
+            return encode(ControlReply(ok: true, body: descriptor))
+        case .status:
+            return encode(ControlReply(ok: true, body: status()))
+        case .down:
+            host.requestStop()
+            return encode(ControlReply(ok: true, body: Empty()))
+        case .faultSet:
+            guard let rule = request.rule else {
+                return failure("fault.set needs a rule: use `flowbus fault drop --service PREFIX --share 0.5`")
+            }
+            do {
+                try faults.install(rule)
+                return encode(ControlReply(ok: true, body: Empty()))
+            } catch {
+                return failure(error.description)
+            }
+        case .faultClear:
+            if let id = request.ruleID {
+                guard faults.remove(id: id) else {
+                    return failure("no fault rule has the id \(id); `flowbus fault list` shows the ids")
+                }
+            } else {
+                faults.removeAll()
+            }
+            return encode(ControlReply(ok: true, body: Empty()))
+        case .faultList:
+            return encode(ControlReply(ok: true, body: faults.status))
+        }
+    }
+
+    func status() -> HostStatus {
+        HostStatus(
+            host: descriptor,
+            uptimeSeconds: Date().timeIntervalSince(descriptor.startedAt),
+            plugins: supervisor.status(),
+            broker: broker.statistics,
+            workers: broker.workers,
+            clone: clone.statistics,
+            faults: faults.status,
+            curveDenied: security?.authenticator.decisions.denied
+        )
+    }
+
+    private func failure(_ text: String) -> Data {
+        encode(ControlReply<Empty>(ok: false, error: text))
+    }
+
+    private func encode<Body>(_ reply: ControlReply<Body>) -> Data {
+        (try? JSONEncoder.flowbus.encode(reply)) ?? Data(#"{"ok":false,"error":"the host could not encode its reply"}"#.utf8)
+    }
+}

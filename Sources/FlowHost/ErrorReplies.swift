@@ -1,0 +1,31 @@
+import FlowProtocol
+import Majordomo
+import ZeroMQ
+
+/// The Error envelopes the broker sends a client in place of a reply it cannot give
+/// (Protocols/README.md, "Limits" and "Unknown services").
+enum ErrorReplies {
+    static func body(for rejection: BrokerRejection) -> [Frame]? {
+        let service = rejection.serviceName
+        let frame: Frame
+        switch rejection.reason {
+        case .oversize:
+            frame = ErrorReply.frame(
+                .messageTooLarge, message: "the request to \(service) is larger than the bus accepts (\(rejection.detail))",
+                hint: "send less per request, or start the host with a larger --max-message-bytes", writer: "broker")
+        case .oversizeReply:
+            frame = ErrorReply.frame(
+                .messageTooLarge, message: "the reply of \(service) was larger than the bus accepts (\(rejection.detail))",
+                hint: "the service must answer with less, or the host needs a larger --max-message-bytes", writer: "broker")
+        case .expired:
+            frame = ErrorReply.frame(
+                .unknownService, message: "no worker for service \(service) registered in time (\(rejection.detail))",
+                hint: "check the service name; `flowbus ps` lists the services that have workers", writer: "broker")
+        case .queueFull:
+            frame = ErrorReply.frame(
+                .unavailable, message: "the queue of service \(service) is full (\(rejection.detail))",
+                hint: "retry later; its workers are not keeping up or none are running (`flowbus ps`)", writer: "broker")
+        }
+        return [frame]
+    }
+}

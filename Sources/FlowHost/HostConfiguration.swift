@@ -1,0 +1,65 @@
+import Foundation
+
+/// Everything `flowbus up` decides before the host starts.
+public struct HostConfiguration: Sendable {
+    public var runDirectory: RunDirectory
+    /// The broker's ROUTER endpoint; nil means `ipc://<run-dir>/broker.ipc`.
+    public var brokerEndpoint: String?
+    /// The Clone server's base endpoint (`tcp://HOST:P` or `ipc://PATH`); nil means `ipc://<run-dir>/clone`.
+    public var cloneBase: String?
+    /// The manifest's YAML text and the folder relative commands resolve against.
+    public var manifestYAML: String
+    public var manifestDirectory: URL
+    /// Where plugin commands without a slash are looked for before PATH.
+    public var pluginSearchPath: [String]
+    /// The host's CURVE secret key file and the allow-list of client public keys.
+    public var curveSecretPath: String?
+    public var allowListPath: String?
+    public var heartbeatInterval: Duration
+    public var heartbeatLiveness: Int
+    public var maxMessageBytes: Int
+    public var unknownServiceExpiry: Duration
+    public var hugzInterval: Duration
+
+    public init(
+        runDirectory: RunDirectory,
+        brokerEndpoint: String? = nil,
+        cloneBase: String? = nil,
+        manifestYAML: String = DefaultManifest.yaml,
+        manifestDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+        pluginSearchPath: [String] = [],
+        curveSecretPath: String? = nil,
+        allowListPath: String? = nil,
+        heartbeatInterval: Duration = .milliseconds(500),
+        heartbeatLiveness: Int = 3,
+        maxMessageBytes: Int = 1 << 20,
+        unknownServiceExpiry: Duration = .seconds(5),
+        hugzInterval: Duration = .seconds(1)
+    ) {
+        self.runDirectory = runDirectory
+        self.brokerEndpoint = brokerEndpoint
+        self.cloneBase = cloneBase
+        self.manifestYAML = manifestYAML
+        self.manifestDirectory = manifestDirectory
+        self.pluginSearchPath = pluginSearchPath
+        self.curveSecretPath = curveSecretPath
+        self.allowListPath = allowListPath
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.maxMessageBytes = maxMessageBytes
+        self.unknownServiceExpiry = unknownServiceExpiry
+        self.hugzInterval = hugzInterval
+    }
+
+    public var resolvedBrokerEndpoint: String { brokerEndpoint ?? runDirectory.defaultBrokerEndpoint }
+    public var resolvedCloneBase: String { cloneBase ?? runDirectory.defaultCloneBase }
+
+    /// Refuses to expose the bus beyond this machine without CURVE and an allow-list.
+    public func validateExposure() throws {
+        for endpoint in [resolvedBrokerEndpoint, resolvedCloneBase] {
+            if case .network = EndpointExposure(endpoint: endpoint), curveSecretPath == nil || allowListPath == nil {
+                throw HostError.curveRequired(endpoint: endpoint)
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import Clone
+import Foundation
+import Majordomo
+import MessagePath
+import Supervision
+
+/// What `flowbus ps --json` prints: the host, its plugins, and the bus's counters.
+public struct HostStatus: Codable, Sendable {
+    public var host: HostDescriptor
+    public var uptimeSeconds: Double
+    public var plugins: [PluginStatus]
+    public var broker: BrokerStatistics
+    public var workers: [WorkerInfo]
+    public var clone: CloneServerStatistics
+    public var faults: [FaultRuleStatus]
+    /// Handshakes refused by the CURVE allow-list, when CURVE is on.
+    public var curveDenied: Int?
+}

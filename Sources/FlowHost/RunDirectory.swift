@@ -1,0 +1,104 @@
+import Foundation
+
+/// The folder one host run lives in: its ipc sockets, `host.json`, and the plugins' logs.
+///
+/// Every command finds the host through it, so `flowbus ps` and `flowbus down` need no
+/// arguments when the host runs with the default one.
+public struct RunDirectory: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// `$FLOWBUS_RUN_DIR`, else `/tmp/flowbus-<uid>/default`: short, because a unix socket
+    /// path has room for about 100 bytes.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> RunDirectory {
+        if let explicit = environment["FLOWBUS_RUN_DIR"], !explicit.isEmpty {
+            return RunDirectory(path: explicit)
+        }
+        return RunDirectory(path: "/tmp/flowbus-\(getuid())/default")
+    }
+
+    public var descriptorPath: String { path + "/host.json" }
+    public var logDirectory: String { path + "/logs" }
+    public var hostLogPath: String { logDirectory + "/host.log" }
+    public var controlEndpoint: String { "ipc://\(path)/control.ipc" }
+    public var defaultBrokerEndpoint: String { "ipc://\(path)/broker.ipc" }
+    public var defaultCloneBase: String { "ipc://\(path)/clone" }
+
+    /// Creates the folder and its `logs/` (owner-only: the sockets in it are the bus).
+    public func create() throws {
+        try FileManager.default.createDirectory(
+            atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    /// The descriptor of the host running here, or nil when none was written.
+    public func readDescriptor() throws -> HostDescriptor? {
+        guard let data = FileManager.default.contents(atPath: descriptorPath) else { return nil }
+        do {
+            return try JSONDecoder.flowbus.decode(HostDescriptor.self, from: data)
+        } catch {
+            throw HostError.unreadableDescriptor(path: descriptorPath, reason: "\(error)")
+        }
+    }
+
+    public func writeDescriptor(_ descriptor: HostDescriptor) throws {
+        let data = try JSONEncoder.flowbus.encode(descriptor)
+        let temporary = descriptorPath + ".tmp"
+        try data.write(to: URL(fileURLWithPath: temporary))
+        // rename is atomic: a reader sees the old file or the new one, never half of one.
+        guard rename(temporary, descriptorPath) == 0 else {
+            throw HostError.unwritableRunDirectory(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    public func removeDescriptor() {
+        unlink(descriptorPath)
+    }
+
+    /// The host recorded here if its process is still alive.
+    public func liveHost() throws -> HostDescriptor? {
+        guard let descriptor = try readDescriptor() else { return nil }
+        return isAlive(pid: descriptor.pid) ? descriptor : nil
+    }
+}
+
+/// What a running host announces in `<run-dir>/host.json`.
+public struct HostDescriptor: Codable, Sendable, Equatable {
+    public var pid: Int32
+    public var startedAt: Date
+    public var runDirectory: String
+    public var endpoints: HostEndpoints
+    /// The z85 public key clients must use as CURVE server key, when CURVE is on.
+    public var serverPublicKey: String?
+
+    public init(pid: Int32, startedAt: Date, runDirectory: String, endpoints: HostEndpoints, serverPublicKey: String?) {
+        self.pid = pid
+        self.startedAt = startedAt
+        self.runDirectory = runDirectory
+        self.endpoints = endpoints
+        self.serverPublicKey = serverPublicKey
+    }
+}
+
+func isAlive(pid: Int32) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
+}
+
+extension JSONEncoder {
+    static var flowbus: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var flowbus: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+@main
+struct Flowbus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flowbus",
+        abstract: "Runs an MVVM-C app's coordinators and view models as processes on a ZeroMQ bus.",
+        discussion: """
+        `flowbus up` starts the host (Majordomo broker, Clone server, supervised plugins);
+        `flowbus ps` shows it; `flowbus down` stops it. See README.md for the whole reference.
+        """,
+        subcommands: [Up.self, Ps.self, Down.self, Tap.self, Keys.self, Fault.self]
+    )
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import FlowHost
+import Foundation
+import Clone
+import Majordomo
+import MessagePath
+import Supervision
+
+struct Ps: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Shows the host's plugins, endpoints, and the broker's and Clone server's counters."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Print the whole status as JSON.")
+    var json = false
+
+    func run() throws {
+        let directory = global.runDirectory
+        let client = ControlClient(runDirectory: directory)
+        if json {
+            guard let descriptor = try directory.liveHost() else { throw HostError.notRunning(runDirectory: directory.path) }
+            let raw = try client.exchange(ControlRequest(command: .status), endpoint: descriptor.endpoints.control)
+            let reply = try JSONDecoder.iso8601.decode(ControlReply<HostStatus>.self, from: raw)
+            guard reply.ok, let status = reply.body else {
+                throw HostError.rejected(command: "status", reason: reply.error ?? "no reason given")
+            }
+            print(String(decoding: try JSONEncoder.pretty.encode(status), as: UTF8.self))
+            return
+        }
+        let status: HostStatus = try client.send(ControlRequest(command: .status))
+        print(StatusTable(status: status).text)
+    }
+}
+
+/// The human form of `flowbus ps`.
+struct StatusTable {
+    let status: HostStatus
+
+    var text: String {
+        var lines: [String] = []
+        let host = status.host
+        lines.append("flowbus host \(host.pid), up \(Self.duration(status.uptimeSeconds)), run directory \(host.runDirectory)")
+        lines.append("  broker   \(host.endpoints.broker)")
+        lines.append("  clone    \(host.endpoints.cloneSnapshot)  \(host.endpoints.clonePublisher)  \(host.endpoints.cloneCollector)")
+        if let key = host.serverPublicKey { lines.append("  curve    server key \(key)") }
+        lines.append("")
+        let header = ["PLUGIN", "PID", "STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]
+        var rows = [header]
+        let now = Date()
+        for plugin in status.plugins {
+            rows.append([
+                "\(plugin.name)[\(plugin.replica)]",
+                plugin.pid.map(String.init) ?? "-",
+                plugin.state.rawValue,
+                "\(plugin.restarts)",
+                plugin.pid == nil ? "-" : Self.duration(plugin.uptime),
+                plugin.lastHeartbeat.map { Self.duration(now.timeIntervalSince($0)) + " ago" } ?? "-",
+                plugin.lastExitReason ?? "-",
+            ])
+        }
+        lines.append(contentsOf: Self.align(rows))
+        lines.append("")
+        let broker = status.broker
+        let services = broker.workersPerService.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", ")
+        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped), bad input \(broker.badInput.total)")
+        let clone = status.clone
+        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped), bad input \(clone.badInputTotal)")
+        if !status.faults.isEmpty {
+            lines.append("faults: " + status.faults.map { "\($0.rule.id) matched \($0.matched) dropped \($0.dropped)" }.joined(separator: "; "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func align(_ rows: [[String]]) -> [String] {
+        guard let first = rows.first else { return [] }
+        let widths = first.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        if seconds < 10 { return String(format: "%.1fs", seconds) }
+        let whole = Int(seconds)
+        if whole < 120 { return "\(whole)s" }
+        if whole < 7200 { return "\(whole / 60)m\(whole % 60)s" }
+        return "\(whole / 3600)h\(whole / 60 % 60)m"
+    }
+}
+
+extension JSONDecoder {
+    static var iso8601: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import FlowHost
+import Foundation
+import Logging
+
+struct Up: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Starts the host: broker, Clone server, and the manifest's plugins, supervised.",
+        discussion: """
+        Without --manifest, runs the embedded default manifest. Endpoints default to ipc:// sockets in
+        the run directory; --broker tcp://127.0.0.1:5555 --clone tcp://127.0.0.1:5556 put the broker
+        and the Clone server (ports 5556, 5557, 5558) on TCP. Listening beyond loopback requires
+        --curve-secret and --allow. Stops on Ctrl-C, SIGTERM or `flowbus down`.
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: "The manifest (YAML). Default: the embedded example manifest.")
+    var manifest: String?
+
+    @Flag(name: .long, help: "Run in the background; return once the host is ready.")
+    var detach = false
+
+    @Option(name: .long, help: "The broker's endpoint, e.g. tcp://127.0.0.1:5555.")
+    var broker: String?
+
+    @Option(name: .long, help: "The Clone server's base endpoint: tcp://HOST:P uses ports P, P+1, P+2.")
+    var clone: String?
+
+    @Option(name: .long, help: "The host's CURVE secret key file (from `flowbus keys --out NAME`).")
+    var curveSecret: String?
+
+    @Option(name: .long, help: "File of client public keys allowed to connect, one z85 key a line.")
+    var allow: String?
+
+    @Option(name: .long, help: "MDP heartbeat interval in milliseconds (broker and plugins).")
+    var heartbeatMs: Int = 500
+
+    @Option(name: .long, help: "Largest accepted message in bytes; larger ones are refused and counted.")
+    var maxMessageBytes: Int = 1 << 20
+
+    func validate() throws {
+        guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10; got \(heartbeatMs)") }
+        guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024; got \(maxMessageBytes)") }
+        guard (curveSecret == nil) == (allow == nil) else {
+            throw ValidationError("CURVE needs both --curve-secret FILE and --allow FILE (make keys with `flowbus keys --out NAME`)")
+        }
+        if let manifest, !FileManager.default.isReadableFile(atPath: manifest) {
+            throw ValidationError("cannot read the manifest \(manifest); give the path of a YAML manifest, or omit --manifest for the default one")
+        }
+    }
+
+    func run() throws {
+        let configuration = try hostConfiguration()
+        try configuration.validateExposure()
+        if detach {
+            try Detached.start(arguments: CommandLine.arguments.filter { $0 != "--detach" }, runDirectory: configuration.runDirectory)
+            return
+        }
+        global.bootstrapLogging()
+        var logger = Logger(label: "flowbus.host")
+        logger[metadataKey: "flowbus.pid"] = "\(getpid())"
+        let host = Host(configuration: configuration, logger: logger)
+        do {
+            try host.run { descriptor in
+                print("flowbus host \(descriptor.pid) ready — broker \(descriptor.endpoints.broker), clone \(descriptor.endpoints.cloneSnapshot) (run directory \(descriptor.runDirectory)); Ctrl-C or `flowbus down` stops it")
+                fflush(nil)
+            }
+        } catch {
+            throw CleanExit.message("flowbus up: \(error)")
+        }
+    }
+
+    private func hostConfiguration() throws -> HostConfiguration {
+        var configuration = HostConfiguration(runDirectory: global.runDirectory)
+        configuration.brokerEndpoint = broker
+        configuration.cloneBase = clone
+        configuration.curveSecretPath = curveSecret
+        configuration.allowListPath = allow
+        configuration.heartbeatInterval = .milliseconds(heartbeatMs)
+        configuration.maxMessageBytes = maxMessageBytes
+        configuration.pluginSearchPath = [ExecutablePath.directory]
+        if let manifest {
+            let url = URL(fileURLWithPath: manifest).standardizedFileURL
+            configuration.manifestYAML = try String(contentsOf: url, encoding: .utf8)
+            configuration.manifestDirectory = url.deletingLastPathComponent()
+        }
+        return configuration
+    }
+}
+
+enum ExecutablePath {
+    /// The folder this flowbus binary is in: plugins built beside it are found there first.
+    static var directory: String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: path).deletingLastPathComponent().path
+    }
+
+    static var path: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import ZeroMQ
+@testable import FlowHost
+
+@Suite struct HostConfigurationTests {
+    @Test(arguments: [
+        ("ipc:///tmp/x/broker.ipc", true),
+        ("inproc://bus", true),
+        ("tcp://127.0.0.1:5555", true),
+        ("tcp://127.1.2.3:5555", true),
+        ("tcp://localhost:5555", true),
+        ("tcp://[::1]:5555", true),
+        ("tcp://0.0.0.0:5555", false),
+        ("tcp://*:5555", false),
+        ("tcp://192.168.1.10:5555", false),
+        ("tcp://[::]:5555", false),
+    ])
+    func exposureOfAnEndpoint(endpoint: String, local: Bool) {
+        #expect((EndpointExposure(endpoint: endpoint) == .local) == local)
+    }
+
+    @Test func listeningBeyondLoopbackRequiresCurveAndAnAllowList() throws {
+        var configuration = HostConfiguration(runDirectory: RunDirectory(path: "/tmp/fbh"))
+        try configuration.validateExposure()
+        configuration.brokerEndpoint = "tcp://0.0.0.0:5555"
+        #expect(throws: HostError.curveRequired(endpoint: "tcp://0.0.0.0:5555")) { try configuration.validateExposure() }
+        configuration.curveSecretPath = "/tmp/host.key"
+        #expect(throws: HostError.self) { try configuration.validateExposure() }
+        configuration.allowListPath = "/tmp/allow"
+        try configuration.validateExposure()
+        #expect(HostError.curveRequired(endpoint: "tcp://0.0.0.0:5555").description.contains("flowbus keys"))
+    }
+
+    @Test func defaultEndpointsLiveInTheRunDirectory() {
+        let configuration = HostConfiguration(runDirectory: RunDirectory(path: "/tmp/fbh-1"))
+        #expect(configuration.resolvedBrokerEndpoint == "ipc:///tmp/fbh-1/broker.ipc")
+        #expect(configuration.resolvedCloneBase == "ipc:///tmp/fbh-1/clone")
+        #expect(RunDirectory(path: "/tmp/fbh-1").controlEndpoint == "ipc:///tmp/fbh-1/control.ipc")
+    }
+
+    @Test func runDirectoryComesFromTheEnvironmentFirst() {
+        #expect(RunDirectory.defaultDirectory(environment: ["FLOWBUS_RUN_DIR": "/tmp/elsewhere"]).path == "/tmp/elsewhere")
+        #expect(RunDirectory.defaultDirectory(environment: [:]).path == "/tmp/flowbus-\(getuid())/default")
+    }
+
+    @Test func workerRoutingIDsCarryThePluginPid() {
+        #expect(HeartbeatBridge.pid(fromRoutingID: "echo/4242/1") == 4242)
+        #expect(HeartbeatBridge.pid(fromRoutingID: "python-worker") == nil)
+        #expect(HeartbeatBridge.pid(fromRoutingID: "a/notapid/1") == nil)
+    }
+}
+
+@Suite struct RunDirectoryTests {
+    @Test func descriptorRoundTripsAndALiveHostIsFound() throws {
+        let directory = RunDirectory(path: "/tmp/fbh-\(UUID().uuidString.prefix(8))")
+        try directory.create()
+        #expect(try directory.readDescriptor() == nil)
+        let endpoints = HostEndpoints(
+            broker: "ipc://b", cloneSnapshot: "ipc://c.snapshot", clonePublisher: "ipc://c.publisher",
+            cloneCollector: "ipc://c.collector", control: directory.controlEndpoint)
+        let descriptor = HostDescriptor(
+            pid: getpid(), startedAt: Date(timeIntervalSince1970: 1_800_000_000), runDirectory: directory.path,
+            endpoints: endpoints, serverPublicKey: nil)
+        try directory.writeDescriptor(descriptor)
+        #expect(try directory.readDescriptor() == descriptor)
+        #expect(try directory.liveHost() == descriptor)
+        #expect(endpoints.environment["FLOWBUS_CLONE_COLLECTOR"] == "ipc://c.collector")
+
+        var dead = descriptor
+        dead.pid = Int32.max - 1
+        try directory.writeDescriptor(dead)
+        #expect(try directory.liveHost() == nil)
+        directory.removeDescriptor()
+        #expect(try directory.readDescriptor() == nil)
+    }
+
+    @Test func aCorruptDescriptorIsReportedWithItsPath() throws {
+        let directory = RunDirectory(path: "/tmp/fbh-\(UUID().uuidString.prefix(8))")
+        try directory.create()
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory.descriptorPath))
+        #expect {
+            try directory.readDescriptor()
+        } throws: { error in
+            "\(error)".contains(directory.descriptorPath)
+        }
+    }
+}
+
+@Suite struct KeyFilesTests {
+    @Test func keyPairsAndAllowListsRoundTrip() throws {
+        let base = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
+        let pair = try CurveKeyPair.generate()
+        try KeyFiles.write(pair, basePath: base)
+        #expect(try KeyFiles.readSecret(path: base + ".key") == pair)
+        #expect(try KeyFiles.readPublic(path: base + ".pub") == pair.publicKey)
+
+        let other = try CurveKeyPair.generate()
+        let allowPath = base + ".allow"
+        try Data("# the team\n\(pair.publicKey.z85)  # alice\n\n\(other.publicKey.z85)\n".utf8).write(to: URL(fileURLWithPath: allowPath))
+        #expect(try KeyFiles.readAllowList(path: allowPath) == [pair.publicKey, other.publicKey])
+    }
+
+    @Test func aBadAllowListLineIsNamed() throws {
+        let path = "/tmp/fbk-\(UUID().uuidString.prefix(8)).allow"
+        try Data("# ok\nnot-a-key\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try KeyFiles.readAllowList(path: path)
+        } throws: { error in
+            "\(error)".contains("line 2")
+        }
+        #expect(throws: HostError.self) { try KeyFiles.readSecret(path: "/tmp/definitely-missing.key") }
+    }
+}
