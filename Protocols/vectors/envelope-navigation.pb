@@ -1,0 +1,4 @@
+flowbus.v1.Navigation,(
+signinsignin-1
+signupsignup-1(*abc0:
+coord-auth@H€¼©†ªÊœÃ

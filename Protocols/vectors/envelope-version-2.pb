@@ -1,0 +1,2 @@
+flowbus.v1.Echo
+hello:futureH€€θοΚΓ

@@ -1,0 +1,1 @@
+OThe envelope has schema version 2, but this receiver supports versions up to 1.CUpgrade this receiver, or have the sender write version 1 or lower.

@@ -1,0 +1,1 @@
+“LThe intent was made on screen version 3, but the screen is now at version 5.ARender the current state of the screen and send the intent again.

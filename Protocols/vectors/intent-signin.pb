@@ -1,0 +1,4 @@
+
+signinlogIn
+emailana@example.com
+passwordcorrect horse 

@@ -1,0 +1,3 @@
+(
+signinsignin-1
+signupsignup-1(

@@ -1,0 +1,1 @@
+Invalid e-mail or password.(
