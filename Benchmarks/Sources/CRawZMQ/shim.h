@@ -2,4 +2,10 @@
 #define FLOWBUS_BENCH_CRAWZMQ_SHIM_H
 // libzmq's C API, for the baselines the benchmarks compare Flowbus against.
 #include <zmq.h>
+#include <sys/prctl.h>
+
+// Names the calling thread for perf and top (prctl is variadic, so Swift cannot call it).
+static inline void CRawZMQ_nameThread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 #endif

@@ -29,33 +29,38 @@ struct CloneRate {
             let count = updates(subscribers: subscribers)
             progress("clone-rate: raw PUB → \(subscribers) SUB, \(count) five-frame messages (64-byte values)")
             let raw = try RawPubSub.rate(subscribers: subscribers, messages: count)
-            progress("clone-rate: raw \(grouped(raw)) msg/s per subscriber")
+            progress("clone-rate: raw \(grouped(raw.perSecond)) msg/s per subscriber, CPU \(format(raw.cpu)) µs/message")
 
             progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) CloneAgent(s), \(count) updates")
             let agents = try measure(subscribers: subscribers, updates: count, rawSubscribers: false)
-            progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber \(agents.detail)")
+            progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber, CPU \(format(agents.cpu)) µs/update \(agents.detail)")
 
             progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) raw SUB(s) decoding KVPUB")
             let rawSubs = try measure(subscribers: subscribers, updates: count, rawSubscribers: true)
-            progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber \(rawSubs.detail)")
+            progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber, CPU \(format(rawSubs.cpu)) µs/update \(rawSubs.detail)")
 
             let label = "PUB→SUB ×\(subscribers)"
             let name = "\(subscribers) subscriber\(subscribers == 1 ? "" : "s")"
             let isTarget = subscribers == 1
             rows.append(ResultRow(
-                "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw, rawLabel: label,
+                "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw.perSecond, rawLabel: label,
                 target: isTarget ? "≥ 1,000,000/s, else ratio" : "",
                 verdict: isTarget ? (agents.rate >= Self.target ? .pass : .miss) : .info,
                 note: agents.note))
             rows.append(ResultRow(
-                "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate, raw: raw,
+                "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate, raw: raw.perSecond,
                 rawLabel: label, note: rawSubs.note))
+            rows.append(ResultRow(
+                "clone-rate", "CPU per update, \(name), CloneAgent", unit: "µs", flowbus: agents.cpu, raw: raw.cpu, rawLabel: label,
+                note: "CPU per update: user + system time of every thread (writer agent, server, subscribers, libzmq I/O) divided by the updates written; raw SUB subscribers: \(format(rawSubs.cpu)) µs"))
         }
         return rows
     }
 
     struct Outcome {
         var rate: Double
+        /// CPU µs per update written, all threads.
+        var cpu: Double
         var detail: String
         var note: String?
     }
@@ -95,12 +100,13 @@ struct CloneRate {
         _ = try awaitCounts(readers, targets: warmTargets, startedAt: monotonicNanoseconds(), server: server)
 
         let baseline = readers.map(\.received)
-        let start = monotonicNanoseconds()
+        let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
         let writing = Party<Void>("clone-writer") { [writer, warmup] () throws(BenchError) in
             try self.write(writer.agent, count: updates, offset: warmup)
         }
         let finished = try awaitCounts(readers, targets: baseline.map { $0 + updates }, startedAt: start, server: server)
         try writing.join()
+        let cpuPerUpdate = ProcessCPU.microseconds(since: cpu, operations: updates)
         let slowest = finished.max()!
         let rate = Double(updates) / (Double(slowest - start) / 1e9)
         let fastest = Double(updates) / (Double(finished.min()! - start) / 1e9)
@@ -110,7 +116,7 @@ struct CloneRate {
         if stats.publishBlocked > 0 || gaps > 0 {
             detail += " — \(stats.publishBlocked) publishes blocked, \(gaps) gaps seen"
         }
-        return Outcome(rate: rate, detail: detail, note: detail.isEmpty ? nil : "clone-rate \(subscribers) sub(s)\(rawSubscribers ? " raw" : ""): " + detail)
+        return Outcome(rate: rate, cpu: cpuPerUpdate, detail: detail, note: detail.isEmpty ? nil : "clone-rate \(subscribers) sub(s)\(rawSubscribers ? " raw" : ""): " + detail)
     }
 
     /// `set` as fast as the agent accepts; a full outbox (backlogFull) means wait a moment and retry.
@@ -152,7 +158,7 @@ struct CloneRate {
                 let counts = readers.indices.map { "\(readers[$0].received)/\(targets[$0])" }.joined(separator: ", ")
                 throw BenchError("subscribers stalled at \(counts) for 15 s; gaps \(readers.map(\.gaps)), server publishBlocked \(server.statistics.publishBlocked)")
             }
-            usleep(500)
+            usleep(1_000)
         }
         return finished.map { $0! }
     }

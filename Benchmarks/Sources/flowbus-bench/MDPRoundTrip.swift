@@ -17,27 +17,35 @@ struct MDPRoundTrip {
         let scratch = try ScratchDirectory()
         progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
         let flowbus = try measureFlowbus(scratch)
-        progress("mdp-rtt: Flowbus \(flowbus.text)")
+        progress("mdp-rtt: Flowbus \(flowbus.latency.text), CPU \(format(flowbus.cpu)) µs/request")
         progress("mdp-rtt: raw libzmq REQ/REP")
         let raw = try measureRawDirect(scratch)
-        progress("mdp-rtt: raw REQ/REP \(raw.text)")
+        progress("mdp-rtt: raw REQ/REP \(raw.latency.text), CPU \(format(raw.cpu)) µs/request")
         progress("mdp-rtt: raw libzmq REQ → zmq_proxy → REP")
         let proxied = try measureRawProxied(scratch)
-        progress("mdp-rtt: raw via proxy \(proxied.text)")
+        progress("mdp-rtt: raw via proxy \(proxied.latency.text), CPU \(format(proxied.cpu)) µs/request")
 
-        let pass = flowbus.p50 <= 2 * raw.p50
+        let pass = flowbus.latency.p50 <= 2 * raw.latency.p50
         return [
-            ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.p50, raw: raw.p50, rawLabel: "REQ/REP",
+            ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
                       target: "≤ 2× raw p50", verdict: pass ? .pass : .miss),
-            ResultRow("mdp-rtt", "p99", unit: "µs", flowbus: flowbus.p99, raw: raw.p99, rawLabel: "REQ/REP"),
-            ResultRow("mdp-rtt", "p99.9", unit: "µs", flowbus: flowbus.p999, raw: raw.p999, rawLabel: "REQ/REP"),
-            ResultRow("mdp-rtt", "mean", unit: "µs", flowbus: flowbus.mean, raw: raw.mean, rawLabel: "REQ/REP"),
-            ResultRow("mdp-rtt", "p50 vs 2 hops", unit: "µs", flowbus: flowbus.p50, raw: proxied.p50, rawLabel: "REQ→proxy→REP",
-                      note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; p99 \(format(proxied.p99)) µs"),
+            ResultRow("mdp-rtt", "p99", unit: "µs", flowbus: flowbus.latency.p99, raw: raw.latency.p99, rawLabel: "REQ/REP"),
+            ResultRow("mdp-rtt", "p99.9", unit: "µs", flowbus: flowbus.latency.p999, raw: raw.latency.p999, rawLabel: "REQ/REP"),
+            ResultRow("mdp-rtt", "mean", unit: "µs", flowbus: flowbus.latency.mean, raw: raw.latency.mean, rawLabel: "REQ/REP"),
+            ResultRow("mdp-rtt", "CPU per request", unit: "µs", flowbus: flowbus.cpu, raw: raw.cpu, rawLabel: "REQ/REP",
+                      note: "CPU per request: user + system time of every thread of the process (client, broker, worker, libzmq I/O) over the measured requests"),
+            ResultRow("mdp-rtt", "p50 vs 2 hops", unit: "µs", flowbus: flowbus.latency.p50, raw: proxied.latency.p50, rawLabel: "REQ→proxy→REP",
+                      note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; its p99 \(format(proxied.latency.p99)) µs, CPU \(format(proxied.cpu)) µs/request"),
         ]
     }
 
-    private func measureFlowbus(_ scratch: ScratchDirectory) throws(BenchError) -> LatencySummary {
+    struct Measurement {
+        var latency: LatencySummary
+        /// CPU µs per request, all threads.
+        var cpu: Double
+    }
+
+    private func measureFlowbus(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
         let endpoint = scratch.endpoint("mdp-rtt")
@@ -59,7 +67,7 @@ struct MDPRoundTrip {
             }
         }
         let (warmup, measured) = (self.warmup, self.measured)
-        let client = Party<[UInt64]>("mdp-client") { () throws(BenchError) -> [UInt64] in
+        let client = Party<([UInt64], Double)>("mdp-client") { () throws(BenchError) -> ([UInt64], Double) in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
                 let body = [Self.body]
@@ -67,6 +75,7 @@ struct MDPRoundTrip {
                     _ = try client.request(service: "bench.echo", body: body)
                 }
                 var samples = [UInt64](repeating: 0, count: measured)
+                let cpu = ProcessCPU.now()
                 for index in 0..<measured {
                     let start = monotonicNanoseconds()
                     let reply = try client.request(service: "bench.echo", body: body)
@@ -75,14 +84,14 @@ struct MDPRoundTrip {
                         throw BenchError("unexpected reply: \(reply.count) frames")
                     }
                 }
-                return samples
+                return (samples, ProcessCPU.microseconds(since: cpu, operations: measured))
             } catch let error as BenchError {
                 throw error
             } catch {
                 throw BenchError("client: \(error)")
             }
         }
-        let samples: [UInt64]
+        let samples: ([UInt64], Double)
         do {
             samples = try client.join()
         } catch {
@@ -92,10 +101,10 @@ struct MDPRoundTrip {
         }
         stop.raise()
         try worker.join()
-        return LatencySummary(nanoseconds: samples)
+        return Measurement(latency: LatencySummary(nanoseconds: samples.0), cpu: samples.1)
     }
 
-    private func measureRawDirect(_ scratch: ScratchDirectory) throws(BenchError) -> LatencySummary {
+    private func measureRawDirect(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
         let context = RawContext()
         let endpoint = scratch.endpoint("raw-rtt")
         let stop = StopFlag()
@@ -111,7 +120,7 @@ struct MDPRoundTrip {
         return try rawRequests(context: context, endpoint: endpoint)
     }
 
-    private func measureRawProxied(_ scratch: ScratchDirectory) throws(BenchError) -> LatencySummary {
+    private func measureRawProxied(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
         let context = RawContext()
         let front = scratch.endpoint("raw-front"), back = scratch.endpoint("raw-back")
         let proxy = try RawProxy(context: context, front: front, back: back, control: "inproc://rtt-steer")
@@ -130,9 +139,9 @@ struct MDPRoundTrip {
     }
 
     /// A REQ client on its own thread: warm-up, then one timed round trip per request.
-    private func rawRequests(context: RawContext, endpoint: String) throws(BenchError) -> LatencySummary {
+    private func rawRequests(context: RawContext, endpoint: String) throws(BenchError) -> Measurement {
         let (warmup, measured) = (self.warmup, self.measured)
-        let client = Party<[UInt64]>("raw-req") { () throws(BenchError) -> [UInt64] in
+        let client = Party<([UInt64], Double)>("raw-req") { () throws(BenchError) -> ([UInt64], Double) in
             let socket = try RawSocket(context, ZMQ_REQ)
             socket.set(ZMQ_RCVTIMEO, 5_000)
             try socket.connect(endpoint)
@@ -141,15 +150,18 @@ struct MDPRoundTrip {
             zmq_msg_init(&reply)
             defer { zmq_msg_close(&reply) }
             let body = Self.body
+            var cpu = ProcessCPU.now()
             for index in 0..<(warmup + measured) {
+                if index == warmup { cpu = ProcessCPU.now() }
                 let start = monotonicNanoseconds()
                 try socket.send(body)
                 guard try socket.receive(&reply) else { throw BenchError("raw REP did not answer within 5 s") }
                 if index >= warmup { samples[index - warmup] = monotonicNanoseconds() - start }
                 guard zmq_msg_size(&reply) == 16 else { throw BenchError("raw reply of \(zmq_msg_size(&reply)) bytes") }
             }
-            return samples
+            return (samples, ProcessCPU.microseconds(since: cpu, operations: measured))
         }
-        return LatencySummary(nanoseconds: try client.join())
+        let (samples, cpu) = try client.join()
+        return Measurement(latency: LatencySummary(nanoseconds: samples), cpu: cpu)
     }
 }

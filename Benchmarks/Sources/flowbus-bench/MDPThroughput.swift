@@ -16,28 +16,39 @@ struct MDPThroughput {
 
     func run() throws(BenchError) -> [ResultRow] {
         let scratch = try ScratchDirectory()
-        var results: [(workers: Int, flowbus: Double, raw: Double)] = []
+        var results: [(workers: Int, flowbus: Rate, raw: Rate)] = []
         for workers in [1, 2, 4] {
             progress("mdp-throughput: Flowbus MDP, \(workers) worker(s), window \(window), \(measured) requests")
             let flowbus = try measureFlowbus(scratch, workers: workers)
-            progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus)) req/s")
+            progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus.perSecond)) req/s, CPU \(format(flowbus.cpu)) µs/request")
             progress("mdp-throughput: raw DEALER → ROUTER|DEALER → DEALER, \(workers) echo worker(s)")
             let raw = try measureRaw(scratch, workers: workers)
-            progress("mdp-throughput: raw \(workers) worker(s): \(grouped(raw)) req/s")
+            progress("mdp-throughput: raw \(workers) worker(s): \(grouped(raw.perSecond)) req/s, CPU \(format(raw.cpu)) µs/request")
             results.append((workers, flowbus, raw))
         }
-        let best = results.max { $0.flowbus < $1.flowbus }!
-        return results.map { result in
+        let best = results.max { $0.flowbus.perSecond < $1.flowbus.perSecond }!
+        var rows = results.map { result in
             let isBest = result.workers == best.workers
             return ResultRow(
                 "mdp-throughput", "\(result.workers) worker\(result.workers == 1 ? "" : "s"), window \(window)",
-                unit: "req/s", flowbus: result.flowbus, raw: result.raw, rawLabel: "DEALER→proxy→DEALER",
+                unit: "req/s", flowbus: result.flowbus.perSecond, raw: result.raw.perSecond, rawLabel: "DEALER→proxy→DEALER",
                 target: isBest ? "≥ 100,000 req/s (best)" : "",
-                verdict: isBest ? (result.flowbus >= Self.target ? .pass : .miss) : .info)
+                verdict: isBest ? (result.flowbus.perSecond >= Self.target ? .pass : .miss) : .info)
         }
+        rows += results.map { result in
+            ResultRow("mdp-throughput", "CPU per request, \(result.workers) worker\(result.workers == 1 ? "" : "s")", unit: "µs",
+                      flowbus: result.flowbus.cpu, raw: result.raw.cpu, rawLabel: "DEALER→proxy→DEALER")
+        }
+        return rows
     }
 
-    private func measureFlowbus(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Double {
+    struct Rate: Sendable {
+        var perSecond: Double
+        /// CPU µs per request, all threads of the process.
+        var cpu: Double
+    }
+
+    private func measureFlowbus(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Rate {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
         let endpoint = scratch.endpoint("mdp-tp-\(count)")
@@ -72,7 +83,7 @@ struct MDPThroughput {
             }
         }
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
-        let client = Party<Double>("mdp-client") { () throws(BenchError) -> Double in
+        let client = Party<Rate>("mdp-client") { () throws(BenchError) -> Rate in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
                 let body = [MDPRoundTrip.body]
@@ -91,10 +102,11 @@ struct MDPThroughput {
                     }
                 }
                 try pump(warmup)
-                let start = monotonicNanoseconds()
+                let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
                 try pump(measured)
                 let elapsed = monotonicNanoseconds() - start
-                return Double(measured) / (Double(elapsed) / 1e9)
+                return Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                            cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
             } catch let error as BenchError {
                 throw error
             } catch {
@@ -104,7 +116,7 @@ struct MDPThroughput {
         return try client.join()
     }
 
-    private func measureRaw(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Double {
+    private func measureRaw(_ scratch: ScratchDirectory, workers count: Int) throws(BenchError) -> Rate {
         let context = RawContext()
         let front = scratch.endpoint("raw-tp-front-\(count)"), back = scratch.endpoint("raw-tp-back-\(count)")
         let proxy = try RawProxy(context: context, front: front, back: back, control: "inproc://tp-steer-\(count)")
@@ -124,7 +136,7 @@ struct MDPThroughput {
             try? proxy.stop()
         }
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
-        let client = Party<Double>("raw-client") { () throws(BenchError) -> Double in
+        let client = Party<Rate>("raw-client") { () throws(BenchError) -> Rate in
             let socket = try RawSocket(context, ZMQ_DEALER)
             socket.set(ZMQ_SNDHWM, 100_000)
             socket.set(ZMQ_RCVHWM, 100_000)
@@ -149,10 +161,11 @@ struct MDPThroughput {
             }
             // The DEALER back end spreads over connected workers only: give them a moment to connect.
             try pump(warmup)
-            let start = monotonicNanoseconds()
+            let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
             try pump(measured)
             let elapsed = monotonicNanoseconds() - start
-            return Double(measured) / (Double(elapsed) / 1e9)
+            return Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                        cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
         }
         return try client.join()
     }

@@ -1,3 +1,4 @@
+import CRawZMQ
 import Dispatch
 import Foundation
 import Synchronization
@@ -18,6 +19,8 @@ final class Party<Result: Sendable>: Sendable {
         self.name = name
         let outcome = self.outcome
         let thread = Thread {
+            // Named for perf and top (Foundation's Thread.name does not reach the kernel here).
+            CRawZMQ_nameThread(String(name.prefix(15)))
             let result: Swift.Result<Result, BenchError>
             do throws(BenchError) { result = .success(try body()) } catch { result = .failure(error) }
             outcome.value.withLock { $0 = result }

@@ -7,7 +7,7 @@ import Synchronization
 /// (key, 8-byte sequence, 16-byte UUID, empty properties, 64-byte value) to K SUB sockets.
 enum RawPubSub {
     /// Messages per second each subscriber received (N over the time the slowest took).
-    static func rate(subscribers: Int, messages: Int) throws(BenchError) -> Double {
+    static func rate(subscribers: Int, messages: Int) throws(BenchError) -> MDPThroughput.Rate {
         let scratch = try ScratchDirectory()
         let context = RawContext()
         let endpoint = scratch.endpoint("raw-pub")
@@ -37,11 +37,12 @@ enum RawPubSub {
         for _ in 0..<subscribers {
             guard try publisher.drainMessage() > 0 else { throw BenchError("raw SUBs did not subscribe within 10 s") }
         }
-        let start = monotonicNanoseconds()
+        let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
         try publish(publisher, messages: messages)
         var slowest: UInt64 = 0
         for reader in readers { slowest = max(slowest, try reader.join()) }
-        return Double(messages) / (Double(slowest - start) / 1e9)
+        return MDPThroughput.Rate(perSecond: Double(messages) / (Double(slowest - start) / 1e9),
+                                  cpu: ProcessCPU.microseconds(since: cpu, operations: messages))
     }
 
     private static func publish(_ publisher: RawSocket, messages: Int) throws(BenchError) {

@@ -58,3 +58,22 @@ func grouped(_ value: Double) -> String {
     }
     return (whole < 0 ? "-" : "") + String(digits)
 }
+
+/// CPU time (user + system) of the whole process, every thread: what one benchmark phase costs
+/// the machine, which wall-clock rates on a shared 2-core box do not show.
+struct ProcessCPU {
+    let nanoseconds: UInt64
+
+    static func now() -> ProcessCPU {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let micros = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000
+            + Int(usage.ru_utime.tv_usec) + Int(usage.ru_stime.tv_usec)
+        return ProcessCPU(nanoseconds: UInt64(micros) * 1000)
+    }
+
+    /// Microseconds of CPU per operation since `start`.
+    static func microseconds(since start: ProcessCPU, operations: Int) -> Double {
+        Double(now().nanoseconds - start.nanoseconds) / 1000 / Double(max(1, operations))
+    }
+}
