@@ -51,11 +51,11 @@ static void cflowhost_child(const char *path, char *const argv[], char *const en
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
 
-    struct sigaction default_action = { 0 };
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
+    // glibc refuses to touch its internal signals (32, 33); the kernel call does not. An all-zero
+    // kernel sigaction is SIG_DFL with no flags and an empty mask on every architecture.
+    unsigned long default_action[4] = { 0 };
     for (int signal_number = 1; signal_number < NSIG; signal_number++) {
-        sigaction(signal_number, &default_action, NULL);
+        syscall(SYS_rt_sigaction, signal_number, default_action, NULL, _NSIG / 8);
     }
     sigset_t empty;
     sigemptyset(&empty);

@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Supervision
+
+@Suite struct SupervisorRestartTests {
+    @Test func restartsAKilledPluginWellUnderASecond() async throws {
+        let directory = try TestDirectory()
+        // The manifest's default backoff, as a checker running `flowbus up` would see it.
+        let manifest = Manifest(plugins: [shellPlugin("echo", "exec sleep 30")], baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        let log = EventLog(supervisor.events)
+        try await onOwnThread { try supervisor.start() }
+        let id = InstanceID(plugin: "echo", replica: 0)
+        let first = try #require(supervisor.status().first?.pid)
+
+        let killedAt = ContinuousClock.now
+        try supervisor.kill(plugin: "echo", signal: SIGKILL)
+        let events = await log.wait { $0.count(where: { $0.kind == .started }) == 2 }
+        let recovery = ContinuousClock.now - killedAt
+        #expect(events?.kinds(of: id) == [.started, .exited, .restarting, .started])
+        #expect(events?[1] == .exited(id, pid: first, reason: .signaled(SIGKILL)))
+        #expect(recovery < .milliseconds(500), "restarted after \(recovery)")
+
+        let status = try #require(supervisor.status().first)
+        #expect(status.state == .running)
+        #expect(status.restarts == 1)
+        #expect(status.incarnation == 2)
+        #expect(status.pid != nil && status.pid != first)
+        #expect(status.lastExitReason == "killed by signal 9 (SIGKILL)")
+        #expect(!isAlive(first))
+
+        try await onOwnThread { supervisor.stop() }
+        #expect(!isAlive(try #require(status.pid)))
+    }
+
+    @Test func givesUpLoudlyWhenIntensityIsExceeded() async throws {
+        let directory = try TestDirectory()
+        let manifest = Manifest(
+            supervisor: fastSettings(intensity: 2),
+            plugins: [shellPlugin("crasher", "exit 3")], baseDirectory: directory.url)
+        let (logger, messages) = capturingLogger()
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: logger)
+        let log = EventLog(supervisor.events)
+        try await onOwnThread { try supervisor.start() }
+        let id = InstanceID(plugin: "crasher", replica: 0)
+
+        let events = await log.wait { $0.contains { $0.kind == .gaveUp } }
+        #expect(events?.kinds(of: id) == [
+            .started, .exited, .restarting, .started, .exited, .restarting, .started, .exited, .gaveUp,
+        ])
+        #expect(events?.last == .gaveUp(id, reason: .exited(status: 3)))
+        let status = try #require(supervisor.status().first)
+        #expect(status.state == .failed)
+        #expect(status.restarts == 2)
+        #expect(status.pid == nil)
+        #expect(status.lastExitReason == "exited with status 3")
+
+        let complaint = messages.all.first { $0.hasPrefix("error:") } ?? ""
+        #expect(complaint.contains("plugin crasher[0] restarted 2 times in 10s and keeps dying (last: exited with status 3)"))
+        #expect(complaint.contains("read its log at \(status.logPath)"))
+        #expect(complaint.contains("flowbus.plugin") && complaint.contains("flowbus.replica"))
+
+        // Twice the largest backoff: a further restart would have happened by now.
+        try await Task.sleep(for: .milliseconds(160))
+        #expect(log.count(.started) == 3)
+        try await onOwnThread { supervisor.stop() }
+    }
+
+    @Test func backsOffExponentiallyUpToTheMaximum() {
+        let backoff = Backoff(initial: .milliseconds(100), max: .seconds(1))
+        let delays = (0..<7).map { Instance.backoffDelay(crashes: $0, backoff: backoff) }
+        #expect(delays == [100, 200, 400, 800, 1000, 1000, 1000].map { Duration.milliseconds($0) })
+        #expect(Instance.backoffDelay(crashes: 10_000, backoff: backoff) == .seconds(1))
+    }
+
+    @Test func forgetsOldCrashesOnceTheInstanceStaysUpLongerThanThePeriod() {
+        let settings = SupervisorSettings(intensity: 1, period: .seconds(10), backoff: Backoff(initial: .milliseconds(100), max: .seconds(5)))
+        var instance = Instance(spec: shellPlugin("a", "true"), replica: 0, logDirectory: URL(fileURLWithPath: "/tmp"))
+        let start = ContinuousClock.now
+        instance.markStarted(pid: 1, now: start)
+        #expect(instance.decideAfterExit(.signaled(9), settings: settings, now: start + .seconds(1)) == .restart(after: .milliseconds(100)))
+        instance.markStarted(pid: 2, now: start + .seconds(2))
+        // Up for 11s: the backoff starts over and the earlier restart has left the window.
+        #expect(instance.decideAfterExit(.signaled(9), settings: settings, now: start + .seconds(13)) == .restart(after: .milliseconds(100)))
+        instance.markStarted(pid: 3, now: start + .seconds(13))
+        #expect(instance.decideAfterExit(.signaled(9), settings: settings, now: start + .seconds(14)) == .giveUp)
+        #expect(instance.state == .failed)
+    }
+
+    @Test(arguments: [
+        (RestartPolicy.transient, "exit 0", false),
+        (.transient, "exit 1", true),
+        (.transient, "kill -TERM $$", true),
+        (.temporary, "exit 1", false),
+        (.temporary, "kill -KILL $$", false),
+        (.permanent, "exit 0", true),
+    ])
+    func appliesTheRestartPolicy(policy: RestartPolicy, script: String, restarted: Bool) async throws {
+        let directory = try TestDirectory()
+        let manifest = Manifest(
+            supervisor: fastSettings(), plugins: [shellPlugin("once", script, restart: policy)], baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        let log = EventLog(supervisor.events)
+        try await onOwnThread { try supervisor.start() }
+
+        await log.wait { $0.contains { $0.kind == .exited } }
+        // The decision is taken under the same lock as the exit, so status already shows it.
+        let status = try #require(supervisor.status().first)
+        if restarted {
+            #expect(status.state == .backingOff || status.state == .running)
+            #expect(await log.wait { $0.count(where: { $0.kind == .started }) == 2 } != nil)
+        } else {
+            #expect(status.state == .exited)
+            #expect(log.count(.restarting) == 0)
+        }
+        try await onOwnThread { supervisor.stop() }
+        #expect(restarted ? log.count(.started) >= 2 : log.count(.started) == 1)
+    }
+}
