@@ -1,3 +1,4 @@
+import Foundation
 import Majordomo
 import Testing
 import ZeroMQ
@@ -46,5 +47,26 @@ struct BrokerStartTests {
         fixture.broker.stop()
         fixture.broker.stop()
         #expect(!fixture.broker.isRunning)
+    }
+}
+
+@Suite("Broker statistics")
+struct BrokerStatisticsTests {
+    @Test func snapshotIsJSONWithTheDocumentedFields() throws {
+        var statistics = BrokerStatistics()
+        statistics.requests = 3
+        statistics.faultDropped = 1
+        statistics.badInput.malformedFrames = 2
+        statistics.rejections.expired = 1
+        statistics.workersPerService = ["vm.signin": 2]
+        let json = try JSONEncoder().encode(statistics)
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        for key in ["requests", "dispatched", "replies", "mmiRequests", "rejections", "faultDropped", "badInput",
+                    "unroutable", "sendBlocked", "workersPerService", "queuedPerService"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        let bad = try #require(object["badInput"] as? [String: Any])
+        #expect(Set(bad.keys) == Set(BadInputKind.allCases.map(\.rawValue)))
+        #expect(try JSONDecoder().decode(BrokerStatistics.self, from: json) == statistics)
     }
 }
