@@ -26,7 +26,8 @@ public struct BrokerConfiguration: Sendable {
     /// ZAP domain of the ROUTER; the host runs the `ZAPAuthenticator` that answers for it.
     public var zapDomain: String?
     /// Body of the MDP REPLY the broker sends when it rejects a client request; nil (or a nil
-    /// result) drops the request silently and the client times out.
+    /// result) drops the request silently and the client times out. Runs on the broker thread:
+    /// keep it quick, and do not read `BrokerHandle.statistics` from it (that waits for this thread).
     public var rejectionReply: (@Sendable (BrokerRejection) -> [Frame]?)?
     /// How often counters are published to `BrokerHandle.statistics` (also the expiry tick).
     public var statisticsInterval: Duration = .milliseconds(100)
