@@ -6,6 +6,21 @@ enum ChildProcess {
     static func spawn(
         path: String, arguments: [String], environment: [String: String], logPath: String
     ) throws(SpawnFailure) -> pid_t {
+        // ETXTBSY is transient when another thread's fork briefly holds a writable fd to the file.
+        var attempt = 0
+        while true {
+            do {
+                return try spawnOnce(path: path, arguments: arguments, environment: environment, logPath: logPath)
+            } catch where error.step == .exec && error.errno == ETXTBSY && attempt < 5 {
+                attempt += 1
+                usleep(UInt32(1000 << attempt))
+            }
+        }
+    }
+
+    private static func spawnOnce(
+        path: String, arguments: [String], environment: [String: String], logPath: String
+    ) throws(SpawnFailure) -> pid_t {
         let argv = CStringArray([path.split(separator: "/").last.map(String.init) ?? path] + arguments)
         let envp = CStringArray(environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         var pid: pid_t = 0
