@@ -191,9 +191,10 @@ class Agent:
         return self.publisher
 
     def send_kvset(self, key: bytes, value: bytes, properties: dict[str, str] | None = None,
-                   uuid: bytes | None = None) -> bytes:
+                   uuid: bytes | None = None, sequence: int = 0) -> bytes:
+        """One KVSET; its sequence "has no significance" (12/CHP) and the server assigns its own."""
         uuid = uuid if uuid is not None else uuidlib.uuid4().bytes
-        self._publisher().send_multipart([key, encode_sequence(0), uuid,
+        self._publisher().send_multipart([key, encode_sequence(sequence), uuid,
                                           encode_properties(properties or {}), value])
         return uuid
 

@@ -58,14 +58,17 @@ def test_late_joiner_gets_the_snapshot_then_live_updates(agents):
     highest_synced = max(entry.sequence for entry in joiner.snapshot)
     assert joiner.kthxbai.sequence >= highest_synced, "KTHXBAI's sequence is below a KVSYNC's"
 
-    for i in range(5, 10):
+    for i in range(5, 9):
         writer.set(subtree + b"k%d" % i, b"v%d" % i)
+    writer.send_kvset(subtree + b"k9", b"v9", sequence=1 << 40)  # a writer's sequence means nothing
     joiner.wait_for(lambda e: e.key == subtree + b"k9")
     joiner.pump(0.1)
     assert [u.key for u in joiner.updates] == [subtree + b"k%d" % i for i in range(5, 10)]
     assert_strictly_increasing(joiner.updates, after=joiner.kthxbai.sequence)
+    assert joiner.updates[-1].sequence == joiner.updates[-2].sequence + 1, "the server's sequence, not the writer's"
     assert_well_formed(joiner.updates)
     assert joiner.discarded == []
+    writer.pump(0.1)
     assert joiner.store == writer.store == {subtree + b"k%d" % i: b"v%d" % i for i in range(10)}
 
 
@@ -77,6 +80,9 @@ def test_snapshot_and_updates_hold_only_the_requested_subtree(agents):
     narrow = agents(b"/s/abc/")
     assert [entry.key for entry in narrow.snapshot] == [b"/s/abc/one"]
     assert narrow.kthxbai.value == b"/s/abc/"
+    everything = agents(b"")
+    assert everything.store == {b"/s/abc/one": value("1"), b"/s/abcd/two": value("2")}
+    assert everything.kthxbai.value == b""
 
     writer.set(b"/s/abcd/three", value("3"))
     writer.set(b"/s/abc/four", value("4"))

@@ -73,7 +73,10 @@ def test_heartbeating_worker_stays_registered_while_idle(context, host, client):
     idle = max(3.0, 3 * HEARTBEAT)
     time.sleep(idle)  # idleness is the condition under test, not a wait for an event
     assert client.request("interop.idle", b"still there?") == [b"still there?"]
-    assert worker.stats.heartbeats_received >= 1, "the broker sent no HEARTBEAT to an idle worker"
+    expected = int(idle / (2 * HEARTBEAT))
+    assert worker.stats.heartbeats_received >= expected, (
+        f"the broker sent {worker.stats.heartbeats_received} HEARTBEATs in {idle:.1f} s of idleness; "
+        f"at an agreed interval of {HEARTBEAT} s expected at least {expected}")
     assert worker.stats.heartbeats_sent >= 1
     assert worker.stats.reconnects_for_silence == 0, "the worker heard nothing from the broker for too long"
     assert worker.stats.disconnects_received == 0, "the broker sent DISCONNECT to a heartbeating worker"
@@ -87,6 +90,22 @@ def test_worker_that_dies_silently_is_dropped(context, host, client):
     worker.kill()
     waited = wait_for_status(client, "interop.mortal", b"404", within=max(5.0, 2 * HEARTBEAT * LIVENESS))
     assert waited > 0
+
+
+def test_connected_worker_that_stops_heartbeating_is_dropped(context, host, client):
+    """The socket stays open, so only MDP heartbeating can tell the broker this worker is gone."""
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"interop.mute"])
+    wait_for_status(client, "interop.mute", b"200", within=2)
+    wait_for_status(client, "interop.mute", b"404", within=max(5.0, 2 * HEARTBEAT * LIVENESS))
+    heard = []
+    while socket.poll(0, zmq.POLLIN):
+        heard.append(socket.recv_multipart())
+    assert heard and all(f == [b"", mdp.WORKER, mdp.HEARTBEAT] for f in heard), \
+        f"before dropping the worker the broker must heartbeat it, and send nothing else: {heard}"
+    late = socket.poll(int(2 * HEARTBEAT * 1000), zmq.POLLIN)
+    assert not late or socket.recv_multipart() == [b"", mdp.WORKER, mdp.DISCONNECT], \
+        "the broker kept sending commands to a worker it had dropped"
 
 
 def test_worker_that_disconnects_is_dropped_at_once(context, host, client):
@@ -129,6 +148,12 @@ def test_worker_registering_in_the_mmi_namespace_is_disconnected(context, host, 
     socket = raw_worker(context, host)
     socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"mmi.interop"])
     expect_disconnect(socket, "8/MMI: a worker that registers an mmi.* service MUST be disconnected")
+
+
+def test_heartbeat_before_ready_is_answered_with_disconnect(context, host):
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.HEARTBEAT])
+    expect_disconnect(socket, "7/MDP: HEARTBEAT is valid only after READY")
 
 
 def test_second_ready_is_answered_with_disconnect(context, host, client):
