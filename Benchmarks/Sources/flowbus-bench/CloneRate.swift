@@ -25,10 +25,11 @@ struct CloneRate {
 
     func run() throws(BenchError) -> [ResultRow] {
         var rows: [ResultRow] = []
-        for subscribers in [1, 10] {
+        for subscribers in options.subscriberCounts {
             let count = updates(subscribers: subscribers)
             progress("clone-rate: raw PUB → \(subscribers) SUB, \(count) five-frame messages (64-byte values)")
-            let raw = try RawPubSub.rate(subscribers: subscribers, messages: count)
+            let raw = options.flowbusOnly
+                ? MDPThroughput.Rate(perSecond: .nan, cpu: .nan) : try RawPubSub.rate(subscribers: subscribers, messages: count)
             progress("clone-rate: raw \(grouped(raw.perSecond)) msg/s per subscriber, CPU \(format(raw.cpu)) µs/message")
 
             progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) CloneAgent(s), \(count) updates")
@@ -36,22 +37,23 @@ struct CloneRate {
             progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber, CPU \(format(agents.cpu)) µs/update \(agents.detail)")
 
             progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) raw SUB(s) decoding KVPUB")
-            let rawSubs = try measure(subscribers: subscribers, updates: count, rawSubscribers: true)
+            let rawSubs = options.flowbusOnly
+                ? Outcome(rate: .nan, cpu: .nan, detail: "skipped") : try measure(subscribers: subscribers, updates: count, rawSubscribers: true)
             progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber, CPU \(format(rawSubs.cpu)) µs/update \(rawSubs.detail)")
 
             let label = "PUB→SUB ×\(subscribers)"
             let name = "\(subscribers) subscriber\(subscribers == 1 ? "" : "s")"
             let isTarget = subscribers == 1
             rows.append(ResultRow(
-                "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw.perSecond, rawLabel: label,
+                "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw.perSecond.isNaN ? nil : raw.perSecond, rawLabel: label,
                 target: isTarget ? "≥ 1,000,000/s, else ratio" : "",
                 verdict: isTarget ? (agents.rate >= Self.target ? .pass : .miss) : .info,
                 note: agents.note))
             rows.append(ResultRow(
-                "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate, raw: raw.perSecond,
+                "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate.isNaN ? nil : rawSubs.rate, raw: raw.perSecond.isNaN ? nil : raw.perSecond,
                 rawLabel: label, note: rawSubs.note))
             rows.append(ResultRow(
-                "clone-rate", "CPU per update, \(name), CloneAgent", unit: "µs", flowbus: agents.cpu, raw: raw.cpu, rawLabel: label,
+                "clone-rate", "CPU per update, \(name), CloneAgent", unit: "µs", flowbus: agents.cpu, raw: raw.cpu.isNaN ? nil : raw.cpu, rawLabel: label,
                 note: "CPU per update: user + system time of every thread (writer agent, server, subscribers, libzmq I/O) divided by the updates written; raw SUB subscribers: \(format(rawSubs.cpu)) µs"))
         }
         return rows

@@ -18,6 +18,9 @@ struct MDPRoundTrip {
         progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
         let flowbus = try measureFlowbus(scratch)
         progress("mdp-rtt: Flowbus \(flowbus.latency.text), CPU \(format(flowbus.cpu)) µs/request")
+        if options.flowbusOnly {
+            return [ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, note: flowbus.latency.text)]
+        }
         progress("mdp-rtt: raw libzmq REQ/REP")
         let raw = try measureRawDirect(scratch)
         progress("mdp-rtt: raw REQ/REP \(raw.latency.text), CPU \(format(raw.cpu)) µs/request")

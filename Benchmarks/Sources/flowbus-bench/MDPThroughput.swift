@@ -16,28 +16,42 @@ struct MDPThroughput {
 
     func run() throws(BenchError) -> [ResultRow] {
         let scratch = try ScratchDirectory()
-        var results: [(workers: Int, flowbus: Rate, raw: Rate)] = []
-        for workers in [1, 2, 4] {
+        var results: [(workers: Int, flowbus: Rate, raw: Rate, oneAtATime: Rate)] = []
+        for workers in options.workerCounts {
             progress("mdp-throughput: Flowbus MDP, \(workers) worker(s), window \(window), \(measured) requests")
             let flowbus = try measureFlowbus(scratch, workers: workers)
             progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus.perSecond)) req/s, CPU \(format(flowbus.cpu)) µs/request")
             progress("mdp-throughput: raw DEALER → ROUTER|DEALER → DEALER, \(workers) echo worker(s)")
-            let raw = try measureRaw(scratch, workers: workers)
+            let raw = options.flowbusOnly ? Rate(perSecond: .nan, cpu: .nan) : try measureRaw(scratch, workers: workers)
             progress("mdp-throughput: raw \(workers) worker(s): \(grouped(raw.perSecond)) req/s, CPU \(format(raw.cpu)) µs/request")
-            results.append((workers, flowbus, raw))
+            var oneAtATime = Rate(perSecond: .nan, cpu: .nan)
+            if !options.flowbusOnly {
+                progress("mdp-throughput: raw load-balancing broker (one request per worker at a time), \(workers) REQ worker(s)")
+                oneAtATime = try RawLoadBalancer.rate(scratch: scratch, workers: workers, window: window, warmup: warmup, measured: measured)
+                progress("mdp-throughput: raw one-at-a-time \(workers) worker(s): \(grouped(oneAtATime.perSecond)) req/s, CPU \(format(oneAtATime.cpu)) µs/request")
+            }
+            results.append((workers, flowbus, raw, oneAtATime))
         }
         let best = results.max { $0.flowbus.perSecond < $1.flowbus.perSecond }!
         var rows = results.map { result in
             let isBest = result.workers == best.workers
             return ResultRow(
                 "mdp-throughput", "\(result.workers) worker\(result.workers == 1 ? "" : "s"), window \(window)",
-                unit: "req/s", flowbus: result.flowbus.perSecond, raw: result.raw.perSecond, rawLabel: "DEALER→proxy→DEALER",
+                unit: "req/s", flowbus: result.flowbus.perSecond, raw: result.raw.perSecond.isNaN ? nil : result.raw.perSecond, rawLabel: "DEALER→proxy→DEALER",
                 target: isBest ? "≥ 100,000 req/s (best)" : "",
                 verdict: isBest ? (result.flowbus.perSecond >= Self.target ? .pass : .miss) : .info)
         }
         rows += results.map { result in
+            ResultRow("mdp-throughput", "\(result.workers) worker\(result.workers == 1 ? "" : "s") vs one-at-a-time broker", unit: "req/s",
+                      flowbus: result.flowbus.perSecond, raw: result.oneAtATime.perSecond.isNaN ? nil : result.oneAtATime.perSecond,
+                      rawLabel: "LRU broker",
+                      note: result.workers == results.first?.workers
+                        ? "context, no target: a raw libzmq load-balancing broker that, like MDP, gives each worker one request at a time (CPU \(format(result.oneAtATime.cpu)) µs/request with \(result.workers) worker\(result.workers == 1 ? "" : "s"))"
+                        : nil)
+        }
+        rows += results.map { result in
             ResultRow("mdp-throughput", "CPU per request, \(result.workers) worker\(result.workers == 1 ? "" : "s")", unit: "µs",
-                      flowbus: result.flowbus.cpu, raw: result.raw.cpu, rawLabel: "DEALER→proxy→DEALER")
+                      flowbus: result.flowbus.cpu, raw: result.raw.cpu.isNaN ? nil : result.raw.cpu, rawLabel: "DEALER→proxy→DEALER")
         }
         return rows
     }

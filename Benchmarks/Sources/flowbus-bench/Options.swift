@@ -7,6 +7,11 @@ struct Options {
     var jsonPath: String?
     var repositoryPath: String
     var skipBuild = false
+    /// For profiling one configuration: worker counts of mdp-throughput, subscriber counts of clone-rate.
+    var workerCounts = [1, 2, 4]
+    var subscriberCounts = [1, 10]
+    /// For profiling Flowbus alone: no raw baselines, no raw-SUB variant of clone-rate.
+    var flowbusOnly = false
 
     static let usage = """
     usage: swift run -c release --package-path Benchmarks flowbus-bench [options]
@@ -16,6 +21,9 @@ struct Options {
       --json FILE      also write the results as JSON to FILE
       --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
       --skip-build     idle-memory: use the existing .build/release binaries instead of building them
+      --workers LIST   mdp-throughput worker counts (default 1,2,4)
+      --subscribers LIST  clone-rate subscriber counts (default 1,10)
+      --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
       --help           this text
 
     Progress goes to stderr; the table of results to stdout.
@@ -37,6 +45,9 @@ struct Options {
             switch argument {
             case "--quick": quick = true
             case "--skip-build": skipBuild = true
+            case "--flowbus-only": flowbusOnly = true
+            case "--workers": workerCounts = try Self.counts(try value(of: argument), argument)
+            case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
             case "--json": jsonPath = try value(of: argument)
             case "--repo": repositoryPath = try value(of: argument)
             case "--only":
@@ -51,6 +62,14 @@ struct Options {
             }
             index += 1
         }
+    }
+
+    private static func counts(_ text: String, _ flag: String) throws(UsageError) -> [Int] {
+        let counts = text.split(separator: ",").compactMap { Int($0) }
+        guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 && $0 <= 64 }) else {
+            throw UsageError("\(flag) takes a comma-separated list of counts from 1 to 64, e.g. 1,2,4")
+        }
+        return counts
     }
 
     func runs(_ name: BenchmarkName) -> Bool {

@@ -129,20 +129,23 @@ final class RawSocket {
     }
 }
 
-/// Echoes every message it receives, frame by frame, until `stop` is raised (checked every 100 ms).
-/// Used as the REP and DEALER workers of the raw baselines.
+/// Echoes every message it receives, whole (REQ and REP must read a message to its end before
+/// they may send), until `stop` is raised (checked every 100 ms). The raw baselines' workers.
 func rawEcho(_ socket: RawSocket, until stop: StopFlag) throws(BenchError) {
     socket.set(ZMQ_RCVTIMEO, 100)
-    var message = zmq_msg_t()
-    zmq_msg_init(&message)
-    defer { zmq_msg_close(&message) }
+    var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 16)
+    for index in frames.indices { zmq_msg_init(&frames[index]) }
+    defer { for index in frames.indices { zmq_msg_close(&frames[index]) } }
     while !stop.isRaised {
-        guard try socket.receive(&message) else { continue }
-        while true {
-            let more = zmq_msg_more(&message) != 0
-            try socket.forward(&message, more: more)
-            guard more else { break }
-            _ = try socket.receive(&message)
+        guard try socket.receive(&frames[0]) else { continue }
+        var count = 1
+        while zmq_msg_more(&frames[count - 1]) != 0 {
+            guard count < frames.count else { throw BenchError("raw echo: a message of more than \(frames.count) frames") }
+            _ = try socket.receive(&frames[count])
+            count += 1
+        }
+        for index in 0..<count {
+            try socket.forward(&frames[index], more: index < count - 1)
         }
     }
 }

@@ -49,6 +49,7 @@ func format(_ value: Double, decimals: Int = 1) -> String {
 
 /// 1234567 → "1,234,567".
 func grouped(_ value: Double) -> String {
+    guard value.isFinite else { return "-" }
     let whole = Int(value.rounded())
     var digits = Array(String(abs(whole)))
     var index = digits.count - 3
