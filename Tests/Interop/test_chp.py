@@ -174,3 +174,34 @@ def test_session_keys_chain_with_sprev(agents):
     first = late.wait_for(lambda e: e.sequence == following.sequence)
     assert int(first.properties["sprev"]) <= late.kthxbai.sequence
     assert first.properties["sprev"] == str(last.sequence)
+
+
+def test_joiner_during_a_burst_of_writes_converges(agents):
+    """Subscribe, snapshot, then only KVPUBs newer than KTHXBAI: with writes racing the snapshot, the
+    joiner must end with exactly the writer's final map (the point of 12/CHP's ordering)."""
+    subtree = b"/interop/burst/"
+    writer = agents(subtree)
+    writer.set(subtree + b"warm", b"up")
+    expected = {subtree + b"warm": b"up"}
+    for i in range(300):
+        key, data = subtree + b"k%d" % (i % 40), b"v%d" % i
+        writer.send_kvset(key, data)
+        expected[key] = data
+    joiner = agents(subtree)  # joins while the server may still be publishing the burst
+    for i in range(300, 600):
+        key = subtree + b"k%d" % (i % 40)
+        data = b"" if i % 7 == 0 else b"v%d" % i
+        writer.send_kvset(key, data)
+        if data:
+            expected[key] = data
+        else:
+            expected.pop(key, None)
+    writer.set(subtree + b"done", b"yes")
+    expected[subtree + b"done"] = b"yes"
+    joiner.wait_for(lambda e: e.key == subtree + b"done", timeout=10)
+    assert_strictly_increasing(writer.updates, after=writer.kthxbai.sequence)
+    assert len(writer.updates) == 602, "the server lost or duplicated KVSETs from one writer"
+    assert writer.store == expected
+    assert joiner.store == expected, (f"joiner diverged: missing {set(expected) - set(joiner.store)}, "
+                                      f"extra {set(joiner.store) - set(expected)}, "
+                                      f"wrong {[k for k in expected if k in joiner.store and joiner.store[k] != expected[k]]}")

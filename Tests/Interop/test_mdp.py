@@ -208,3 +208,27 @@ def test_request_for_a_service_nobody_registers_expires_with_unknown_service(cli
     assert error["code"] == envelope.ERROR_CODE_UNKNOWN_SERVICE, error
     assert error["message"], "an Error says what happened"
     assert 3.0 <= waited <= 9.0, f"expired after {waited:.1f} s; the contract says about 5 s"
+
+
+def test_replies_reach_the_right_one_of_many_dealer_clients(context, host, client):
+    """7/MDP allows DEALER clients (frame 0 made by hand); the broker routes each reply by client address."""
+    first = start_worker(context, host, "interop.routing", handler=lambda body: [b"first", *body])
+    second = start_worker(context, host, "interop.routing", handler=lambda body: [b"second", *body])
+    wait_for_status(client, "interop.routing", b"200", within=2)
+    dealers = []
+    for _ in range(6):
+        dealer = context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect(host.broker)
+        dealers.append(dealer)
+    for round_ in range(10):
+        for n, dealer in enumerate(dealers):
+            dealer.send_multipart([b"", mdp.CLIENT, b"interop.routing", b"client %d round %d" % (n, round_)])
+        for n, dealer in enumerate(dealers):
+            assert dealer.poll(3000, zmq.POLLIN), f"client {n} got no reply in round {round_}"
+            frames = dealer.recv_multipart()
+            assert frames[:3] == [b"", mdp.CLIENT, b"interop.routing"], mdp.show(frames)
+            assert frames[3] in (b"first", b"second") and frames[4:] == [b"client %d round %d" % (n, round_)]
+    assert first.stats.requests + second.stats.requests == 60
+    first.stop()
+    second.stop()
