@@ -32,6 +32,13 @@ struct CloneRate {
                 ? MDPThroughput.Rate(perSecond: .nan, cpu: .nan) : try RawPubSub.rate(subscribers: subscribers, messages: count)
             progress("clone-rate: raw \(grouped(raw.perSecond)) msg/s per subscriber, CPU \(format(raw.cpu)) µs/message")
 
+            var forwarded = MDPThroughput.Rate(perSecond: .nan, cpu: .nan)
+            if !options.flowbusOnly {
+                progress("clone-rate: raw PUB → XSUB/XPUB forwarder → \(subscribers) SUB (two hops)")
+                forwarded = try RawPubSub.rate(subscribers: subscribers, messages: count, forwarder: true)
+                progress("clone-rate: raw two hops \(grouped(forwarded.perSecond)) msg/s per subscriber, CPU \(format(forwarded.cpu)) µs/message")
+            }
+
             progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) CloneAgent(s), \(count) updates")
             let agents = try measure(subscribers: subscribers, updates: count, rawSubscribers: false)
             progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber, CPU \(format(agents.cpu)) µs/update \(agents.detail)")
@@ -52,6 +59,12 @@ struct CloneRate {
             rows.append(ResultRow(
                 "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate.isNaN ? nil : rawSubs.rate, raw: raw.perSecond.isNaN ? nil : raw.perSecond,
                 rawLabel: label, note: rawSubs.note))
+            rows.append(ResultRow(
+                "clone-rate", "\(name), CloneAgent vs 2 hops", unit: "updates/s", flowbus: agents.rate,
+                raw: forwarded.perSecond.isNaN ? nil : forwarded.perSecond, rawLabel: "PUB→fwd→SUB ×\(subscribers)",
+                note: subscribers == options.subscriberCounts.first
+                    ? "context, no target: raw PUB → XSUB/XPUB zmq_proxy → SUB has the same two hops as writer → Clone server → subscriber (CPU \(format(forwarded.cpu)) µs/message)"
+                    : nil))
             rows.append(ResultRow(
                 "clone-rate", "CPU per update, \(name), CloneAgent", unit: "µs", flowbus: agents.cpu, raw: raw.cpu.isNaN ? nil : raw.cpu, rawLabel: label,
                 note: "CPU per update: user + system time of every thread (writer agent, server, subscribers, libzmq I/O) divided by the updates written; raw SUB subscribers: \(format(rawSubs.cpu)) µs"))
@@ -176,13 +189,13 @@ protocol UpdateCounter: Sendable {
     func stop()
 }
 
-/// A Flowbus `CloneAgent` mirroring `subtree`, counted through its statistics (published every 2 ms here).
+/// A Flowbus `CloneAgent` mirroring `subtree`, counted through its statistics (published every 5 ms here).
 final class AgentCounter: UpdateCounter {
     let agent: CloneAgent
 
     init(context: ZMQContext, endpoints: CloneEndpoints, logger: Logger, subtree: String = "/bench/") throws(BenchError) {
         var configuration = CloneAgentConfiguration(subtrees: [subtree])
-        configuration.statisticsInterval = .milliseconds(2)
+        configuration.statisticsInterval = .milliseconds(5)
         do {
             agent = try CloneAgent(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
         } catch {

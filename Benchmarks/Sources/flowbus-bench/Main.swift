@@ -26,6 +26,7 @@ struct FlowbusBench {
         signal(SIGPIPE, SIG_IGN)
 
         let started = Date()
+        let loadBefore = Machine.loadAverage
         progress("flowbus-bench \(options.quick ? "(quick) " : "")on \(Machine.description), libzmq \(RawContext.version)")
         var rows: [ResultRow] = []
         func attempt(_ name: BenchmarkName, _ body: () throws(BenchError) -> [ResultRow]) {
@@ -43,10 +44,13 @@ struct FlowbusBench {
         attempt(.idleMemory) { () throws(BenchError) in IdleMemory(options: options).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
-        print("Flowbus benchmarks — \(date) — \(Machine.description), libzmq \(RawContext.version)\(options.quick ? " — QUICK run, rough figures" : "")\n")
+        let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"
+        print("Flowbus benchmarks — \(date) — \(Machine.description), libzmq \(RawContext.version)\(options.quick ? " — QUICK run, rough figures" : "")")
+        print("\(load) (other work on the machine moves every figure; compare Flowbus with the raw baseline of the same run)\n")
         print(Table.render(rows))
         if let path = options.jsonPath {
-            let report = RunReport(date: date, machine: Machine.description, libzmq: RawContext.version, quick: options.quick, rows: rows)
+            let report = RunReport(
+                date: date, machine: Machine.description, load: load, libzmq: RawContext.version, quick: options.quick, rows: rows)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             do {
@@ -69,5 +73,11 @@ enum Machine {
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(cores) cores, \(model)"
+    }
+
+    /// The 1-minute load average from /proc/loadavg.
+    static var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 }

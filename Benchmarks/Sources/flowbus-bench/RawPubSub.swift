@@ -6,16 +6,24 @@ import Synchronization
 /// VERBOSE so every subscription is seen) sends N five-frame messages shaped like a KVPUB
 /// (key, 8-byte sequence, 16-byte UUID, empty properties, 64-byte value) to K SUB sockets.
 enum RawPubSub {
-    /// Messages per second each subscriber received (N over the time the slowest took).
-    static func rate(subscribers: Int, messages: Int) throws(BenchError) -> MDPThroughput.Rate {
+    /// Messages per second each subscriber received (N over the time the slowest took). With
+    /// `forwarder`, the messages go through an XSUB → XPUB zmq_proxy first: two hops, as a Clone
+    /// update goes writer → server → subscriber.
+    static func rate(subscribers: Int, messages: Int, forwarder: Bool = false) throws(BenchError) -> MDPThroughput.Rate {
         let scratch = try ScratchDirectory()
         let context = RawContext()
-        let endpoint = scratch.endpoint("raw-pub")
+        let publisherEndpoint = scratch.endpoint("raw-pub")
         let publisher = try RawSocket(context, ZMQ_XPUB)
         publisher.set(ZMQ_SNDHWM, 100_000)
         publisher.set(ZMQ_XPUB_NODROP, 1)
         publisher.set(ZMQ_XPUB_VERBOSE, 1)
-        try publisher.bind(endpoint)
+        try publisher.bind(publisherEndpoint)
+        let endpoint = forwarder ? scratch.endpoint("raw-fwd") : publisherEndpoint
+        let proxy = forwarder
+            ? try RawProxy(context: context, front: publisherEndpoint, back: endpoint, control: "inproc://fwd-steer",
+                           kinds: (ZMQ_XSUB, ZMQ_XPUB), connectFront: true)
+            : nil
+        defer { try? proxy?.stop() }
         let readers = (0..<subscribers).map { index in
             Party<UInt64>("raw-sub-\(index)") { () throws(BenchError) -> UInt64 in
                 let socket = try RawSocket(context, ZMQ_SUB)

@@ -150,27 +150,36 @@ func rawEcho(_ socket: RawSocket, until stop: StopFlag) throws(BenchError) {
     }
 }
 
-/// A ROUTER front and a DEALER back joined by `zmq_proxy_steerable` on its own thread: the raw
-/// stand-in for a broker's extra hop. `stop()` sends TERMINATE on the control socket.
+/// A ROUTER front and a DEALER back (or any pair of `kinds`) joined by `zmq_proxy_steerable` on
+/// its own thread: the raw stand-in for a broker's extra hop. `stop()` sends TERMINATE on the
+/// control socket. With `connectFront` the front connects instead of binding (a forwarder's XSUB).
 final class RawProxy: Sendable {
     private let party: Party<Void>
     private let context: RawContext
     private let controlEndpoint: String
 
-    init(context: RawContext, front: String, back: String, control: String) throws(BenchError) {
+    init(
+        context: RawContext, front: String, back: String, control: String,
+        kinds: (front: Int32, back: Int32) = (ZMQ_ROUTER, ZMQ_DEALER), connectFront: Bool = false
+    ) throws(BenchError) {
         self.context = context
         self.controlEndpoint = control
         let ready = Gate()
         party = Party("raw-proxy") { () throws(BenchError) in
-            let frontend = try RawSocket(context, ZMQ_ROUTER)
-            let backend = try RawSocket(context, ZMQ_DEALER)
+            let frontend = try RawSocket(context, kinds.front)
+            let backend = try RawSocket(context, kinds.back)
             let steering = try RawSocket(context, ZMQ_PAIR)
+            if kinds.back == ZMQ_XPUB {
+                // Lossless like the Clone server's publisher, and every subscription passed upstream.
+                backend.set(ZMQ_XPUB_NODROP, 1)
+                backend.set(ZMQ_XPUB_VERBOSE, 1)
+            }
             for socket in [frontend, backend] {
                 socket.set(ZMQ_SNDHWM, 100_000)
                 socket.set(ZMQ_RCVHWM, 100_000)
             }
             do throws(BenchError) {
-                try frontend.bind(front)
+                if connectFront { try frontend.connect(front) } else { try frontend.bind(front) }
                 try backend.bind(back)
                 try steering.bind(control)
             } catch {

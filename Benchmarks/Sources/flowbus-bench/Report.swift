@@ -75,6 +75,7 @@ struct ResultRow: Sendable, Encodable {
 struct RunReport: Sendable, Encodable {
     var date: String
     var machine: String
+    var load: String
     var libzmq: String
     var quick: Bool
     var rows: [ResultRow]
