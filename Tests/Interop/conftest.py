@@ -187,6 +187,9 @@ def _wait_until_serving(host: Host, context: zmq.Context) -> None:
 
 def _stop(host: Host) -> None:
     pid = host.process.pid
+    if host.process.poll() is not None:
+        pytest.fail(f"flowbus up exited on its own during the test, with status {host.process.returncode}\n"
+                    f"{host.describe()}", pytrace=False)
     family = descendants(pid)
     host.process.send_signal(signal.SIGTERM)
     try:

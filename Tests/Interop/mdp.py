@@ -143,6 +143,10 @@ class Worker:
             raise RuntimeError(f"worker for {self.service!r} could not send READY to {self.endpoint} within 5 s")
         return self
 
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
     def stop(self) -> None:
         """Sends DISCONNECT, then closes."""
         self._finish(silently=False)

@@ -25,12 +25,25 @@ def wait_for_status(client: mdp.Client, service: str, wanted: bytes, within: flo
                 pytrace=False)
 
 
-def start_worker(context, host, service: str, handler=mdp.echo) -> mdp.Worker:
-    return mdp.Worker(context, host.broker, service, handler, heartbeat=HEARTBEAT, liveness=LIVENESS).start()
+@pytest.fixture
+def start_worker(context):
+    """`start_worker(host, service, handler)` registers a worker; any still running after the test
+    is closed (without DISCONNECT) so a failed assertion leaves no thread behind."""
+    started: list[mdp.Worker] = []
+
+    def start(host, service: str, handler=mdp.echo) -> mdp.Worker:
+        worker = mdp.Worker(context, host.broker, service, handler, heartbeat=HEARTBEAT, liveness=LIVENESS)
+        started.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in started:
+        if worker.running:
+            worker.kill()
 
 
-def test_echo_worker_answers_every_request(context, host, client):
-    worker = start_worker(context, host, "interop.echo")
+def test_echo_worker_answers_every_request(host, client, start_worker):
+    worker = start_worker(host, "interop.echo")
     wait_for_status(client, "interop.echo", b"200", within=2)
     for i in range(100):
         body = [f"request {i}".encode(), b"", bytes(range(i % 256)) * 3]
@@ -40,9 +53,9 @@ def test_echo_worker_answers_every_request(context, host, client):
     worker.stop()
 
 
-def test_mmi_service_is_200_for_a_registered_service_and_404_otherwise(context, host, client):
+def test_mmi_service_is_200_for_a_registered_service_and_404_otherwise(host, client, start_worker):
     assert client.service_status("interop.echo") == b"404"
-    worker = start_worker(context, host, "interop.echo")
+    worker = start_worker(host, "interop.echo")
     wait_for_status(client, "interop.echo", b"200", within=2)
     assert client.service_status("interop.unknown") == b"404"
     worker.stop()
@@ -52,9 +65,9 @@ def test_unimplemented_mmi_service_is_501(client):
     assert client.request("mmi.interop-nonexistent", b"x") == [b"501"]
 
 
-def test_two_workers_share_the_load(context, host, client):
-    first = start_worker(context, host, "interop.shared", handler=lambda body: [b"first", *body])
-    second = start_worker(context, host, "interop.shared", handler=lambda body: [b"second", *body])
+def test_two_workers_share_the_load(host, client, start_worker):
+    first = start_worker(host, "interop.shared", handler=lambda body: [b"first", *body])
+    second = start_worker(host, "interop.shared", handler=lambda body: [b"second", *body])
     wait_for_status(client, "interop.shared", b"200", within=2)
     served = {b"first": 0, b"second": 0}
     for i in range(50):
@@ -67,8 +80,8 @@ def test_two_workers_share_the_load(context, host, client):
     second.stop()
 
 
-def test_heartbeating_worker_stays_registered_while_idle(context, host, client):
-    worker = start_worker(context, host, "interop.idle")
+def test_heartbeating_worker_stays_registered_while_idle(host, client, start_worker):
+    worker = start_worker(host, "interop.idle")
     wait_for_status(client, "interop.idle", b"200", within=2)
     idle = max(3.0, 3 * HEARTBEAT)
     time.sleep(idle)  # idleness is the condition under test, not a wait for an event
@@ -84,8 +97,8 @@ def test_heartbeating_worker_stays_registered_while_idle(context, host, client):
     worker.stop()
 
 
-def test_worker_that_dies_silently_is_dropped(context, host, client):
-    worker = start_worker(context, host, "interop.mortal")
+def test_worker_that_dies_silently_is_dropped(host, client, start_worker):
+    worker = start_worker(host, "interop.mortal")
     wait_for_status(client, "interop.mortal", b"200", within=2)
     worker.kill()
     waited = wait_for_status(client, "interop.mortal", b"404", within=max(5.0, 2 * HEARTBEAT * LIVENESS))
@@ -108,18 +121,18 @@ def test_connected_worker_that_stops_heartbeating_is_dropped(context, host, clie
         "the broker kept sending commands to a worker it had dropped"
 
 
-def test_worker_that_disconnects_is_dropped_at_once(context, host, client):
-    worker = start_worker(context, host, "interop.polite")
+def test_worker_that_disconnects_is_dropped_at_once(host, client, start_worker):
+    worker = start_worker(host, "interop.polite")
     wait_for_status(client, "interop.polite", b"200", within=2)
     worker.stop()
     wait_for_status(client, "interop.polite", b"404", within=1)
 
 
-def test_request_waits_for_a_worker_that_registers_later(context, host, client):
+def test_request_waits_for_a_worker_that_registers_later(host, client, start_worker):
     """7/MDP: the broker SHOULD queue requests for a service nobody serves yet."""
     client.socket.send_multipart([mdp.CLIENT, b"interop.late", b"early bird"])
     time.sleep(0.3)
-    worker = start_worker(context, host, "interop.late")
+    worker = start_worker(host, "interop.late")
     assert client.socket.poll(3000, zmq.POLLIN), "the queued request was never delivered to the late worker"
     assert client.socket.recv_multipart() == [mdp.CLIENT, b"interop.late", b"early bird"]
     worker.stop()
@@ -165,9 +178,9 @@ def test_second_ready_is_answered_with_disconnect(context, host, client):
     wait_for_status(client, "interop.twice", b"404", within=1)
 
 
-def test_worker_re_registers_after_the_broker_restarts(context, start_host):
+def test_worker_re_registers_after_the_broker_restarts(context, start_host, start_worker):
     first = start_host()
-    worker = start_worker(context, first, "interop.phoenix")
+    worker = start_worker(first, "interop.phoenix")
     client = mdp.Client(context, first.broker, timeout=2.0, retries=2)
     wait_for_status(client, "interop.phoenix", b"200", within=2)
     client.close()
@@ -210,10 +223,10 @@ def test_request_for_a_service_nobody_registers_expires_with_unknown_service(cli
     assert 3.0 <= waited <= 9.0, f"expired after {waited:.1f} s; the contract says about 5 s"
 
 
-def test_replies_reach_the_right_one_of_many_dealer_clients(context, host, client):
+def test_replies_reach_the_right_one_of_many_dealer_clients(context, host, client, start_worker):
     """7/MDP allows DEALER clients (frame 0 made by hand); the broker routes each reply by client address."""
-    first = start_worker(context, host, "interop.routing", handler=lambda body: [b"first", *body])
-    second = start_worker(context, host, "interop.routing", handler=lambda body: [b"second", *body])
+    first = start_worker(host, "interop.routing", handler=lambda body: [b"first", *body])
+    second = start_worker(host, "interop.routing", handler=lambda body: [b"second", *body])
     wait_for_status(client, "interop.routing", b"200", within=2)
     dealers = []
     for _ in range(6):
