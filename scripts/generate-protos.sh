@@ -4,7 +4,7 @@
 # protoc comes from Debian's protobuf-compiler (installed with apt-get when missing);
 # protoc-gen-swift is built from the swift-protobuf checkout this package resolves,
 # so the generator always matches the SwiftProtobuf runtime the package links.
-# The plugin build takes several minutes the first time; later runs reuse .build-protoc.
+# The plugin build takes minutes the first time; later runs reuse .build-protoc.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,15 +20,18 @@ if ! command -v protoc >/dev/null 2>&1; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null
 fi
 
-echo "generate-protos: resolving packages"
-swift package resolve
-checkout="$root/.build/checkouts/swift-protobuf"
-[ -d "$checkout" ] || { echo "generate-protos: $checkout is missing after 'swift package resolve'" >&2; exit 1; }
-
+# Resolve into our own scratch folder: the default .build is often locked by a long build
+# running beside us, and Package.resolved pins the same swift-protobuf revision either way.
 scratch="$root/.build-protoc"
-echo "generate-protos: building protoc-gen-swift from $checkout (first build takes minutes)"
-swift build --package-path "$checkout" --scratch-path "$scratch" --product protoc-gen-swift
-plugin="$(swift build --package-path "$checkout" --scratch-path "$scratch" --show-bin-path)/protoc-gen-swift"
+echo "generate-protos: resolving packages"
+swift package --scratch-path "$scratch" resolve
+checkout="$scratch/checkouts/swift-protobuf"
+[ -d "$checkout" ] || { echo "generate-protos: $checkout is missing after 'swift package resolve'" >&2; exit 1; }
+echo "generate-protos: swift-protobuf checkout at $(git -C "$checkout" describe --tags --always 2>/dev/null || echo unknown)"
+
+echo "generate-protos: building protoc-gen-swift from $checkout (the first build takes minutes)"
+swift build --package-path "$checkout" --scratch-path "$scratch/plugin" --product protoc-gen-swift
+plugin="$(swift build --package-path "$checkout" --scratch-path "$scratch/plugin" --show-bin-path)/protoc-gen-swift"
 [ -x "$plugin" ] || { echo "generate-protos: $plugin was not built" >&2; exit 1; }
 
 out="$root/Sources/FlowProtocol/Generated"

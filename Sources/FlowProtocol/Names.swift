@@ -1,5 +1,3 @@
-import SwiftProtobuf
-
 /// Short names for the wire types every Flowbus process handles.
 /// The app payloads keep their generated `Flowbus_V1_` names so they never clash with FlowKit's own types.
 public typealias Envelope = Flowbus_V1_Envelope
