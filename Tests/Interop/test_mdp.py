@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -191,6 +193,23 @@ def test_worker_re_registers_after_the_broker_restarts(context, start_host, star
     assert worker.stats.connections >= 2, "the worker never started a new conversation"
     client.close()
     worker.stop()
+
+
+def test_worker_reconnects_when_the_broker_falls_silent(context, host, client, start_worker):
+    """The broker process is paused (SIGSTOP): no DISCONNECT, only silence. The worker must give up on
+    it after its liveness, register again on a new socket, and be served once the broker resumes."""
+    worker = start_worker(host, "interop.patient")
+    wait_for_status(client, "interop.patient", b"200", within=2)
+    os.kill(host.process.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + HEARTBEAT * LIVENESS + 3
+        while worker.stats.reconnects_for_silence == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.kill(host.process.pid, signal.SIGCONT)
+    assert worker.stats.reconnects_for_silence >= 1, "the worker never noticed the broker's silence"
+    assert client.request("interop.patient", b"awake?", timeout=3) == [b"awake?"]
+    assert worker.stats.connections >= 2
 
 
 def test_swift_echo_plugin_answers_a_python_client(context, start_host):
