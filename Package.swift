@@ -88,12 +88,16 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol"]),
         .testTarget(name: "CloneTests", dependencies: ["Clone", "ZeroMQ", "MessagePath", "FlowProtocol"]),
-        .testTarget(name: "FlowProtocolTests", dependencies: ["FlowProtocol"]),
+        .testTarget(
+            name: "FlowProtocolTests",
+            dependencies: ["FlowProtocol", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
         .testTarget(
             name: "FlowbusCLITests",
-            dependencies: ["ZeroMQ", "Majordomo", "Clone"]
+            // The executables are dependencies so that `swift test` builds them beside the tests.
+            dependencies: ["flowbus", "flowbus-echo", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath"]
         ),
     ]
 )

@@ -83,7 +83,15 @@ final class BrokerLoop {
             layout = try MDPLayout.parse(frames, from: 1)
         } catch {
             if received.truncated {
-                countBadInput(.oversize, peer: frames[0], "message of \(received.totalBytes) bytes is over the limit and not valid MDP in its first frames")
+                // The body was cut off before the layout could see it; a client request's header
+                // and service name still tell whom to answer.
+                if frames.count >= 4, frames[1].isEmpty, frames[2] == MDP.clientHeader, !frames[3].isEmpty {
+                    countBadInput(.oversize, peer: frames[0], "message of \(received.totalBytes) bytes; limit \(configuration.maxMessageBytes) bytes")
+                    reject(.oversize, client: frames[0], service: frames[3],
+                           detail: "request of \(received.totalBytes) bytes to \(frames[3].printable) is over the broker's limit of \(configuration.maxMessageBytes) bytes; send less per request")
+                } else {
+                    countBadInput(.oversize, peer: frames[0], "message of \(received.totalBytes) bytes is over the limit and not valid MDP in its first frames")
+                }
             } else {
                 countBadInput(error.kind, peer: frames[0], error.description)
             }

@@ -41,6 +41,7 @@ enum Detached {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        markInheritedDescriptorsCloseOnExec()
 
         let executable = ExecutablePath.path
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -51,6 +52,16 @@ enum Detached {
             throw HostError.startFailed("cannot start \(executable) in the background: \(String(cString: strerror(result)))")
         }
         return pid
+    }
+
+    /// Nothing else this process holds open (a caller's pipe, above all) may outlive it in the
+    /// host, or whoever reads our output would wait for the host to end.
+    private static func markInheritedDescriptorsCloseOnExec() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for descriptor in names.compactMap(Int32.init) where descriptor > 2 {
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     private static func tail(_ path: String, lines: Int = 15) -> String {

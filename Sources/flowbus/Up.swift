@@ -40,8 +40,12 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "Largest accepted message in bytes; larger ones are refused and counted.")
     var maxMessageBytes: Int = 1 << 20
 
+    @Option(name: .long, help: "How long a request for a service with no worker waits before the UNKNOWN_SERVICE error, in milliseconds.")
+    var requestExpiryMs: Int = 5000
+
     func validate() throws {
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10; got \(heartbeatMs)") }
+        guard requestExpiryMs >= 10 else { throw ValidationError("--request-expiry-ms must be at least 10; got \(requestExpiryMs)") }
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024; got \(maxMessageBytes)") }
         guard (curveSecret == nil) == (allow == nil) else {
             throw ValidationError("CURVE needs both --curve-secret FILE and --allow FILE (make keys with `flowbus keys --out NAME`)")
@@ -62,13 +66,9 @@ struct Up: ParsableCommand {
         var logger = Logger(label: "flowbus.host")
         logger[metadataKey: "flowbus.pid"] = "\(getpid())"
         let host = Host(configuration: configuration, logger: logger)
-        do {
-            try host.run { descriptor in
-                print("flowbus host \(descriptor.pid) ready — broker \(descriptor.endpoints.broker), clone \(descriptor.endpoints.cloneSnapshot) (run directory \(descriptor.runDirectory)); Ctrl-C or `flowbus down` stops it")
-                fflush(nil)
-            }
-        } catch {
-            throw CleanExit.message("flowbus up: \(error)")
+        try host.run { descriptor in
+            print("flowbus host \(descriptor.pid) ready — broker \(descriptor.endpoints.broker), clone \(descriptor.endpoints.cloneSnapshot) (run directory \(descriptor.runDirectory)); Ctrl-C or `flowbus down` stops it")
+            fflush(nil)
         }
     }
 
@@ -80,6 +80,7 @@ struct Up: ParsableCommand {
         configuration.allowListPath = allow
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.maxMessageBytes = maxMessageBytes
+        configuration.unknownServiceExpiry = .milliseconds(requestExpiryMs)
         configuration.pluginSearchPath = [ExecutablePath.directory]
         if let manifest {
             let url = URL(fileURLWithPath: manifest).standardizedFileURL

@@ -1,0 +1,180 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import Testing
+import ZeroMQ
+
+/// The bus of a real host (`flowbus up`) with the real echo plugin, driven by Flowbus's own client.
+@Suite("Bus end to end", .serialized)
+struct BusEndToEndTests {
+    static let logger = Logger(label: "flowbus.test")
+
+    static func client(_ host: HostFixture, timeout: Duration = .seconds(3), tries: Int = 2) throws -> MajordomoClient {
+        var configuration = ClientConfiguration()
+        configuration.timeout = timeout
+        configuration.tries = tries
+        return try MajordomoClient(
+            context: try ZMQContext(), endpoint: try #require(host.endpoint("broker")), configuration: configuration, logger: logger)
+    }
+
+    static func waitForEcho(_ host: HostFixture) async throws {
+        let ready = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(100)) {
+            let status = try await host.status()
+            let broker = status["broker"] as? [String: Any]
+            return ((broker?["workersPerService"] as? [String: Int])?["flowbus.echo"] ?? 0) > 0
+        }
+        try #require(ready, "no echo worker registered:\n\(host.hostLog)")
+    }
+
+    @Test("an Echo envelope, plain frames and 8/MMI through the host's broker", .timeLimit(.minutes(1)))
+    func echoThroughTheBroker() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 2)]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+
+        let replies = try await onThread {
+            let client = try Self.client(host)
+            var echo = Flowbus_V1_Echo()
+            echo.text = "hello, bus"
+            let request = try Envelope.wrapping(echo, session: "s1", idempotencyKey: "k1").encoded()
+            let reply = try client.request(service: "flowbus.echo", body: [request])
+            let plain = try client.request(service: "flowbus.echo", body: [Array("raw".utf8), [1, 2, 3]])
+            let mmi = try client.request(service: "mmi.service", body: [Array("flowbus.echo".utf8)])
+            let missing = try client.request(service: "mmi.service", body: [Array("nobody.home".utf8)])
+            return (reply, plain, mmi, missing)
+        }
+        let replyFrame = try #require(replies.0.first)
+        let envelope = try Envelope.decodeChecked(replyFrame)
+        #expect(try envelope.unwrap(Flowbus_V1_Echo.self).text == "hello, bus")
+        #expect(envelope.session == "s1")
+        #expect(envelope.idempotencyKey == "k1")
+        #expect(replies.1 == [Array("raw".utf8), [1, 2, 3]])
+        #expect(replies.2 == [Array("200".utf8)])
+        #expect(replies.3 == [Array("404".utf8)])
+    }
+
+    @Test("unknown services and oversize requests get Error envelopes and are counted", .timeLimit(.minutes(1)))
+    func rejectionsAreAnsweredAndCounted() async throws {
+        let host = try await HostFixture.start(
+            manifest: echoManifest([("echo", 1)]), arguments: ["--request-expiry-ms", "300", "--max-message-bytes", "65536"])
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+
+        let (unknown, oversize) = try await onThread {
+            let client = try Self.client(host, tries: 1)
+            let unknown = try client.request(service: "no.such.service", body: [Array("hi".utf8)])
+            let oversize = try client.request(service: "flowbus.echo", body: [[UInt8](repeating: 7, count: 100_000)])
+            return (unknown, oversize)
+        }
+        let unknownFrame = try #require(unknown.first)
+        let unknownError = try #require(try Envelope.decodeChecked(unknownFrame).carriedError)
+        #expect(unknownError.code == .unknownService)
+        #expect(unknownError.message.contains("no.such.service"))
+        #expect(!unknownError.hint.isEmpty)
+        let oversizeFrame = try #require(oversize.first)
+        let oversizeError = try #require(try Envelope.decodeChecked(oversizeFrame).carriedError)
+        #expect(oversizeError.code == .messageTooLarge)
+        #expect(oversizeError.hint.contains("--max-message-bytes"))
+
+        let broker = try #require(try await host.status()["broker"] as? [String: Any])
+        let rejections = try #require(broker["rejections"] as? [String: Any])
+        #expect((rejections["expired"] as? Int ?? 0) >= 1)
+        #expect((rejections["oversize"] as? Int ?? 0) >= 1)
+    }
+
+    @Test("a drop rule set at run time drops its share of one service, and clearing it restores delivery", .timeLimit(.minutes(1)))
+    func faultRuleAtRunTime() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 2)]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+
+        let set = try await host.run(["fault", "drop", "--service", "flowbus.echo", "--share", "0.5", "--id", "half"])
+        #expect(set.status == 0, "\(set.output)")
+        let answered = try await onThread { try Self.pipelined(host, count: 200) }
+        #expect((60...140).contains(answered), "half of 200 requests should be dropped; \(answered) were answered")
+
+        let status = try await host.status()
+        let faults = try #require(status["faults"] as? [[String: Any]])
+        #expect(faults.first?["dropped"] as? Int == 200 - answered)
+        #expect((status["broker"] as? [String: Any])?["faultDropped"] as? Int == 200 - answered)
+
+        let clear = try await host.run(["fault", "clear", "half"])
+        #expect(clear.status == 0, "\(clear.output)")
+        let all = try await onThread { try Self.pipelined(host, count: 100) }
+        #expect(all == 100)
+    }
+
+    /// Sends `count` requests at once and counts the replies that arrive within two seconds.
+    static func pipelined(_ host: HostFixture, count: Int) throws -> Int {
+        let client = try Self.client(host)
+        for index in 0..<count {
+            try client.send(service: "flowbus.echo", body: [Array("\(index)".utf8)])
+        }
+        var answered = 0
+        let deadline = ContinuousClock.now + .seconds(2)
+        while answered < count, ContinuousClock.now < deadline {
+            if try client.receive(timeout: .milliseconds(100)) != nil { answered += 1 }
+        }
+        return answered
+    }
+
+    @Test("random frames at the broker and the collector are counted; real clients are still served", .timeLimit(.minutes(1)))
+    func garbageIsCountedAndServiceGoesOn() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+        let broker = try #require(host.endpoint("broker"))
+        let collector = try #require(host.endpoint("cloneCollector"))
+
+        try await onThread {
+            let context = try ZMQContext()
+            var random = SystemRandomNumberGenerator()
+            let dealer = try ZMQSocket(context: context, type: .dealer, linger: .zero)
+            try dealer.connect(broker)
+            let publisher = try ZMQSocket(context: context, type: .pub, linger: .milliseconds(500))
+            try publisher.connect(collector)
+            Thread.sleep(forTimeInterval: 0.3)
+            let deadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < deadline {
+                let frames = (0..<Int.random(in: 1...7, using: &random)).map { _ in
+                    (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                }
+                _ = try dealer.send(frames, dontWait: true)
+                _ = try publisher.send(frames, dontWait: true)
+                // Now and then a frame that looks almost right.
+                _ = try dealer.send([[], Array("MDPW01".utf8), [0x09]], dontWait: true)
+                _ = try publisher.send([Array("KVSET".utf8), [1, 2, 3]], dontWait: true)
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+
+        let reply = try await onThread {
+            try Self.client(host).request(service: "flowbus.echo", body: [Array("still there?".utf8)])
+        }
+        #expect(reply == [Array("still there?".utf8)])
+
+        let agentSees = try await onThread { () -> Bool in
+            let context = try ZMQContext()
+            let endpoints = CloneEndpoints(
+                snapshot: host.endpoint("cloneSnapshot")!, publisher: host.endpoint("clonePublisher")!, collector: collector)
+            let writer = try CloneAgent(context: context, endpoints: endpoints, configuration: .init(subtrees: ["/t/"]), logger: Self.logger)
+            defer { writer.stop() }
+            _ = try writer.set(key: "/t/after-garbage", value: Array("ok".utf8))
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                if writer.get("/t/after-garbage")?.value == Array("ok".utf8) { return true }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return false
+        }
+        #expect(agentSees, "the clone server no longer applies real updates after garbage")
+
+        let status = try await host.status()
+        let brokerBad = try #require((status["broker"] as? [String: Any])?["badInput"] as? [String: Int])
+        #expect(brokerBad.values.reduce(0, +) > 0, "broker bad input not counted: \(brokerBad)")
+        let cloneBad = try #require((status["clone"] as? [String: Any])?["badInput"] as? [String: Int])
+        #expect(cloneBad.values.reduce(0, +) > 0, "clone bad input not counted: \(cloneBad)")
+    }
+}

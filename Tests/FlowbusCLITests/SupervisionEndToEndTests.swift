@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// `flowbus up --detach`, `ps --json`, kill -9, `down`: the host as a person and a checker use it.
+@Suite("Host supervision end to end", .serialized)
+struct SupervisionEndToEndTests {
+    @Test("kill -9 of a plugin: running again with restarts 1 within a second; down leaves no process", .timeLimit(.minutes(2)))
+    func killedPluginIsRestartedAndDownLeavesNothing() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("alpha", 2), ("beta", 1)]))
+        defer { Task { try? await host.stop() } }
+
+        let allRunning = try await HostFixture.eventually(timeout: .seconds(10)) {
+            let plugins = try await host.plugins()
+            return plugins.count == 3 && plugins.allSatisfy { $0["state"] as? String == "running" }
+        }
+        #expect(allRunning, "not every plugin reached running:\n\(host.hostLog)")
+        let before = try await host.plugins()
+        #expect(before.map { $0["name"] as? String } == ["alpha", "alpha", "beta"])
+        let victim = try #require(before.first { $0["name"] as? String == "beta" })
+        let victimPID = try #require((victim["pid"] as? Int).map(Int32.init))
+        let others = before.compactMap { ($0["pid"] as? Int).map(Int32.init) }.filter { $0 != victimPID }
+
+        #expect(kill(victimPID, SIGKILL) == 0)
+        let killedAt = ContinuousClock.now
+        var restarted: [String: Any]?
+        _ = try await HostFixture.eventually(timeout: .seconds(3), every: .milliseconds(20)) {
+            let beta = try await host.plugins().first { $0["name"] as? String == "beta" }
+            if let beta, beta["state"] as? String == "running", let pid = beta["pid"] as? Int, Int32(pid) != victimPID {
+                restarted = beta
+                return true
+            }
+            return false
+        }
+        let elapsed = ContinuousClock.now - killedAt
+        let again = try #require(restarted, "beta was not restarted:\n\(host.hostLog)")
+        #expect(elapsed < .seconds(1), "restart took \(elapsed)")
+        #expect(again["restarts"] as? Int == 1)
+        #expect(again["incarnation"] as? Int == 2)
+        #expect((again["lastExitReason"] as? String)?.contains("SIGKILL") == true)
+        #expect(others.allSatisfy(isAlive), "the other plugins must not be touched (one_for_one)")
+
+        let hostPID = try #require(host.hostPID)
+        let pids = try await host.plugins().compactMap { ($0["pid"] as? Int).map(Int32.init) } + [hostPID]
+        let down = try await host.run(["down"])
+        #expect(down.status == 0, "\(down.output)")
+        let gone = await HostFixture.eventually(timeout: .seconds(5)) { !pids.contains(where: isAlive) }
+        #expect(gone, "processes left after down: \(pids.filter(isAlive))")
+        #expect(host.descriptor == nil, "host.json must be removed on a clean stop")
+    }
+
+    @Test("the plugins die with the host, even when it is killed with SIGKILL", .timeLimit(.minutes(2)))
+    func pluginsDieWithAKilledHost() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 3)]))
+        let running = try await HostFixture.eventually(timeout: .seconds(10)) {
+            try await host.plugins().filter { $0["state"] as? String == "running" }.count == 3
+        }
+        #expect(running)
+        let pids = try await host.plugins().compactMap { ($0["pid"] as? Int).map(Int32.init) }
+        let hostPID = try #require(host.hostPID)
+        #expect(kill(hostPID, SIGKILL) == 0)
+        let gone = await HostFixture.eventually(timeout: .seconds(5)) { !pids.contains(where: isAlive) }
+        #expect(gone, "plugins outlived their SIGKILLed host: \(pids.filter(isAlive))")
+        let ps = try await host.run(["ps"])
+        #expect(ps.status != 0)
+        #expect(ps.output.contains("no flowbus host is running"), "\(ps.output)")
+    }
+
+    @Test("a second host in the same run directory is refused with the way out", .timeLimit(.minutes(1)))
+    func secondHostIsRefused() async throws {
+        let host = try await HostFixture.start(manifest: "plugins: []\n")
+        defer { Task { try? await host.stop() } }
+        let again = try await host.run(["up", "--detach", "--manifest", host.manifestPath])
+        #expect(again.status != 0)
+        #expect(again.output.contains("already running"), "\(again.output)")
+        #expect(again.output.contains("flowbus down"), "\(again.output)")
+    }
+
+    @Test("a bad manifest stops `up` with an error that says where", .timeLimit(.minutes(1)))
+    func badManifestIsExplained() async throws {
+        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
+        let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/bad.yaml"
+        try Data("plugins:\n  - name: echo\n    command: flowbus-echo\n    restrat: permanent\n".utf8).write(to: URL(fileURLWithPath: path))
+        let up = try await InteropSuiteTests.run(flowbus, ["up", "--run-dir", directory, "--manifest", path])
+        #expect(up.status != 0)
+        #expect(up.output.contains("restrat"), "\(up.output)")
+    }
+}
