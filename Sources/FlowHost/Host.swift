@@ -32,6 +32,10 @@ public final class Host: Sendable {
     /// the plugins in reverse manifest order and the bus after them.
     /// `onReady` runs once everything is up, with the descriptor the host announced.
     public func run(onReady: (HostDescriptor) -> Void = { _ in }) throws {
+        StopSignals.onSignal { [self] number in
+            logger.notice("signal received; stopping", metadata: ["flowbus.signal": "\(number)"])
+            requestStop()
+        }
         let directory = configuration.runDirectory
         if let live = try directory.liveHost(), live.pid != getpid() {
             throw HostError.alreadyRunning(pid: live.pid, runDirectory: directory.path)
@@ -80,9 +84,6 @@ public final class Host: Sendable {
         try directory.writeDescriptor(descriptor)
         defer { directory.removeDescriptor() }
 
-        let signals = installSignalHandlers()
-        defer { signals.forEach { $0.cancel() } }
-
         try supervisor.start()
         let heartbeats = HeartbeatBridge.start(broker: broker, supervisor: supervisor)
         logger.info("flowbus host ready", metadata: [
@@ -130,20 +131,6 @@ public final class Host: Sendable {
             logger: logger.with(component: "clone"))
     }
 
-    private func installSignalHandlers() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { number in
-            // Ignored for the default action; the source still sees it. Children get default
-            // dispositions back before exec.
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
-                logger.notice("signal received; stopping", metadata: ["flowbus.signal": "\(number)"])
-                requestStop()
-            }
-            source.resume()
-            return source
-        }
-    }
 }
 
 extension Logger {

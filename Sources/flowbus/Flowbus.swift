@@ -1,6 +1,19 @@
 import ArgumentParser
+import FlowHost
 
 @main
+enum Entry {
+    static func main() async {
+        // `flowbus up` in the foreground turns stop signals into a request as early as possible:
+        // one that arrives while the host starts must stop it cleanly, not kill it.
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "up", !arguments.contains("--detach") {
+            StopSignals.install()
+        }
+        await Flowbus.main()
+    }
+}
+
 struct Flowbus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flowbus",

@@ -56,6 +56,7 @@ struct Up: ParsableCommand {
     }
 
     func run() throws {
+        if !detach { StopSignals.install() }  // already done by Entry; kept for callers of Up directly
         let configuration = try hostConfiguration()
         try configuration.validateExposure()
         if detach {

@@ -86,4 +86,36 @@ struct SupervisionEndToEndTests {
         #expect(up.status != 0)
         #expect(up.output.contains("restrat"), "\(up.output)")
     }
+
+    @Test("SIGTERM during start-up stops the host cleanly, with its plugins", .timeLimit(.minutes(1)), arguments: [60, 150, 400])
+    func sigtermDuringStartUp(delayMilliseconds: Int) async throws {
+        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
+        let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
+        let manifest = directory + "/manifest.yaml"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(echoManifest([("echo", 2)]).utf8).write(to: URL(fileURLWithPath: manifest))
+        let status = try await onThread { () -> (Int32, Process.TerminationReason) in
+            let process = Process()
+            process.executableURL = flowbus
+            process.arguments = ["up", "--run-dir", directory, "--manifest", manifest]
+            FileManager.default.createFile(atPath: directory + "/host.err", contents: nil)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/host.err"))
+            try process.run()
+            Thread.sleep(forTimeInterval: Double(delayMilliseconds) / 1000)
+            process.terminate()
+            process.waitUntilExit()
+            return (process.terminationStatus, process.terminationReason)
+        }
+        #expect(status.1 == .exit, "the host was killed by the signal instead of stopping")
+        #expect(status.0 == 0)
+        // Every process the host logged (itself and each plugin it started) must be gone.
+        let log = String(decoding: FileManager.default.contents(atPath: directory + "/host.err") ?? Data(), as: UTF8.self)
+        let pids = Set(log.split(separator: " ").compactMap { word in
+            word.hasPrefix("flowbus.pid=") ? Int32(word.dropFirst("flowbus.pid=".count)) : nil
+        })
+        #expect(!pids.isEmpty || delayMilliseconds < 100, "the host logged no pid:\n\(log)")
+        let gone = await HostFixture.eventually(timeout: .seconds(3)) { !pids.contains(where: isAlive) }
+        #expect(gone, "left running: \(pids.filter(isAlive))")
+    }
 }
