@@ -7,7 +7,10 @@ struct IdleMemory {
     static let plugins = 10
 
     private var repository: URL { URL(fileURLWithPath: options.repositoryPath) }
-    private var flowbus: String { repository.appendingPathComponent(".build/release/flowbus").path }
+    /// The benchmark builds the main package in a scratch folder of its own, so it neither waits
+    /// for nor disturbs whoever is using the repository's .build at the same time.
+    private var scratchPath: String { repository.appendingPathComponent("Benchmarks/.build-flowbus").path }
+    private var flowbus: String { scratchPath + "/release/flowbus" }
 
     func run() -> [ResultRow] {
         if let reason = prepare() { return [.unavailable("idle-memory", reason)] }
@@ -68,8 +71,9 @@ struct IdleMemory {
     private func prepare() -> String? {
         if !options.skipBuild {
             for product in ["flowbus", "flowbus-echo"] {
-                progress("idle-memory: swift build -c release --product \(product) (in \(repository.path))")
-                let (status, output) = Self.execute("/usr/bin/env", ["swift", "build", "-c", "release", "--product", product], in: repository)
+                progress("idle-memory: swift build -c release --product \(product) --scratch-path Benchmarks/.build-flowbus (in \(repository.path))")
+                let (status, output) = Self.execute(
+                    "/usr/bin/env", ["swift", "build", "-c", "release", "--product", product, "--scratch-path", scratchPath], in: repository)
                 if status != 0 {
                     let tail = output.split(separator: "\n").filter { $0.contains("error:") }.prefix(2).joined(separator: " | ")
                     return "the main package does not build (`swift build -c release --product \(product)` exited \(status)): \(tail)"
@@ -77,7 +81,7 @@ struct IdleMemory {
             }
         }
         guard FileManager.default.isExecutableFile(atPath: flowbus) else {
-            return "\(flowbus) is missing; run `swift build -c release` at the repository root"
+            return "\(flowbus) is missing; run without --skip-build, or `swift build -c release --scratch-path Benchmarks/.build-flowbus` at the repository root"
         }
         let (status, output) = Self.execute(flowbus, ["up", "--help"], in: repository)
         guard status == 0, output.contains("--manifest"), output.contains("--run-dir") else {

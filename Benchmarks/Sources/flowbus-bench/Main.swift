@@ -27,6 +27,7 @@ struct FlowbusBench {
 
         let started = Date()
         let loadBefore = Machine.loadAverage
+        let revision = Machine.revision(of: options.repositoryPath)
         progress("flowbus-bench \(options.quick ? "(quick) " : "")on \(Machine.description), libzmq \(RawContext.version)")
         var rows: [ResultRow] = []
         func attempt(_ name: BenchmarkName, _ body: () throws(BenchError) -> [ResultRow]) {
@@ -46,11 +47,11 @@ struct FlowbusBench {
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"
         print("Flowbus benchmarks — \(date) — \(Machine.description), libzmq \(RawContext.version)\(options.quick ? " — QUICK run, rough figures" : "")")
-        print("\(load) (other work on the machine moves every figure; compare Flowbus with the raw baseline of the same run)\n")
+        print("Flowbus \(revision); \(load) (other work on the machine moves every figure; compare Flowbus with the raw baseline of the same run)\n")
         print(Table.render(rows))
         if let path = options.jsonPath {
             let report = RunReport(
-                date: date, machine: Machine.description, load: load, libzmq: RawContext.version, quick: options.quick, rows: rows)
+                date: date, revision: revision, machine: Machine.description, load: load, libzmq: RawContext.version, quick: options.quick, rows: rows)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             do {
@@ -73,6 +74,12 @@ enum Machine {
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(cores) cores, \(model)"
+    }
+
+    /// `git describe --always --dirty` of the measured tree ("-dirty": uncommitted changes were measured too).
+    static func revision(of repository: String) -> String {
+        let (status, output) = IdleMemory.execute("/usr/bin/env", ["git", "describe", "--always", "--dirty"], in: URL(fileURLWithPath: repository))
+        return status == 0 ? output.trimmingCharacters(in: .whitespacesAndNewlines) : "unknown revision"
     }
 
     /// The 1-minute load average from /proc/loadavg.

@@ -20,7 +20,7 @@ struct Options {
       --only NAMES     run only these benchmarks, comma-separated: \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", "))
       --json FILE      also write the results as JSON to FILE
       --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
-      --skip-build     idle-memory: use the existing .build/release binaries instead of building them
+      --skip-build     idle-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)

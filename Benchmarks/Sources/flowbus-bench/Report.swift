@@ -74,6 +74,7 @@ struct ResultRow: Sendable, Encodable {
 /// Everything one run produced, as the JSON file holds it.
 struct RunReport: Sendable, Encodable {
     var date: String
+    var revision: String
     var machine: String
     var load: String
     var libzmq: String
