@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import MessagePath
 import ZeroMQ
@@ -107,24 +108,37 @@ extension CloneServerLoop {
     }
 
     /// Sends one five-frame message on the publisher. XPUB_NODROP turns a full subscriber queue
-    /// into EAGAIN; then the message goes out once more without it, so every other subscriber still
-    /// gets it and only the slow one sees a gap. Returns false when that happened.
+    /// into EAGAIN. A queue that is only briefly behind gets a short grace to drain; one that stays
+    /// full (no grace again for `lossyGrace` after a drop) makes the message go out once more without
+    /// NODROP, so every other subscriber still gets it and only the slow one sees a gap.
+    /// Returns false when that happened.
     func sendPublished(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame) throws(ZMQError) -> Bool {
-        if try publisher.send(f0, more: true, dontWait: true) {
-            try publisher.send(f1, more: true)
-            try publisher.send(f2, more: true)
-            try publisher.send(f3, more: true)
-            try publisher.send(f4)
-            return true
+        if try sendOnce(f0, f1, f2, f3, f4, dontWait: true) { return true }
+        let now = MonotonicTime.now()
+        if lastLossySend + Self.lossyGrace <= now {
+            let giveUp = now + Self.queueGrace
+            while MonotonicTime.now() < giveUp {
+                usleep(50)
+                if try sendOnce(f0, f1, f2, f3, f4, dontWait: true) { return true }
+            }
         }
+        lastLossySend = .now()
         try publisher.setXPubNoDrop(false)
         defer { try? publisher.setXPubNoDrop(true) }
-        try publisher.send(f0, more: true)
+        _ = try sendOnce(f0, f1, f2, f3, f4, dontWait: false)
+        return false
+    }
+
+    private static let queueGrace = Duration.milliseconds(2)
+    private static let lossyGrace = Duration.milliseconds(100)
+
+    private func sendOnce(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame, dontWait: Bool) throws(ZMQError) -> Bool {
+        guard try publisher.send(f0, more: true, dontWait: dontWait) else { return false }
         try publisher.send(f1, more: true)
         try publisher.send(f2, more: true)
         try publisher.send(f3, more: true)
         try publisher.send(f4)
-        return false
+        return true
     }
 
     func expireDue(now: MonotonicTime) throws(ZMQError) {

@@ -39,6 +39,7 @@ final class CloneServerLoop {
     var badInput = [Int](repeating: 0, count: CloneBadInput.allCases.count)
     var lastPublished = MonotonicTime.now()
     var hugzRequested = false
+    var lastLossySend = MonotonicTime(nanoseconds: 0)
     var nextFlush = MonotonicTime.now()
     let collectorReceiveLimit: Int
 
