@@ -2,7 +2,7 @@ import Foundation
 import ZeroMQ
 
 /// CURVE keys on disk: `NAME.key` holds the secret key, `NAME.pub` the public key, each one
-/// z85 line; an allow-list file holds one public key a line, `#` starting a comment.
+/// z85 line; an allow-list file holds one public key a line; a word starting with `#` begins a comment.
 public enum KeyFiles {
     public static func write(_ pair: CurveKeyPair, basePath: String) throws {
         let secret = basePath + ".key"
@@ -33,9 +33,10 @@ public enum KeyFiles {
     public static func readAllowList(path: String) throws -> Set<CurveKey> {
         var keys = Set<CurveKey>()
         for (number, line) in try readText(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let trimmed = content.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty else { continue }
+            // `#` is a Z85 digit, so a comment is a word that starts with it, not any `#`.
+            guard let first = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first,
+                  !first.hasPrefix("#") else { continue }
+            let trimmed = String(first)
             do {
                 keys.insert(try CurveKey(z85: trimmed))
             } catch {

@@ -88,6 +88,15 @@ import ZeroMQ
 }
 
 @Suite struct KeyFilesTests {
+    @Test func aKeyContainingTheCommentCharacterIsStillRead() throws {
+        // Z85 has `#` among its digits; only a word that starts with it is a comment.
+        var pair = try CurveKeyPair.generate()
+        while !pair.publicKey.z85.dropFirst().contains("#") { pair = try CurveKeyPair.generate() }
+        let path = "/tmp/fbk-\(UUID().uuidString.prefix(8)).allow"
+        try Data("\(pair.publicKey.z85) # with a comment\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try KeyFiles.readAllowList(path: path) == [pair.publicKey])
+    }
+
     @Test func keyPairsAndAllowListsRoundTrip() throws {
         let base = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
         let pair = try CurveKeyPair.generate()

@@ -14,13 +14,13 @@ import Testing
         let id = InstanceID(plugin: "echo", replica: 0)
         let first = try #require(supervisor.status().first?.pid)
 
-        let killedAt = ContinuousClock.now
         try supervisor.kill(plugin: "echo", signal: SIGKILL)
         let events = await log.wait { $0.count(where: { $0.kind == .started }) == 2 }
-        let recovery = ContinuousClock.now - killedAt
         #expect(events?.kinds(of: id) == [.started, .exited, .restarting, .started])
         #expect(events?[1] == .exited(id, pid: first, reason: .signaled(SIGKILL)))
-        #expect(recovery < .milliseconds(500), "restarted after \(recovery)")
+        // The delay the supervisor chose, not a wall-clock time of this (shared, noisy) machine:
+        // the first restart after a crash is scheduled within the default initial backoff.
+        #expect(events?[2] == .restarting(id, after: Backoff().initial), "\(String(describing: events?[2]))")
 
         let status = try #require(supervisor.status().first)
         #expect(status.state == .running)
@@ -108,8 +108,10 @@ import Testing
         // The decision is taken under the same lock as the exit, so status already shows it.
         let status = try #require(supervisor.status().first)
         if restarted {
-            #expect(status.state == .backingOff || status.state == .running)
-            #expect(await log.wait { $0.count(where: { $0.kind == .started }) >= 2 } != nil)
+            // A restarted script may already have exited again (and, under load, used up its
+            // intensity), so the events tell the story, not the state of this instant.
+            let events = await log.wait { $0.count(where: { $0.kind == .started }) >= 2 }
+            #expect(events?.kinds(of: InstanceID(plugin: "once", replica: 0)).prefix(4) == [.started, .exited, .restarting, .started])
         } else {
             #expect(status.state == .exited)
             #expect(log.count(.restarting) == 0)
