@@ -1,3 +1,4 @@
+import MessagePath
 import Foundation
 import Synchronization
 import ZeroMQ

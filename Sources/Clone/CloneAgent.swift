@@ -1,3 +1,4 @@
+import MessagePath
 import Dispatch
 import Foundation
 import Logging
@@ -23,7 +24,9 @@ public final class CloneAgent: Sendable {
         self.endpoints = endpoints
         self.maxValueBytes = configuration.maxValueBytes
         self.maxHeldWrites = configuration.maxHeldWrites
-        let shared = CloneAgentShared(wake: try WakeSignal())
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw .system(error.description) }
+        let shared = CloneAgentShared(wake: wake)
         self.shared = shared
         let started = Mutex<Result<Void, CloneStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)

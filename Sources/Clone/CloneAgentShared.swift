@@ -1,3 +1,4 @@
+import MessagePath
 import Dispatch
 import Synchronization
 import ZeroMQ

@@ -17,7 +17,9 @@ public enum CloneServer {
         logger: Logger
     ) throws(CloneStartError) -> CloneServerHandle {
         try configuration.validate()
-        let shared = CloneServerShared(wake: try WakeSignal())
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw .system(error.description) }
+        let shared = CloneServerShared(wake: wake)
         let started = Mutex<Result<Void, CloneStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {

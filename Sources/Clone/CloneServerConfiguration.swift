@@ -1,3 +1,4 @@
+import MessagePath
 import ZeroMQ
 
 /// How a clone server behaves; the defaults suit one machine.

@@ -1,3 +1,5 @@
+import MessagePath
+
 /// A min-heap of ttl deadlines. An item is stale when its key was written again since
 /// (its sequence no longer matches), so overwrites never need to search the heap.
 struct ExpiryQueue {

@@ -17,7 +17,9 @@ public enum MajordomoBroker {
         logger: Logger
     ) throws(BrokerStartError) -> BrokerHandle {
         try validate(configuration, endpoints: endpoints)
-        let shared = BrokerShared(wake: try WakeSignal())
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw .system(error.description) }
+        let shared = BrokerShared(wake: wake)
         let outcome = Mutex<Result<[String], BrokerStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {

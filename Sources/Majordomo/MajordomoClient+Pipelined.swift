@@ -1,3 +1,4 @@
+import MessagePath
 import ZeroMQ
 
 extension MajordomoClient {

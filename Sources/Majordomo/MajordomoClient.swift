@@ -1,3 +1,4 @@
+import MessagePath
 import Logging
 import ZeroMQ
 

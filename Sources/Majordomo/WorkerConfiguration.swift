@@ -1,3 +1,4 @@
+import MessagePath
 import ZeroMQ
 
 /// How a worker keeps its conversation with the broker alive.
