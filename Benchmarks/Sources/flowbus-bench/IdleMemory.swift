@@ -48,23 +48,66 @@ struct IdleMemory {
             return [.unavailable("idle-memory", "the plugins did not stay up for 2 s (they are being restarted); see `flowbus ps --run-dir \(runDirectory)`")]
         }
         let hostPID = host.processIdentifier
-        guard let hostKiB = Self.residentKiB(pid: hostPID) else {
-            return [.failed("idle-memory", "cannot read VmRSS of the host (pid \(hostPID))")]
+        guard let hostMemory = Memory(pid: hostPID) else {
+            return [.failed("idle-memory", "cannot read /proc/\(hostPID)/status of the host")]
         }
-        let pluginKiB = running.compactMap(Self.residentKiB(pid:))
-        guard pluginKiB.count == running.count else {
-            return [.failed("idle-memory", "cannot read VmRSS of every plugin (pids \(running))")]
+        let plugins = running.compactMap(Memory.init(pid:))
+        guard plugins.count == running.count else {
+            return [.failed("idle-memory", "cannot read /proc/<pid>/status of every plugin (pids \(running))")]
         }
-        let perPlugin = Double(pluginKiB.reduce(0, +)) / Double(pluginKiB.count)
-        let total = hostKiB + pluginKiB.reduce(0, +)
-        progress("idle-memory: host \(hostKiB) KiB, plugins \(pluginKiB) KiB")
-        let mib = { (kib: Double) in kib / 1024 }
+        progress("idle-memory: host \(hostMemory), plugins \(plugins.map(\.description).joined(separator: "; "))")
+        let mib = { (kib: Int) in Double(kib) / 1024 }
+        let average = { (values: [Int]) in Double(values.reduce(0, +)) / Double(values.count) / 1024 }
+        let rss = plugins.map(\.residentKiB)
+        let totalRSS = hostMemory.residentKiB + rss.reduce(0, +)
+        let totalPSS = hostMemory.proportionalKiB + plugins.map(\.proportionalKiB).reduce(0, +)
+        let totalAnon = hostMemory.anonymousKiB + plugins.map(\.anonymousKiB).reduce(0, +)
         return [
-            ResultRow("idle-memory", "host RSS", unit: "MiB", flowbus: mib(Double(hostKiB))),
-            ResultRow("idle-memory", "plugin RSS (average of \(running.count))", unit: "MiB", flowbus: mib(perPlugin),
-                      note: "idle-memory plugin RSS min \(format(mib(Double(pluginKiB.min()!)))) MiB, max \(format(mib(Double(pluginKiB.max()!)))) MiB"),
-            ResultRow("idle-memory", "total, host + \(running.count) plugins", unit: "MiB", flowbus: mib(Double(total))),
+            ResultRow("idle-memory", "host VmRSS", unit: "MiB", flowbus: mib(hostMemory.residentKiB),
+                      note: "idle-memory host: \(hostMemory)"),
+            ResultRow("idle-memory", "plugin VmRSS (average of \(plugins.count))", unit: "MiB", flowbus: average(rss),
+                      note: "idle-memory plugins: VmRSS min \(format(mib(rss.min()!))) MiB, max \(format(mib(rss.max()!))) MiB; "
+                        + "private (RssAnon) \(format(average(plugins.map(\.anonymousKiB)))) MiB, file-backed (RssFile, shared libraries) "
+                        + "\(format(average(plugins.map(\.fileKiB)))) MiB on average"),
+            ResultRow("idle-memory", "total VmRSS, host + \(plugins.count) plugins", unit: "MiB", flowbus: mib(totalRSS),
+                      note: "idle-memory totals: VmRSS counts each shared library once per process; PSS (/proc/<pid>/smaps_rollup) shares them out: "
+                        + "\(format(mib(totalPSS))) MiB in all, of which private anonymous memory \(format(mib(totalAnon))) MiB"),
+            ResultRow("idle-memory", "total PSS, host + \(plugins.count) plugins", unit: "MiB", flowbus: mib(totalPSS)),
         ]
+    }
+
+    /// What /proc says about one process's memory, in KiB.
+    struct Memory: CustomStringConvertible {
+        var residentKiB: Int
+        var anonymousKiB: Int
+        var fileKiB: Int
+        var proportionalKiB: Int
+
+        init?(pid: Int32) {
+            guard let status = Self.fields("/proc/\(pid)/status"),
+                  let resident = status["VmRSS"], let anonymous = status["RssAnon"], let file = status["RssFile"],
+                  let rollup = Self.fields("/proc/\(pid)/smaps_rollup"), let proportional = rollup["Pss"] else { return nil }
+            residentKiB = resident
+            anonymousKiB = anonymous
+            fileKiB = file
+            proportionalKiB = proportional
+        }
+
+        var description: String {
+            "VmRSS \(residentKiB) KiB (anon \(anonymousKiB), file \(fileKiB)), PSS \(proportionalKiB) KiB"
+        }
+
+        /// `Name:   1234 kB` lines as [Name: 1234].
+        private static func fields(_ path: String) -> [String: Int]? {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+            var fields: [String: Int] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                guard parts.count >= 2, parts[0].hasSuffix(":"), let value = Int(parts[1]) else { continue }
+                fields[String(parts[0].dropLast())] = value
+            }
+            return fields
+        }
     }
 
     /// Builds the binaries (unless --skip-build) and checks the CLI has `up`; returns why not, if not.
@@ -151,15 +194,6 @@ struct IdleMemory {
             progress("idle-memory: the host did not stop; killing our child pid \(host.processIdentifier)")
             kill(host.processIdentifier, SIGKILL)
         }
-    }
-
-    /// VmRSS of `pid` in KiB, from /proc/<pid>/status.
-    static func residentKiB(pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
     }
 
     /// Runs a command to its end; returns its exit status and its stdout and stderr together.
