@@ -22,26 +22,36 @@ extension MajordomoWorker {
                 continue
             }
             var wait = nextHeartbeat.since(now)
-            if let deadline {
-                if now >= deadline { return nil }
-                wait = min(wait, deadline.since(now))
-            }
+            if let deadline { wait = min(wait, deadline.since(now)) }
             do {
+                // A zero wait still makes one pass: `receive(timeout: .zero)` is a non-blocking check.
                 try poller.poll(timeout: wait)
                 now = .now()
-                while let socket, let frames = try socket.receiveMessage(dontWait: true) {
-                    if let request = handle(frames, now: now) { return request }
-                }
+                if let request = try nextWaitingRequest(now: now) { return request }
             } catch {
                 if error.code == .terminated { throw .transport(error, endpoint: endpoint) }
                 logger.warning("worker receive failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
             }
-            guard reconnectAt == nil else { continue }
-            if now.since(lastHeard) >= brokerSilence {
-                scheduleReconnect("no word from the broker for \(brokerSilence)", now: now)
-            } else if now >= nextHeartbeat {
-                send(MDPCommand.heartbeat.frames, now: now)
-            }
+            keepAlive(now: now)
+            if let deadline, MonotonicTime.now() >= deadline { return nil }
+        }
+    }
+
+    /// The first request already queued on the socket, handling heartbeats and DISCONNECTs before it.
+    func nextWaitingRequest(now: MonotonicTime) throws(ZMQError) -> MajordomoRequest? {
+        while let socket, let frames = try socket.receiveMessage(dontWait: true) {
+            if let request = handle(frames, now: now) { return request }
+        }
+        return nil
+    }
+
+    /// Heartbeats the broker when due; starts over when the broker has been silent too long.
+    func keepAlive(now: MonotonicTime) {
+        guard reconnectAt == nil else { return }
+        if now.since(lastHeard) >= brokerSilence {
+            scheduleReconnect("no word from the broker for \(brokerSilence)", now: now)
+        } else if now >= nextHeartbeat {
+            send(MDPCommand.heartbeat.frames, now: now)
         }
     }
 
