@@ -63,10 +63,10 @@ enum EchoPlugin {
                 workerConfiguration.curveServerKey = curve.serverKey
                 workerConfiguration.curveKeyPair = curve.keyPair
             }
-            let worker = try MajordomoWorker(
-                context: context, endpoint: settings.broker, service: "flowbus.echo",
+            let worker = try MajordomoWorkerLanes(
+                context: context, endpoint: settings.broker, service: "flowbus.echo", count: settings.lanes,
                 configuration: workerConfiguration, logger: logger)
-            logger.info("serving flowbus.echo", metadata: ["flowbus.broker": "\(settings.broker)"])
+            logger.info("serving flowbus.echo", metadata: ["flowbus.broker": "\(settings.broker)", "flowbus.lanes": "\(settings.lanes)"])
 
             let service = EchoService(writer: writer)
             var served = 0

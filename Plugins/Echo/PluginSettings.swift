@@ -10,6 +10,8 @@ struct PluginSettings {
     var replica: Int
     var incarnation: UInt64
     var heartbeat: Duration
+    /// MDP worker lanes (`--lanes N` in the manifest's args): requests this process holds at once.
+    var lanes: Int
     var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
 
     static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PluginSettings {
@@ -30,7 +32,15 @@ struct PluginSettings {
             replica: Int(environment["FLOWBUS_REPLICA"] ?? "") ?? 0,
             incarnation: UInt64(environment["FLOWBUS_INCARNATION"] ?? "") ?? 1,
             heartbeat: .milliseconds(Int(environment["FLOWBUS_HEARTBEAT_MS"] ?? "") ?? 500),
+            lanes: 1,
             curve: nil)
+        let arguments = CommandLine.arguments
+        if let flag = arguments.firstIndex(of: "--lanes") {
+            guard flag + 1 < arguments.count, let lanes = Int(arguments[flag + 1]), (1...256).contains(lanes) else {
+                throw PluginSettingsError("--lanes takes a number from 1 to 256 (requests served at once), as in `args: [\"--lanes\", \"4\"]`")
+            }
+            settings.lanes = lanes
+        }
         if let server = environment["FLOWBUS_SERVER_KEY"] {
             let pair = CurveKeyPair(
                 publicKey: try CurveKey(z85: try required("FLOWBUS_CLIENT_PUBLIC_KEY")),

@@ -3,7 +3,7 @@
 public enum DefaultManifest {
     public static let yaml = """
     # Flowbus's embedded default manifest: the example echo plugin (MDP service flowbus.echo,
-    # Clone keys under /demo/echo/) in two replicas.
+    # Clone keys under /demo/echo/) in two replicas of four MDP worker lanes each.
     supervisor:
       intensity: 5
       period: 10s
@@ -12,6 +12,7 @@ public enum DefaultManifest {
     plugins:
       - name: echo
         command: flowbus-echo
+        args: ["--lanes", "4"]
         restart: permanent
         replicas: 2
     """
