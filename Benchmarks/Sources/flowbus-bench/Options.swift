@@ -9,6 +9,8 @@ struct Options {
     var skipBuild = false
     /// For profiling one configuration: worker counts of mdp-throughput, subscriber counts of clone-rate.
     var workerCounts = [1, 2, 4]
+    /// mdp-throughput: lanes per worker thread beside the plain one-worker-per-thread runs.
+    var laneCounts = [1, 16]
     var subscriberCounts = [1, 10]
     /// For profiling Flowbus alone: no raw baselines, no raw-SUB variant of clone-rate.
     var flowbusOnly = false
@@ -22,6 +24,7 @@ struct Options {
       --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
       --skip-build     idle-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
+      --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
       --help           this text
@@ -47,6 +50,7 @@ struct Options {
             case "--skip-build": skipBuild = true
             case "--flowbus-only": flowbusOnly = true
             case "--workers": workerCounts = try Self.counts(try value(of: argument), argument)
+            case "--lanes": laneCounts = try Self.counts(try value(of: argument), argument)
             case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
             case "--json": jsonPath = try value(of: argument)
             case "--repo": repositoryPath = try value(of: argument)
