@@ -12,6 +12,7 @@ public final class CloneAgent: Sendable {
     let shared: CloneAgentShared
     let maxValueBytes: Int
     let maxHeldWrites: Int
+    let writeIDs = WriteIDs()
 
     /// Connects to the server's three endpoints on a new thread and starts the first snapshots.
     public init(

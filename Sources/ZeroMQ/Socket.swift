@@ -132,6 +132,8 @@ public final class ZMQSocket {
         guard let first = try receiveFrame(dontWait: dontWait) else { return nil }
         var frames = [first.frame]
         var more = first.more
+        // MDP and CHP messages have up to about seven frames: grow the array once, not three times.
+        if more { frames.reserveCapacity(8) }
         while more {
             guard let next = try receiveFrame() else { break }
             frames.append(next.frame)
@@ -147,6 +149,7 @@ public final class ZMQSocket {
         var frames = [first.frame]
         var bytes = first.frame.count
         var more = first.more
+        if more { frames.reserveCapacity(8) }
         var truncated = bytes > maxBytes
         while more {
             guard let next = try receiveFrame() else { break }
