@@ -17,12 +17,14 @@ let package = Package(
         .library(name: "Clone", targets: ["Clone"]),
         .library(name: "FlowProtocol", targets: ["FlowProtocol"]),
         .library(name: "FlowHost", targets: ["FlowHost"]),
+        .library(name: "FlowKit", targets: ["FlowKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev, found through pkg-config.
@@ -78,7 +80,26 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The example plugin until the app's plugins arrive (issue 3).
+        // The plugin SDK: view models, coordinators, services and their runtimes on the bus.
+        .target(
+            name: "FlowKit",
+            dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // The sample app of APP.md: domain, services, view models, coordinators (one library;
+        // each process is a small executable below).
+        .target(
+            name: "MoviesApp",
+            dependencies: [
+                "FlowKit", "FlowProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Plugins/MoviesApp",
+            resources: [.copy("Resources/catalog.json")],
+            swiftSettings: strictSettings
+        ),
+        // The example plugin.
         .executableTarget(
             name: "flowbus-echo",
             dependencies: ["Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
@@ -94,6 +115,8 @@ let package = Package(
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
+        .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
+        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "FlowKit", "FlowProtocol"]),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

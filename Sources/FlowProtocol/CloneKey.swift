@@ -5,6 +5,7 @@
 /// /s/<session>/vm/<screen>    a screen's view-model state   (flowbus.v1.ViewState)
 /// /s/<session>/meta           the session's record
 /// /v/<screen>/<session>       the same view-model state, published again by its writer
+/// /c/<coordinator>/<session>  a live coordinator instance    (flowbus.v1.CoordinatorInstance)
 /// /host/<segment>/...         facts about the host
 /// ```
 public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
@@ -13,6 +14,8 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     case sessionMeta(SessionID)
     /// The screen-tree copy of `viewModel(session, screen)`, so one subscription follows a screen across sessions.
     case screenMirror(ScreenName, SessionID)
+    /// A live coordinator instance of a session; deleted when the instance is released.
+    case coordinatorInstance(CoordinatorName, SessionID)
     case host(HostPath)
 
     /// Parses a key; throws when it breaks the grammar or fits none of the trees.
@@ -27,6 +30,8 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
             self = .viewModel(try SessionID(String(segments[1])), try ScreenName(String(segments[3])))
         case 3 where segments[0] == "v":
             self = .screenMirror(try ScreenName(String(segments[1])), try SessionID(String(segments[2])))
+        case 3 where segments[0] == "c":
+            self = .coordinatorInstance(try CoordinatorName(String(segments[1])), try SessionID(String(segments[2])))
         case 2... where segments[0] == "host":
             self = .host(try HostPath(segments.dropFirst().map(String.init)))
         default:
@@ -41,6 +46,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
         case .viewModel(let session, let screen): "/s/\(session)/vm/\(screen)"
         case .sessionMeta(let session): "/s/\(session)/meta"
         case .screenMirror(let screen, let session): "/v/\(screen)/\(session)"
+        case .coordinatorInstance(let coordinator, let session): "/c/\(coordinator)/\(session)"
         case .host(let path): "/host/\(path)"
         }
     }
@@ -50,7 +56,8 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     /// The session the key is about, if any.
     public var session: SessionID? {
         switch self {
-        case .navigation(let session), .sessionMeta(let session), .viewModel(let session, _), .screenMirror(_, let session): session
+        case .navigation(let session), .sessionMeta(let session), .viewModel(let session, _), .screenMirror(_, let session),
+             .coordinatorInstance(_, let session): session
         case .host: nil
         }
     }
@@ -59,7 +66,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     public var screen: ScreenName? {
         switch self {
         case .viewModel(_, let screen), .screenMirror(let screen, _): screen
-        case .navigation, .sessionMeta, .host: nil
+        case .navigation, .sessionMeta, .coordinatorInstance, .host: nil
         }
     }
 
@@ -67,7 +74,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     public var isInSessionTree: Bool {
         switch self {
         case .navigation, .viewModel, .sessionMeta: true
-        case .screenMirror, .host: false
+        case .screenMirror, .coordinatorInstance, .host: false
         }
     }
 

@@ -8,6 +8,7 @@ struct CloneKeyTests {
         ("/s/abc/meta", .sessionMeta(try! SessionID("abc"))),
         ("/s/A-1_b.c/vm/signin", .viewModel(try! SessionID("A-1_b.c"), try! ScreenName("signin"))),
         ("/v/signin/abc", .screenMirror(try! ScreenName("signin"), try! SessionID("abc"))),
+        ("/c/auth/abc", .coordinatorInstance(try! CoordinatorName("auth"), try! SessionID("abc"))),
         ("/host/plugins/echo", .host(try! HostPath(["plugins", "echo"]))),
         ("/host/started", .host(try! HostPath(["started"]))),
     ])
@@ -31,6 +32,8 @@ struct CloneKeyTests {
         "/s/abc/vm",             // no screen
         "/s/abc/other",          // unknown leaf
         "/v/signin",             // no session
+        "/c/auth",               // coordinator without a session
+        "/c/Auth/abc",           // coordinator names are lowercase
         "/x/abc",                // unknown tree
         "/host",                 // host without a path
         "/s/abc/nav\n",          // control character

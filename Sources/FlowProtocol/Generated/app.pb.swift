@@ -45,7 +45,14 @@ public nonisolated struct Flowbus_V1_Intent: Sendable {
 
   /// The ViewState.screen_version the client was looking at (0 if none yet);
   /// a worker may answer STALE_INTENT when it is older than the current one.
+  /// For navigation actions sent to a coordinator: the Navigation.version the client saw.
   public var screenVersion: UInt64 = 0
+
+  /// The Screen.id the intent was made on (empty: the kind's only screen).
+  public var screenID: String = String()
+
+  /// That screen's Screen.params, e.g. item=movie:12.
+  public var params: Dictionary<String,String> = [:]
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -100,6 +107,10 @@ public nonisolated struct Flowbus_V1_ViewState: Sendable {
 
   /// Grows by one with each change of this screen's state in this session.
   public var screenVersion: UInt64 = 0
+
+  /// The Screen.id the state belongs to (one view model serves every screen of its kind in a
+  /// session: a client shows the state only when this matches the screen it renders).
+  public var screenID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -162,6 +173,12 @@ public nonisolated struct Flowbus_V1_Screen: Sendable {
 
   /// Parameters the screen was opened with, e.g. item=movie:42.
   public var params: Dictionary<String,String> = [:]
+
+  /// The coordinator that owns the screen: navigation actions on it go to `coord.<owner>`.
+  public var owner: String = String()
+
+  /// The title a client shows in the navigation bar.
+  public var title: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -271,7 +288,7 @@ fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Intent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}screen\0\u{1}action\0\u{1}fields\0\u{3}screen_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}screen\0\u{1}action\0\u{1}fields\0\u{3}screen_version\0\u{3}screen_id\0\u{1}params\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -283,6 +300,8 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularStringField(value: &self.action) }()
       case 3: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.fields) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.screenVersion) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.screenID) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.params) }()
       default: break
       }
     }
@@ -301,6 +320,12 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.screenVersion != 0 {
       try visitor.visitSingularUInt64Field(value: self.screenVersion, fieldNumber: 4)
     }
+    if !self.screenID.isEmpty {
+      try visitor.visitSingularStringField(value: self.screenID, fieldNumber: 5)
+    }
+    if !self.params.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.params, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -309,6 +334,8 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.action != rhs.action {return false}
     if lhs.fields != rhs.fields {return false}
     if lhs.screenVersion != rhs.screenVersion {return false}
+    if lhs.screenID != rhs.screenID {return false}
+    if lhs.params != rhs.params {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -360,7 +387,7 @@ nonisolated extension Flowbus_V1_IntentReply: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ViewState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -373,6 +400,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
       case 3: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.payloadKind) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.screenVersion) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.screenID) }()
       default: break
       }
     }
@@ -394,6 +422,9 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if self.screenVersion != 0 {
       try visitor.visitSingularUInt64Field(value: self.screenVersion, fieldNumber: 5)
     }
+    if !self.screenID.isEmpty {
+      try visitor.visitSingularStringField(value: self.screenID, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -403,6 +434,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.payload != rhs.payload {return false}
     if lhs.payloadKind != rhs.payloadKind {return false}
     if lhs.screenVersion != rhs.screenVersion {return false}
+    if lhs.screenID != rhs.screenID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -414,7 +446,7 @@ nonisolated extension Flowbus_V1_ViewState.Phase: SwiftProtobuf._ProtoNameProvid
 
 nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Screen"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{1}params\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{1}params\0\u{1}owner\0\u{1}title\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -425,6 +457,8 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
       case 1: try { try decoder.decodeSingularStringField(value: &self.kind) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
       case 3: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.params) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.owner) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.title) }()
       default: break
       }
     }
@@ -440,6 +474,12 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.params.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.params, fieldNumber: 3)
     }
+    if !self.owner.isEmpty {
+      try visitor.visitSingularStringField(value: self.owner, fieldNumber: 4)
+    }
+    if !self.title.isEmpty {
+      try visitor.visitSingularStringField(value: self.title, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -447,6 +487,8 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.kind != rhs.kind {return false}
     if lhs.id != rhs.id {return false}
     if lhs.params != rhs.params {return false}
+    if lhs.owner != rhs.owner {return false}
+    if lhs.title != rhs.title {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

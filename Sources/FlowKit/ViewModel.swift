@@ -1,0 +1,117 @@
+import Foundation
+import FlowProtocol
+
+/// A view model's one state, as the source documents have it: every change is published.
+public enum ViewModelState: Equatable, Sendable {
+    case none
+    case loading
+    case success(Flowbus_V1_ScreenData)
+    case error(String)
+
+    public var phase: Flowbus_V1_ViewState.Phase {
+        switch self {
+        case .none: .none
+        case .loading: .loading
+        case .success: .success
+        case .error: .error
+        }
+    }
+}
+
+/// One intent as a view model sees it: the action, the fields the person typed, and the
+/// parameters of the screen it was made on.
+public struct IntentInput: Sendable, Equatable {
+    public var action: String
+    public var fields: [String: String]
+    /// The parameters of the screen the intent was made on (Screen.params), e.g. `item`.
+    public var params: [String: String]
+    public var session: String
+    /// The Screen.id the intent was made on; empty when the client did not say.
+    public var screenID: String
+
+    public init(action: String, fields: [String: String] = [:], params: [String: String] = [:], session: String = "s1", screenID: String = "") {
+        self.action = action
+        self.fields = fields
+        self.params = params
+        self.session = session
+        self.screenID = screenID
+    }
+
+    /// The field's value with surrounding white space removed; empty when absent.
+    public func field(_ name: String) -> String {
+        (fields[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The field's value exactly as typed (passwords keep their spaces).
+    public func rawField(_ name: String) -> String { fields[name] ?? "" }
+}
+
+/// Why an intent was refused without touching the state (unknown action, missing parameter):
+/// the client gets it in IntentReply.error.
+public struct IntentRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    public var code: Flowbus_V1_ErrorCode
+    public var message: String
+    public var hint: String
+
+    public init(_ code: Flowbus_V1_ErrorCode, _ message: String, hint: String) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
+    public static func unknownAction(_ action: String, screen: String, known: [String]) -> IntentRefusal {
+        IntentRefusal(
+            .invalidField, "the \(screen) screen has no action \"\(action)\"",
+            hint: "send one of: \(known.joined(separator: ", "))")
+    }
+
+    public var description: String { "\(message) (\(hint))" }
+}
+
+/// The base of every view model: owns `state`, publishes each change, handles intents.
+///
+/// One instance serves one session; the worker runtime creates it with the services injected
+/// through the subclass's initializer, and calls `handle` on one thread, one intent at a time.
+/// Subclasses set `state` (`loading`, then `success` or `error`) and never navigate: the
+/// coordinator that watches the screen decides what follows.
+open class ViewModel {
+    /// The screen kind this view model serves, e.g. `signin` (its service is `vm.<screen>`).
+    open class var screen: String { fatalError("\(Self.self) must override `screen`") }
+    /// The actions `handle` accepts, for error messages and the client.
+    open class var actions: [String] { [] }
+
+    public let session: String
+    /// Receives every state change with the data to show (the `didSet` of the documents).
+    public var onChange: ((ViewModelState, Flowbus_V1_ScreenData?) -> Void)?
+
+    /// The data last shown in `success`; kept while an error is on screen.
+    public private(set) var data: Flowbus_V1_ScreenData?
+
+    public var state: ViewModelState = .none {
+        didSet {
+            if case .success(let shown) = state { data = shown }
+            onChange?(state, data)
+        }
+    }
+
+    public init(session: String) {
+        self.session = session
+    }
+
+    /// Handles one intent. Throw `IntentRefusal` for what is not an intent of this screen at all;
+    /// every rule of the screen ends in `state = .error(message)` instead.
+    open func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        throw .unknownAction(intent.action, screen: Self.screen, known: Self.actions)
+    }
+
+    /// Puts back what the bus remembers of this session after a restart or on another
+    /// replica, without publishing. Subclasses that keep more than `data` read it from there.
+    open func restore(state: ViewModelState, data: Flowbus_V1_ScreenData?) {
+        let saved = onChange
+        onChange = nil
+        self.data = data
+        self.state = state
+        if case .error = state { self.data = data }
+        onChange = saved
+    }
+}
