@@ -1,0 +1,173 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Logging
+
+/// The navigation owner's part of the runtime: sessions, their navigation and their record.
+extension CoordinatorRuntime {
+    func openSession(requested: String) -> Flowbus_V1_CoordinatorReply {
+        if !requested.isEmpty, (try? SessionID(requested)) == nil {
+            return Self.refusal(WireError(.invalidField, "\"\(requested)\" is not a valid session id",
+                                          hint: "use 1 to 128 characters from A-Z a-z 0-9 . _ -, or leave it empty for a new session"))
+        }
+        return state.withLock { state in
+            var reply = Flowbus_V1_CoordinatorReply()
+            reply.ok = true
+            if !requested.isEmpty, state.instances[requested] != nil {
+                reply.result["session"] = requested
+                reply.result["attached"] = "true"
+                reply.navVersion = state.navigations[requested]?.version ?? 0
+                return reply
+            }
+            let session = requested.isEmpty ? Self.newSessionID() : requested
+            let instance = type.init(session: session, parent: "")
+            if let record = state.records[session], !record.user.isEmpty { instance.context["user"] = record.user }
+            var record = state.records[session] ?? Flowbus_V1_SessionRecord()
+            record.session = session
+            if record.openedAtUnixNanos == 0 { record.openedAtUnixNanos = WallClock.nowUnixNanos() }
+            record.open = true
+            state.records[session] = record
+            state.instances[session] = instance
+            state.startedAt[session] = WallClock.nowUnixNanos()
+            state.handled[session] = [:]
+            instance.start()
+            apply(instance, in: &state, syncNavigation: nil)
+            writeSessionRecord(instance, in: &state, force: true)
+            logger.info("session opened", metadata: ["flowbus.session": "\(session)"])
+            reply.result["session"] = session
+            return reply
+        }
+    }
+
+    func closeSession(_ session: String) -> Flowbus_V1_CoordinatorReply {
+        state.withLock { state in
+            if let instance = state.instances[session] { release(instance, in: &state) }
+            if let navigation = state.navigations[session] {
+                let kinds = Set(navigation.allScreens.map(\.kind)).intersection(owner?.viewModelKinds ?? [])
+                for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: navigation.version + 1) }
+            }
+            state.navigations[session] = nil
+            state.records[session] = nil
+            _ = try? agent.delete(key: "/s/\(session)/nav")
+            _ = try? agent.delete(key: "/s/\(session)/meta")
+            logger.info("session closed", metadata: ["flowbus.session": "\(session)"])
+            var reply = Flowbus_V1_CoordinatorReply()
+            reply.ok = true
+            return reply
+        }
+    }
+
+    func navigate(session: String, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
+        state.withLock { state in
+            guard state.instances[session] != nil || state.navigations[session] != nil else {
+                return Self.refusal(WireError(.invalidField, "session \(session) is not open, so its navigation cannot change",
+                                              hint: "open a session first (coord.app openSession)"))
+            }
+            return applyNavigation(session: session, ops: ops, expected: expected, in: &state)
+        }
+    }
+
+    /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
+    func ownerIntent(_ intent: Flowbus_V1_Intent, session: String) -> Flowbus_V1_IntentReply {
+        state.withLock { state in
+            guard let navigation = state.navigations[session] else {
+                return Self.intentRefusal(WireError(.invalidField, "session \(session) has no navigation yet",
+                                                    hint: "wait for its first screen, or open a new session"))
+            }
+            let ops: [NavigationOp]
+            switch intent.action {
+            case "back": ops = navigation.hasModal ? [.dismiss] : [.pop()]
+            case "selectTab": ops = [.selectTab(intent.fields["tab"] ?? "")]
+            default:
+                guard navigation.hasModal else {
+                    return Self.intentRefusal(WireError(.invalidField, "there is no modal to close", hint: "look at the screen again"))
+                }
+                ops = [.dismiss]
+            }
+            let answer = applyNavigation(session: session, ops: ops, expected: intent.screenVersion, in: &state)
+            var reply = Flowbus_V1_IntentReply()
+            reply.applied = answer.ok
+            reply.screenVersion = answer.navVersion
+            if !answer.ok { reply.error = answer.error }
+            return reply
+        }
+    }
+
+    /// Applies `ops` to the session's navigation as one change (version + 1), publishes it,
+    /// and tells the view models of the screens that appeared or left.
+    func applyNavigation(session: String, ops: [NavigationOp], expected: UInt64, in state: inout State) -> Flowbus_V1_CoordinatorReply {
+        let before = state.navigations[session] ?? Navigation()
+        if expected != 0, expected != before.version {
+            var reply = Self.refusal(WireError(
+                .staleIntent,
+                "the screen changed since this action was made (navigation version \(expected), now \(before.version)); the action was not applied",
+                hint: "look at the screen again and repeat the action if you still want it"))
+            reply.navVersion = before.version
+            return reply
+        }
+        var navigation = before
+        let changed: Bool
+        do {
+            changed = try navigation.apply(ops)
+        } catch {
+            var reply = Self.refusal(WireError(.invalidField, error.description, hint: "look at the screen again"))
+            reply.navVersion = before.version
+            return reply
+        }
+        if changed {
+            navigation.version = before.version + 1
+            state.navigations[session] = navigation
+            write(key: "/s/\(session)/nav", navigation, session: session, keyVersion: navigation.version)
+            followUp(session: session, before: before, after: navigation)
+        }
+        var reply = Flowbus_V1_CoordinatorReply()
+        reply.ok = true
+        reply.navVersion = navigation.version
+        return reply
+    }
+
+    /// `appear` to the view model of a new top screen that loads on appear; `reset` to the view
+    /// models whose last screen left the navigation.
+    func followUp(session: String, before: Navigation, after: Navigation) {
+        guard let owner else { return }
+        if let top = after.topScreen, owner.appearKinds.contains(top.kind),
+           before.topScreen?.id != top.id || before.topScreen?.kind != top.kind || before.topScreen?.params != top.params {
+            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: after.version)
+        }
+        let left = Set(before.allScreens.map(\.kind)).subtracting(after.allScreens.map(\.kind)).intersection(owner.viewModelKinds)
+        for kind in left.sorted() {
+            sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version)
+        }
+    }
+
+    func sendToViewModel(kind: String, action: String, session: String, screen: Screen?, version: UInt64) {
+        var intent = Flowbus_V1_Intent()
+        intent.screen = kind
+        intent.action = action
+        if let screen {
+            intent.screenID = screen.id
+            intent.params = screen.params
+        }
+        let key = "\(action)/\(session)/\(screen?.id ?? kind)/\(version)"
+        guard let body = try? Envelope.wrapping(intent, session: session, idempotencyKey: key, writer: writer, incarnation: incarnation).encoded() else { return }
+        viewModelCaller?.call(service: "vm.\(kind)", body: [body], timeout: .seconds(2), tries: 2)
+    }
+
+    func writeSessionRecord(_ instance: Coordinator, in state: inout State, force: Bool = false) {
+        let session = instance.session
+        var record = state.records[session] ?? Flowbus_V1_SessionRecord()
+        let before = record
+        record.session = session
+        record.user = instance.context["user"] ?? ""
+        record.flow = instance.context["flow"] ?? ""
+        record.open = true
+        guard force || record != before else { return }
+        state.records[session] = record
+        write(key: "/s/\(session)/meta", record, session: session, keyVersion: 0)
+    }
+
+    static func newSessionID() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        return String((0..<10).map { _ in alphabet.randomElement()! })
+    }
+}

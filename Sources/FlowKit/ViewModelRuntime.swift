@@ -1,0 +1,259 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import ZeroMQ
+import SwiftProtobuf
+
+/// Serves one view-model kind as the MDP service `vm.<screen>`: one `ViewModel` instance per
+/// session, restored from the Clone map when this process has not seen the session (a restart,
+/// another replica), every state change published under `/s/<session>/vm/<screen>` and
+/// `/v/<screen>/<session>`, intents applied once per idempotency key, stale ones refused.
+///
+/// Not thread-safe: create it and call `run` on one thread (the services the factory captures
+/// are used on that thread too).
+public final class ViewModelRuntime {
+    public typealias Factory = (_ session: String) -> ViewModel
+
+    struct Instance {
+        var viewModel: ViewModel
+        var version: UInt64
+        /// Idempotency keys applied recently, with the version their reply carried.
+        var applied: [String: UInt64] = [:]
+        var appliedOrder: [String] = []
+    }
+
+    public let screen: String
+    let bus: PluginBus
+    let agent: CloneAgent
+    let make: Factory
+    let logger: Logger
+    var instances: [String: Instance] = [:]
+    /// Set while an intent runs: the key its state changes carry.
+    var currentKey = ""
+    var currentScreenID = ""
+    public private(set) var served = 0
+    public private(set) var refused = 0
+    public private(set) var malformed = 0
+    static let rememberedKeys = 64
+
+    public init(bus: PluginBus, screen: String, make: @escaping Factory) throws {
+        _ = try ScreenName(screen)
+        self.screen = screen
+        self.bus = bus
+        self.make = make
+        var logger = bus.logger
+        logger[metadataKey: "flowbus.screen"] = "\(screen)"
+        self.logger = logger
+        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"])
+    }
+
+    /// Serves until `stop` returns true.
+    public func run(until stop: () -> Bool) throws {
+        let lanes = try MajordomoWorkerLanes(
+            context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", count: bus.environment.lanes,
+            configuration: bus.workerConfiguration(), logger: logger)
+        var synced = false
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !synced && ContinuousClock.now < deadline && !stop() {
+            synced = agent.isSynced
+            if !synced { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        finishInterruptedLoads()
+        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
+        try lanes.run(until: stop) { request in
+            let (frames, bad) = EnvelopeService.reply(to: request.body, writer: bus.environment.writer) { handle($0) }
+            if bad { malformed += 1 }
+            return frames
+        }
+        agent.stop()
+        logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])
+    }
+
+    /// Handles one request envelope (an Intent) and returns the reply envelope.
+    public func handle(_ envelope: Envelope) -> Envelope {
+        let writer = bus.environment.writer
+        guard envelope.holds(Flowbus_V1_Intent.self), let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) else {
+            malformed += 1
+            return EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_Intent.protoMessageName], writer: writer)
+        }
+        guard (try? SessionID(envelope.session)) != nil else {
+            refused += 1
+            return reply(to: envelope, applied: false, version: 0, error: WireError(
+                .invalidField, "the intent names no valid session (\"\(envelope.session)\")",
+                hint: "set Envelope.session to the session id `flowbus sessions` lists"))
+        }
+        let session = envelope.session
+        let instance = instance(for: session, atLeast: intent.screenVersion)
+        let key = envelope.idempotencyKey
+        if !key.isEmpty, let version = instance.applied[key] {
+            return reply(to: envelope, applied: true, version: version, error: nil)
+        }
+        if !key.isEmpty, key == lastKey(session: session) {
+            return reply(to: envelope, applied: true, version: instance.version, error: nil)
+        }
+        let isSystem = intent.action == "appear" || intent.action == "reset"
+        if !isSystem, intent.screenVersion != 0, intent.screenVersion < instance.version {
+            refused += 1
+            return reply(to: envelope, applied: false, version: instance.version, error: WireError(
+                .staleIntent,
+                "the \(screen) screen changed since this action was made (it was at version \(intent.screenVersion), it is now at \(instance.version)); the action was not applied",
+                hint: "look at the screen again and repeat the action if you still want it"))
+        }
+        currentKey = key
+        currentScreenID = intent.screenID
+        defer { currentKey = ""; currentScreenID = "" }
+        instances[session] = instance
+        let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
+        if intent.action == "reset" {
+            // Back to `none` (published, so clients and coordinators see it), then a fresh view model.
+            instance.viewModel.state = .none
+            let fresh = make(session)
+            fresh.restore(state: .none, data: nil)
+            attach(fresh, session: session)
+            instances[session]?.viewModel = fresh
+        } else {
+            do {
+                try instance.viewModel.handle(input)
+            } catch {
+                refused += 1
+                return reply(to: envelope, applied: false, version: instances[session]?.version ?? 0, error: WireError(error.code, error.message, hint: error.hint))
+            }
+        }
+        served += 1
+        var updated = instances[session] ?? instance
+        if !key.isEmpty {
+            updated.applied[key] = updated.version
+            updated.appliedOrder.append(key)
+            if updated.appliedOrder.count > Self.rememberedKeys {
+                updated.applied[updated.appliedOrder.removeFirst()] = nil
+            }
+        }
+        instances[session] = updated
+        return reply(to: envelope, applied: true, version: updated.version, error: nil)
+    }
+
+    func reply(to request: Envelope, applied: Bool, version: UInt64, error: WireError?) -> Envelope {
+        var reply = Flowbus_V1_IntentReply()
+        reply.applied = applied
+        reply.screenVersion = version
+        if let error { reply.error = error }
+        return EnvelopeService.envelope(reply, answering: request, writer: bus.environment.writer, incarnation: bus.environment.incarnation)
+    }
+
+    // MARK: Instances
+
+    /// The session's view model: the one in memory, else one restored from the Clone map. When
+    /// the intent was made on a newer version than this process knows (another replica wrote
+    /// it), waits briefly for the map to catch up.
+    func instance(for session: String, atLeast version: UInt64) -> Instance {
+        if var known = instances[session] {
+            if version > known.version, let newer = waitForStored(session: session, version: version) {
+                known.viewModel.restore(state: newer.viewModelState, data: newer.data)
+                known.version = newer.state.screenVersion
+                instances[session] = known
+            }
+            return known
+        }
+        let viewModel = make(session)
+        var stored = stored(session: session)
+        if version > (stored?.state.screenVersion ?? 0) {
+            stored = waitForStored(session: session, version: version) ?? stored
+        }
+        viewModel.restore(state: stored?.viewModelState ?? .none, data: stored?.data)
+        attach(viewModel, session: session)
+        var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0)
+        if let key = stored?.idempotencyKey, !key.isEmpty {
+            instance.applied[key] = instance.version
+            instance.appliedOrder.append(key)
+        }
+        instances[session] = instance
+        return instance
+    }
+
+    func attach(_ viewModel: ViewModel, session: String) {
+        viewModel.onChange = { [unowned self] state, data in
+            self.publish(session: session, state: state, data: data)
+        }
+    }
+
+    func lastKey(session: String) -> String? {
+        stored(session: session)?.idempotencyKey
+    }
+
+    struct Stored {
+        var state: Flowbus_V1_ViewState
+        var data: Flowbus_V1_ScreenData?
+        var idempotencyKey: String
+        var writer: String
+
+        var viewModelState: ViewModelState {
+            switch state.phase {
+            case .success: .success(data ?? Flowbus_V1_ScreenData())
+            case .error: .error(state.message)
+            // A restart in the middle of a load: nothing is loading any more.
+            case .loading, .none, .UNRECOGNIZED: .none
+            }
+        }
+    }
+
+    func stored(session: String) -> Stored? {
+        guard let entry = agent.get("/v/\(screen)/\(session)"), !entry.value.isEmpty,
+              let envelope = try? Envelope.decodeChecked(entry.value),
+              let state = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return nil }
+        let data = state.payload.isEmpty ? nil : try? Flowbus_V1_ScreenData(serializedBytes: state.payload)
+        return Stored(state: state, data: data, idempotencyKey: envelope.idempotencyKey, writer: envelope.writer)
+    }
+
+    func waitForStored(session: String, version: UInt64) -> Stored? {
+        let deadline = ContinuousClock.now + .milliseconds(500)
+        while ContinuousClock.now < deadline {
+            if let stored = stored(session: session), stored.state.screenVersion >= version { return stored }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return nil
+    }
+
+    /// States this plugin left in `loading` when it stopped: nothing will finish them, so they
+    /// become an error a person can act on.
+    func finishInterruptedLoads() {
+        let prefix = "/v/\(screen)/"
+        for entry in agent.entries(prefix: prefix) {
+            let session = String(entry.key.dropFirst(prefix.count))
+            guard let stored = stored(session: session), stored.state.phase == .loading,
+                  stored.writer == bus.environment.writer else { continue }
+            instance(for: session, atLeast: 0).viewModel.state = .error(
+                "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
+            logger.notice("finished a load interrupted by a restart", metadata: ["flowbus.session": "\(session)"])
+        }
+    }
+
+    // MARK: Publishing
+
+    func publish(session: String, state: ViewModelState, data: Flowbus_V1_ScreenData?) {
+        var instance = instances[session]
+        let version = (instance?.version ?? stored(session: session)?.state.screenVersion ?? 0) + 1
+        instance?.version = version
+        if let instance { instances[session] = instance }
+        var value = Flowbus_V1_ViewState()
+        value.phase = state.phase
+        if case .error(let message) = state { value.message = message }
+        if let data, state != .none {
+            value.payload = (try? data.serializedData()) ?? Data()
+            value.payloadKind = Flowbus_V1_ScreenData.protoMessageName
+        }
+        value.screenVersion = version
+        value.screenID = currentScreenID
+        do {
+            let bytes = try Envelope.wrapping(
+                value, session: session, idempotencyKey: currentKey, writer: bus.environment.writer,
+                incarnation: bus.environment.incarnation, keyVersion: version
+            ).encoded()
+            _ = try agent.set(key: "/s/\(session)/vm/\(screen)", value: bytes)
+            _ = try agent.set(key: "/v/\(screen)/\(session)", value: bytes)
+        } catch {
+            logger.error("state not published", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
+        }
+    }
+}
