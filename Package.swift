@@ -99,6 +99,14 @@ let package = Package(
             resources: [.copy("Resources/catalog.json")],
             swiftSettings: strictSettings
         ),
+        // The sample app's processes: each coordinator, each view-model worker and the services
+        // run as their own process, from these three small executables (see Plugins/README.md).
+        .executableTarget(
+            name: "flowbus-coordinator",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/Coordinators",
+            swiftSettings: strictSettings
+        ),
         // The example plugin.
         .executableTarget(
             name: "flowbus-echo",

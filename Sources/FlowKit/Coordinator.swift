@@ -23,14 +23,16 @@ open class Coordinator {
     /// What this instance must remember across a restart of its process (persisted in its record).
     public var context: [String: String] = [:]
 
-    enum Effect {
+    /// What a coordinator asked for, carried out by the runtime after the method returns.
+    public enum Effect: Equatable {
         case navigate([NavigationOp])
         case startChild(String, [String: String])
         case finishChild(String)
         case call(coordinator: String, method: String, args: [String: String])
     }
 
-    var effects: [Effect] = []
+    /// The effects recorded and not yet carried out (tests read them to check decisions).
+    public internal(set) var effects: [Effect] = []
 
     public required init(session: String, parent: String) {
         self.session = session

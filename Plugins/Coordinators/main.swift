@@ -1,0 +1,16 @@
+// flowbus-coordinator --coordinator NAME: one coordinator of the sample app per process
+// (app, auth, signup, main, home, settings, expenses). The app coordinator's process also
+// owns every session's navigation.
+import FlowKit
+import Foundation
+import MoviesApp
+
+exit(FlowPlugin.run("flowbus-coordinator") { bus, stop in
+    let name = bus.environment.options["coordinator"] ?? bus.environment.plugin
+    guard let coordinator = AppCoordinators.all[name] else {
+        throw PluginEnvironmentError(
+            "there is no coordinator \"\(name)\"; use --coordinator with one of \(AppCoordinators.all.keys.sorted().joined(separator: ", "))")
+    }
+    let owner = name == AppCoordinator.name ? AppScreens.navigationOwner : nil
+    try CoordinatorRuntime(bus: bus, coordinator: coordinator, navigationOwner: owner).run(until: stop)
+})

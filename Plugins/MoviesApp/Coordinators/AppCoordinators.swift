@@ -1,0 +1,10 @@
+import FlowKit
+import FlowProtocol
+
+/// Every coordinator of the app by name, for `flowbus-coordinator --coordinator NAME`.
+public enum AppCoordinators {
+    public static let all: [String: Coordinator.Type] = Dictionary(uniqueKeysWithValues: [
+        AppCoordinator.self, AuthCoordinator.self, SignUpCoordinator.self, MainCoordinator.self,
+        HomeCoordinator.self, SettingsCoordinator.self, ExpensesCoordinator.self,
+    ].map { ($0.name, $0) })
+}

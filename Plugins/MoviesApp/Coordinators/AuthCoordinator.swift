@@ -1,0 +1,52 @@
+import FlowKit
+import FlowProtocol
+
+/// Sign-in: root SignIn; pushes SignUp (owning the SignUp child flow) and ForgotPassword;
+/// reports `userDidSuccessfullyAuthenticate` to App.
+public final class AuthCoordinator: Coordinator {
+    public override class var name: String { "auth" }
+    public override class var watchedScreens: [String] { ["signin", "forgotpassword"] }
+    public override class var actions: [String] { ["register", "forgotPassword", "verifyEmail"] }
+
+    public override func start() {
+        navigate(.setRoot([AppScreens.signIn()]))
+    }
+
+    public override func handle(intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "register":
+            startChild("signup")
+            navigate(.push(AppScreens.signUp()))
+        case "forgotPassword":
+            navigate(.push(AppScreens.forgotPassword()))
+        case "verifyEmail":
+            let email = intent.field("email")
+            guard !email.isEmpty else {
+                throw IntentRefusal(.invalidField, "verifyEmail needs the account's e-mail", hint: "send the field email")
+            }
+            startChild("signup")
+            navigate(.push(AppScreens.emailVerification(email: email)))
+        default:
+            throw .unknownAction(intent.action, screen: Self.name, known: Self.actions)
+        }
+    }
+
+    public override func handle(call method: String, args: [String: String]) throws(IntentRefusal) -> [String: String] {
+        guard method == "goToHome" else { return try super.handle(call: method, args: args) }
+        // The SignUp child verified the account and signed the session in.
+        report("userDidSuccessfullyAuthenticate", args: ["user": args["user"] ?? ""])
+        return [:]
+    }
+
+    public override func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {
+        guard case .success(let data) = state else { return }
+        switch (screen, data.notice.code) {
+        case ("signin", "signedIn"):
+            report("userDidSuccessfullyAuthenticate", args: ["user": data.account.email])
+        case ("forgotpassword", "resetSent"):
+            navigate(.popTo("signin"), .present(AppScreens.confirmation(data.notice.text, owner: Self.name)))
+        default:
+            break
+        }
+    }
+}
