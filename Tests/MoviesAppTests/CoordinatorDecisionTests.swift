@@ -1,0 +1,143 @@
+import FlowKit
+import FlowProtocol
+import MoviesApp
+import Testing
+
+/// Which navigation follows which state, decided by each coordinator with no process around it.
+@Suite("Coordinator decisions")
+struct CoordinatorDecisionTests {
+    func success(_ code: String, email: String = "ana@example.com", text: String = "") -> ViewModelState {
+        var data = Flowbus_V1_ScreenData()
+        data.notice.code = code
+        data.notice.text = text
+        data.account.email = email
+        return .success(data)
+    }
+
+    @Test func appStartsAuthThenMainThenAuthAgain() throws {
+        let app = AppCoordinator(session: "s1", parent: "")
+        app.start()
+        #expect(app.effects == [.startChild("auth", [:])])
+        #expect(app.children == ["auth"])
+
+        _ = try app.handle(call: "userDidSuccessfullyAuthenticate", args: ["user": "ana@example.com"])
+        #expect(app.effects.suffix(2) == [.finishChild("auth"), .startChild("main", [:])])
+        #expect(app.children == ["main"])
+        #expect(app.context["user"] == "ana@example.com")
+
+        // A duplicated report changes nothing.
+        let count = app.effects.count
+        _ = try app.handle(call: "userDidSuccessfullyAuthenticate", args: ["user": "ana@example.com"])
+        #expect(app.effects.count == count)
+
+        _ = try app.handle(call: "userDidLogOut", args: [:])
+        #expect(app.effects.suffix(2) == [.finishChild("main"), .startChild("auth", [:])])
+        #expect(app.children == ["auth"])
+        #expect(app.context["user"] == "")
+    }
+
+    @Test func appStartsMainForASignedInSession() {
+        let app = AppCoordinator(session: "s1", parent: "")
+        app.context["user"] = "ana@example.com"
+        app.start()
+        #expect(app.effects == [.startChild("main", [:])])
+    }
+
+    @Test func authShowsSignInAndReportsASuccessfulSignIn() throws {
+        let auth = AuthCoordinator(session: "s1", parent: "app")
+        auth.start()
+        #expect(auth.effects == [.navigate([.setRoot([AppScreens.signIn()])])])
+
+        try auth.handle(intent: IntentInput(action: "register"))
+        #expect(auth.effects.suffix(2) == [.startChild("signup", [:]), .navigate([.push(AppScreens.signUp())])])
+        #expect(auth.children == ["signup"])
+
+        try auth.handle(intent: IntentInput(action: "forgotPassword"))
+        #expect(auth.effects.last == .navigate([.push(AppScreens.forgotPassword())]))
+
+        auth.screenChanged("signin", state: success("signedIn"), data: nil, screenID: "signin")
+        #expect(auth.effects.last == .call(coordinator: "app", method: "userDidSuccessfullyAuthenticate", args: ["user": "ana@example.com"]))
+    }
+
+    @Test func authIgnoresErrorsAndLoading() {
+        let auth = AuthCoordinator(session: "s1", parent: "app")
+        auth.screenChanged("signin", state: .error("Invalid e-mail or password."), data: nil, screenID: "signin")
+        auth.screenChanged("signin", state: .loading, data: nil, screenID: "signin")
+        #expect(auth.effects.isEmpty)
+    }
+
+    @Test func forgotPasswordPopsToSignInAndConfirms() {
+        let auth = AuthCoordinator(session: "s1", parent: "app")
+        auth.screenChanged("forgotpassword", state: success("resetSent", text: "Check your e-mail."), data: nil, screenID: "forgotpassword")
+        #expect(auth.effects == [.navigate([.popTo("signin"), .present(AppScreens.confirmation("Check your e-mail.", owner: "auth"))])])
+    }
+
+    @Test func signUpPushesVerificationThenGoesHome() {
+        let signUp = SignUpCoordinator(session: "s1", parent: "auth")
+        signUp.screenChanged("signup", state: success("verificationSent"), data: nil, screenID: "signup")
+        #expect(signUp.effects == [.navigate([.push(AppScreens.emailVerification(email: "ana@example.com"))])])
+        signUp.screenChanged("emailverification", state: success("verified"), data: nil, screenID: "emailverification")
+        #expect(signUp.effects.last == .call(coordinator: "auth", method: "goToHome", args: ["user": "ana@example.com"]))
+    }
+
+    @Test func authTurnsGoToHomeIntoAuthenticated() throws {
+        let auth = AuthCoordinator(session: "s1", parent: "app")
+        _ = try auth.handle(call: "goToHome", args: ["user": "ana@example.com"])
+        #expect(auth.effects == [.call(coordinator: "app", method: "userDidSuccessfullyAuthenticate", args: ["user": "ana@example.com"])])
+    }
+
+    @Test func mainBuildsTheFourTabsAndOwnsTheirFlows() throws {
+        let main = MainCoordinator(session: "s1", parent: "app")
+        main.start()
+        guard case .navigate(let ops) = main.effects.first, let op = ops.first else {
+            Issue.record("Main must set the tabs first")
+            return
+        }
+        #expect(op.kind == .setRootTabs)
+        #expect(op.tabs.map(\.tab) == AppScreens.tabs)
+        #expect(op.target == "home")
+        #expect(main.children == ["home", "settings", "expenses"])
+
+        try main.handle(intent: IntentInput(action: "select", fields: ["item": "movie:3"]))
+        #expect(main.effects.last == .navigate([.push(AppScreens.details(item: "movie:3", owner: "main"), tab: "likes")]))
+        _ = try main.handle(call: "userDidLogOut", args: [:])
+        #expect(main.effects.last == .call(coordinator: "app", method: "userDidLogOut", args: [:]))
+    }
+
+    @Test func homePushesDetailsAndRefusesAMalformedItem() throws {
+        let home = HomeCoordinator(session: "s1", parent: "main")
+        try home.handle(intent: IntentInput(action: "select", fields: ["item": "actor:7"]))
+        try home.handle(intent: IntentInput(action: "select", fields: ["item": "movie:12"]))
+        #expect(home.effects == [
+            .navigate([.push(AppScreens.details(item: "actor:7", owner: "home"), tab: "home")]),
+            .navigate([.push(AppScreens.details(item: "movie:12", owner: "home"), tab: "home")]),
+        ])
+        #expect(AppScreens.details(item: "movie:12", owner: "home").id == "details-movie-12")
+        #expect(throws: IntentRefusal.self) { try home.handle(intent: IntentInput(action: "select", fields: ["item": "pizza"])) }
+        #expect(throws: IntentRefusal.self) { try home.handle(intent: IntentInput(action: "dance")) }
+    }
+
+    @Test func settingsPushesChangePasswordAndReportsLogOut() throws {
+        let settings = SettingsCoordinator(session: "s1", parent: "main")
+        try settings.handle(intent: IntentInput(action: "changePassword"))
+        #expect(settings.effects == [.navigate([.push(AppScreens.changePassword(), tab: "settings")])])
+        settings.screenChanged("changepassword", state: success("passwordChanged", text: "Password changed."), data: nil, screenID: "changepassword")
+        #expect(settings.effects.last == .navigate([
+            .popTo("settings", tab: "settings"), .present(AppScreens.confirmation("Password changed.", owner: "settings")),
+        ]))
+        settings.screenChanged("settings", state: success("loggedOut"), data: nil, screenID: "settings")
+        #expect(settings.effects.last == .call(coordinator: "main", method: "userDidLogOut", args: [:]))
+    }
+
+    @Test func expensesConfirmsARegisteredReport() {
+        let expenses = ExpensesCoordinator(session: "s1", parent: "main")
+        expenses.screenChanged("expenses", state: success("expenseAdded"), data: nil, screenID: "expenses")
+        #expect(expenses.effects.isEmpty)
+        expenses.screenChanged("expenses", state: success("reportRegistered", text: "Relatório registrado."), data: nil, screenID: "expenses")
+        #expect(expenses.effects == [.navigate([.present(AppScreens.confirmation("Relatório registrado.", owner: "expenses"))])])
+    }
+
+    @Test func everyCoordinatorIsListedByName() {
+        #expect(Set(AppCoordinators.all.keys) == ["app", "auth", "signup", "main", "home", "settings", "expenses"])
+    }
+}
