@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath"]
+            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
     ]
 )
