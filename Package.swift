@@ -93,6 +93,7 @@ let package = Package(
             dependencies: [
                 "FlowKit", "FlowProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/MoviesApp",

@@ -1,0 +1,65 @@
+import FlowKit
+import FlowProtocol
+import Foundation
+
+/// The app's five services, as view models receive them (each view model takes the ones it uses).
+public struct AppServices {
+    /// MDP service names.
+    public static let users = "svc.users"
+    public static let genres = "svc.genres"
+    public static let movies = "svc.movies"
+    public static let mail = "svc.mail"
+    public static let expenses = "svc.expenses"
+
+    public var users: any UserService
+    public var genres: any GenreService
+    public var movies: any MovieService
+    public var mail: any MailService
+    public var expenses: any ExpenseService
+
+    public init(users: any UserService, genres: any GenreService, movies: any MovieService, mail: any MailService, expenses: any ExpenseService) {
+        self.users = users
+        self.genres = genres
+        self.movies = movies
+        self.mail = mail
+        self.expenses = expenses
+    }
+
+    /// The demo's in-memory services over `catalog`, the demo account seeded
+    /// (demo@flowbus.dev / flowbus123). Serve them with `handlers`.
+    public static func inMemory(
+        catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        hashIterations: Int = InMemoryUserService.defaultHashIterations
+    ) -> AppServices {
+        let mail = InMemoryMailService()
+        let users = InMemoryUserService(mail: mail, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations)
+        users.seedDemoAccount()
+        return AppServices(
+            users: users, genres: InMemoryGenreService(catalog: catalog), movies: InMemoryMovieService(catalog: catalog),
+            mail: mail, expenses: InMemoryExpenseService())
+    }
+
+    /// The in-memory services over the bundled catalog, as `flowbus-services` serves them.
+    public static func inMemory(tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() }) throws(CatalogError) -> AppServices {
+        inMemory(catalog: try Catalog.bundled(), tokenLifetime: tokenLifetime, clock: clock)
+    }
+
+    /// The services as adapters over `transport` (`svc.*` on the bus), as view-model workers use them.
+    public static func bus(transport: any ServiceTransport) -> AppServices {
+        AppServices(
+            users: BusUserService(transport: transport), genres: BusGenreService(transport: transport),
+            movies: BusMovieService(transport: transport), mail: BusMailService(transport: transport),
+            expenses: BusExpenseService(transport: transport))
+    }
+
+    /// The server side of these services, keyed by MDP service name (`svc.users`, ...).
+    public var handlers: [String: ServiceHandler] {
+        [
+            Self.users: ServiceHandlers.users(users),
+            Self.genres: ServiceHandlers.genres(genres),
+            Self.movies: ServiceHandlers.movies(movies),
+            Self.mail: ServiceHandlers.mail(mail),
+            Self.expenses: ServiceHandlers.expenses(expenses),
+        ]
+    }
+}

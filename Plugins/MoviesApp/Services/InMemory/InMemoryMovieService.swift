@@ -1,0 +1,88 @@
+import FlowProtocol
+import Foundation
+import Synchronization
+
+/// Movies, series and actors from the catalog, with each user's likes and watch history.
+public final class InMemoryMovieService: MovieService, Sendable {
+    struct UserData {
+        /// Oldest like first.
+        var liked: [String] = []
+        /// Newest last; an id appears once.
+        var watched: [String] = []
+    }
+
+    let catalog: Catalog
+    let users = Mutex<[String: UserData]>([:])
+
+    public init(catalog: Catalog) {
+        self.catalog = catalog
+    }
+
+    public func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed {
+        let data = users.withLock { $0[user] ?? UserData() }
+        func carousel(_ id: String, _ title: String, _ ids: [String]) -> Flowbus_V1_Carousel {
+            var carousel = Flowbus_V1_Carousel()
+            carousel.id = id
+            carousel.title = title
+            carousel.items = ids.compactMap { catalog.item(for: $0) }
+            return carousel
+        }
+        var feed = Flowbus_V1_HomeFeed()
+        feed.carousels = [
+            carousel("nowPlaying", "Now playing", catalog.movies.filter(\.nowPlaying).map(\.id)),
+            carousel("upcoming", "Upcoming", catalog.movies.filter(\.upcoming).map(\.id)),
+            carousel("popularActors", "Popular actors", catalog.actors.filter(\.popular).map(\.id)),
+            carousel("recentlyWatched", "Recently watched", data.watched.reversed()),
+            carousel("latestEpisodes", "Latest episodes", nextEpisodes(watched: data.watched)),
+        ]
+        return feed
+    }
+
+    /// For each series the user watched something of (the series or an episode), most recent
+    /// first: the episode after the last one watched, or the first when only the series was.
+    func nextEpisodes(watched: [String]) -> [String] {
+        var seen = Set<String>()
+        var next: [String] = []
+        for id in watched.reversed() {
+            let show = catalog.series(id) ?? catalog.episode(id)?.series
+            guard let show, seen.insert(show.id).inserted else { continue }
+            let episodes = show.allEpisodes
+            let last = episodes.lastIndex { watched.contains($0.id) } ?? -1
+            if last + 1 < episodes.count { next.append(episodes[last + 1].id) }
+        }
+        return next
+    }
+
+    public func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+        guard var details = catalog.details(for: id) else { throw .refused(.unknownItem) }
+        let data = users.withLock { $0[user] ?? UserData() }
+        details.liked = data.liked.contains(id)
+        details.watched = data.watched.contains(id)
+        return details
+    }
+
+    public func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+        guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
+        users.withLock { users in
+            var data = users[user] ?? UserData()
+            if let index = data.liked.firstIndex(of: id) { data.liked.remove(at: index) } else { data.liked.append(id) }
+            users[user] = data
+        }
+        return try details(id: id, user: user)
+    }
+
+    public func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+        guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
+        users.withLock { users in
+            var data = users[user] ?? UserData()
+            data.watched.removeAll { $0 == id }
+            data.watched.append(id)
+            users[user] = data
+        }
+        return try details(id: id, user: user)
+    }
+
+    public func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item] {
+        users.withLock { $0[user]?.liked ?? [] }.compactMap { catalog.item(for: $0) }
+    }
+}

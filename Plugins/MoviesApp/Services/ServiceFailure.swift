@@ -1,0 +1,39 @@
+/// A reason a service refuses a call that the app explains to the person (wrong password,
+/// e-mail taken, ...). Travels as `ServiceReply.refusal`.
+public struct Refusal: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Sign-in with an unknown e-mail or a wrong password (the two are not told apart).
+    public static let invalidCredentials = Refusal(rawValue: "invalidCredentials")
+    /// Sign-in to an account whose e-mail is not verified yet.
+    public static let unverified = Refusal(rawValue: "unverified")
+    public static let emailTaken = Refusal(rawValue: "emailTaken")
+    public static let wrongToken = Refusal(rawValue: "wrongToken")
+    public static let expiredToken = Refusal(rawValue: "expiredToken")
+    public static let alreadyVerified = Refusal(rawValue: "alreadyVerified")
+    public static let unknownAccount = Refusal(rawValue: "unknownAccount")
+    /// Change of password with a wrong current password.
+    public static let wrongPassword = Refusal(rawValue: "wrongPassword")
+    /// The session is not signed in as any account.
+    public static let notSignedIn = Refusal(rawValue: "notSignedIn")
+    public static let unknownItem = Refusal(rawValue: "unknownItem")
+    /// A report with nothing to reimburse.
+    public static let emptyReport = Refusal(rawValue: "emptyReport")
+
+    public var description: String { rawValue }
+}
+
+/// Why a service call did not succeed: a refusal the app explains to the person, or a
+/// service that could not be reached or misbehaved (the person can only retry later).
+public enum ServiceFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    case refused(Refusal)
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .refused(let refusal): "refused: \(refusal)"
+        case .unavailable(let reason): "unavailable: \(reason)"
+        }
+    }
+}

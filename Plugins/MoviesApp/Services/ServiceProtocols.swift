@@ -1,0 +1,60 @@
+import FlowProtocol
+import Foundation
+
+public typealias Account = Flowbus_V1_Account
+
+/// The wall clock as the services read it; tests inject their own.
+public typealias AppClock = @Sendable () -> Date
+
+/// Accounts, passwords, verification tokens and which account each session is signed in as.
+/// E-mail addresses are compared without regard to case.
+public protocol UserService: AnyObject {
+    /// Creates an unverified account and mails it a 6-digit token. Refuses `emailTaken`.
+    func register(_ registration: Registration) throws(ServiceFailure) -> Account
+    /// Checks the token; on success the account is verified and `session` signed in as it.
+    /// Refuses `unknownAccount`, `alreadyVerified`, `wrongToken`, `expiredToken`.
+    func verify(email: String, token: String, session: String) throws(ServiceFailure) -> Account
+    /// Mails a new token, replacing the old one. Refuses `unknownAccount`, `alreadyVerified`.
+    func resendToken(email: String) throws(ServiceFailure)
+    /// Refuses `invalidCredentials` (unknown e-mail or wrong password) and `unverified`.
+    func signIn(email: String, password: String, session: String) throws(ServiceFailure) -> Account
+    /// The account `session` is signed in as; refuses `notSignedIn`.
+    func account(forSession session: String) throws(ServiceFailure) -> Account
+    /// Succeeds also when the session was not signed in.
+    func signOut(session: String) throws(ServiceFailure)
+    /// Refuses `notSignedIn`, `wrongPassword`.
+    func changePassword(session: String, current: String, new: String) throws(ServiceFailure)
+    /// Mails reset instructions; succeeds for unknown addresses too, revealing nothing.
+    func requestPasswordReset(email: String) throws(ServiceFailure)
+}
+
+public protocol GenreService: AnyObject {
+    func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre]
+}
+
+/// Movies, series and actors, and each user's (by account e-mail) likes and watch history.
+public protocol MovieService: AnyObject {
+    /// Five carousels in order: nowPlaying, upcoming, popularActors, recentlyWatched, latestEpisodes.
+    func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed
+    /// Refuses `unknownItem`.
+    func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    /// Toggles the like of `id` (a second like takes it back); returns the details after.
+    func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    /// Marks `id` watched now (watching again moves it to the front of "recently watched").
+    func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    /// The liked items, oldest like first.
+    func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item]
+}
+
+public protocol MailService: AnyObject {
+    func send(_ mail: Mail) throws(ServiceFailure)
+    /// Every mail sent to `email`, newest last.
+    func outbox(email: String) throws(ServiceFailure) -> [Mail]
+}
+
+public protocol ExpenseService: AnyObject {
+    /// Registers the report for the person of `session`. Refuses `emptyReport` (total not above zero).
+    func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure)
+    /// The reports registered from `session`, oldest first.
+    func reports(session: String) throws(ServiceFailure) -> [Flowbus_V1_ExpenseReport]
+}

@@ -1,0 +1,77 @@
+import Foundation
+import FlowProtocol
+import MoviesApp
+import Testing
+
+@Suite struct MovieServiceTests {
+    let catalog: Catalog
+    let movies: InMemoryMovieService
+
+    init() throws {
+        catalog = try Catalog.bundled()
+        movies = InMemoryMovieService(catalog: catalog)
+    }
+
+    @Test func homeHasFiveCarouselsInOrder() throws {
+        let feed = try movies.home(user: "ana@example.com")
+        #expect(feed.carousels.map(\.id) == ["nowPlaying", "upcoming", "popularActors", "recentlyWatched", "latestEpisodes"])
+        #expect(feed.carousels.map(\.title) == ["Now playing", "Upcoming", "Popular actors", "Recently watched", "Latest episodes"])
+        #expect(feed.carousels[0].items.map(\.id) == catalog.movies.filter { $0.nowPlaying }.map(\.id))
+        #expect(feed.carousels[1].items.map(\.id) == catalog.movies.filter { $0.upcoming }.map(\.id))
+        #expect(feed.carousels[2].items.map(\.id) == catalog.actors.filter { $0.popular }.map(\.id))
+        #expect(feed.carousels[3].items.isEmpty)
+        #expect(feed.carousels[4].items.isEmpty)
+        #expect(feed.carousels[0].items.allSatisfy { !$0.title.isEmpty && $0.imageURL.hasPrefix("https://images.flowbus.dev/") })
+    }
+
+    @Test func watchingFeedsRecentlyWatchedAndLatestEpisodesForThatUserOnly() throws {
+        _ = try movies.markWatched(id: "movie:3", user: "ana")
+        _ = try movies.markWatched(id: "episode:1-1-2", user: "ana")
+        _ = try movies.markWatched(id: "series:2", user: "ana")
+        _ = try movies.markWatched(id: "movie:5", user: "ana")
+        _ = try movies.markWatched(id: "movie:3", user: "ana")
+        let feed = try movies.home(user: "ana")
+        #expect(feed.carousels[3].items.map(\.id) == ["movie:3", "movie:5", "series:2", "episode:1-1-2", ])
+        #expect(feed.carousels[4].items.map(\.id) == ["episode:2-1-1", "episode:1-1-3"])
+        #expect(try movies.home(user: "bo").carousels[3].items.isEmpty)
+    }
+
+    @Test func theLastEpisodeOfASeasonLeadsToTheNextSeason() throws {
+        let show = try #require(catalog.series("series:1"))
+        let lastOfFirst = try #require(show.seasons[0].episodes.last)
+        _ = try movies.markWatched(id: lastOfFirst.id, user: "ana")
+        #expect(try movies.home(user: "ana").carousels[4].items.map(\.id) == ["episode:1-2-1"])
+    }
+
+    @Test func likeTogglesAndFeedsLikes() throws {
+        #expect(try movies.like(id: "movie:12", user: "ana").liked)
+        _ = try movies.like(id: "actor:7", user: "ana")
+        #expect(try movies.likes(user: "ana").map(\.id) == ["movie:12", "actor:7"])
+        #expect(try movies.like(id: "movie:12", user: "ana").liked == false)
+        #expect(try movies.likes(user: "ana").map(\.id) == ["actor:7"])
+        #expect(try movies.likes(user: "bo").isEmpty)
+    }
+
+    @Test func detailsCarryFlagsCastEpisodesAndFilmography() throws {
+        _ = try movies.markWatched(id: "movie:12", user: "ana")
+        let movie = try movies.details(id: "movie:12", user: "ana")
+        #expect(movie.watched)
+        #expect(!movie.liked)
+        #expect(movie.cast.map(\.id) == catalog.movie("movie:12")?.cast.map(\.actor))
+        #expect(!movie.synopsis.isEmpty)
+        let series = try movies.details(id: "series:3", user: "ana")
+        #expect(series.episodes.count == catalog.series("series:3")?.allEpisodes.count)
+        let actor = try movies.details(id: "actor:7", user: "ana")
+        #expect(Set(actor.filmography.map(\.id)) == Set(catalog.actor("actor:7")?.filmography ?? []))
+        #expect(throws: ServiceFailure.refused(.unknownItem)) { try movies.details(id: "movie:999", user: "ana") }
+        #expect(throws: ServiceFailure.refused(.unknownItem)) { try movies.like(id: "nothing", user: "ana") }
+    }
+
+    @Test func concurrentLikesFromManyThreadsAreAllKept() throws {
+        let ids = catalog.movies.map(\.id)
+        DispatchQueue.concurrentPerform(iterations: ids.count) { index in
+            _ = try? movies.like(id: ids[index], user: "ana")
+        }
+        #expect(Set(try movies.likes(user: "ana").map(\.id)) == Set(ids))
+    }
+}

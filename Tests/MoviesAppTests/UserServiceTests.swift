@@ -1,0 +1,129 @@
+import Foundation
+@testable import MoviesApp
+import Testing
+
+@Suite struct UserServiceTests {
+    let clock = TestClock()
+    let services: AppServices
+
+    init() throws {
+        services = try makeInMemoryServices(clock: clock)
+    }
+
+    var users: any UserService { services.users }
+
+    func lastToken(_ email: String) throws -> String {
+        try #require(token(in: try services.mail.outbox(email: email).last))
+    }
+
+    @Test func registerCreatesAnUnverifiedAccountAndMailsASixDigitToken() throws {
+        let account = try users.register(registration("Ana@Example.com"))
+        #expect(account.email == "ana@example.com")
+        #expect(!account.verified)
+        #expect(account.genres == ["drama"])
+        let mails = try services.mail.outbox(email: "ana@example.com")
+        #expect(mails.count == 1)
+        #expect(try lastToken("ana@example.com").count == 6)
+        #expect(throws: ServiceFailure.refused(.emailTaken)) { try users.register(registration("ANA@example.com")) }
+        #expect(throws: ServiceFailure.refused(.emailTaken)) { try users.register(registration(InMemoryUserService.demoEmail)) }
+    }
+
+    @Test func signInRefusesUnknownWrongAndUnverified() throws {
+        _ = try users.register(registration())
+        #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try users.signIn(email: "nobody@example.com", password: "secret123", session: "s1") }
+        #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try users.signIn(email: "ana@example.com", password: "wrong-one", session: "s1") }
+        #expect(throws: ServiceFailure.refused(.unverified)) { try users.signIn(email: "ana@example.com", password: "secret123", session: "s1") }
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try users.account(forSession: "s1") }
+    }
+
+    @Test func theDemoAccountSignsInAndOut() throws {
+        let account = try users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s1")
+        #expect(account.verified)
+        #expect(account.name == "Demo")
+        #expect(account.nickname == "demo")
+        #expect(account.genres.count == 2)
+        #expect(try users.account(forSession: "s1").email == "demo@flowbus.dev")
+        try users.signOut(session: "s1")
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try users.account(forSession: "s1") }
+    }
+
+    @Test func verifyChecksTheTokenThenSignsTheSessionIn() throws {
+        _ = try users.register(registration())
+        let token = try lastToken("ana@example.com")
+        let wrong = token == "000000" ? "111111" : "000000"
+        #expect(throws: ServiceFailure.refused(.wrongToken)) { try users.verify(email: "ana@example.com", token: wrong, session: "s1") }
+        #expect(throws: ServiceFailure.refused(.unknownAccount)) { try users.verify(email: "bo@example.com", token: token, session: "s1") }
+        let account = try users.verify(email: "ana@example.com", token: token, session: "s1")
+        #expect(account.verified)
+        #expect(try users.account(forSession: "s1").email == "ana@example.com")
+        #expect(throws: ServiceFailure.refused(.alreadyVerified)) { try users.verify(email: "ana@example.com", token: token, session: "s2") }
+        #expect(try users.signIn(email: "ana@example.com", password: "secret123", session: "s2").verified)
+    }
+
+    @Test func aTokenExpiresAfterItsLifetimeAndResendGivesANewOne() throws {
+        _ = try users.register(registration())
+        let first = try lastToken("ana@example.com")
+        clock.advance(by: 600)
+        clock.advance(by: 1)
+        #expect(throws: ServiceFailure.refused(.expiredToken)) { try users.verify(email: "ana@example.com", token: first, session: "s1") }
+        try users.resendToken(email: "ana@example.com")
+        #expect(try services.mail.outbox(email: "ana@example.com").count == 2)
+        let second = try lastToken("ana@example.com")
+        clock.advance(by: 599)
+        #expect(try users.verify(email: "ana@example.com", token: second, session: "s1").verified)
+        #expect(throws: ServiceFailure.refused(.alreadyVerified)) { try users.resendToken(email: "ana@example.com") }
+        #expect(throws: ServiceFailure.refused(.unknownAccount)) { try users.resendToken(email: "bo@example.com") }
+    }
+
+    @Test func theTokenLifetimeIsConfigurable() throws {
+        let services = try makeInMemoryServices(clock: clock, tokenLifetime: 30)
+        _ = try services.users.register(registration())
+        let code = try #require(token(in: try services.mail.outbox(email: "ana@example.com").last))
+        clock.advance(by: 31)
+        #expect(throws: ServiceFailure.refused(.expiredToken)) { try services.users.verify(email: "ana@example.com", token: code, session: "s1") }
+    }
+
+    @Test func changePasswordNeedsTheCurrentOne() throws {
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try users.changePassword(session: "s1", current: "flowbus123", new: "another123") }
+        _ = try users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s1")
+        #expect(throws: ServiceFailure.refused(.wrongPassword)) { try users.changePassword(session: "s1", current: "nope-nope", new: "another123") }
+        try users.changePassword(session: "s1", current: "flowbus123", new: "another123")
+        #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s2") }
+        #expect(try users.signIn(email: "demo@flowbus.dev", password: "another123", session: "s2").email == "demo@flowbus.dev")
+    }
+
+    @Test func passwordResetMailsKnownAddressesAndRevealsNothingAboutUnknownOnes() throws {
+        try users.requestPasswordReset(email: "nobody@example.com")
+        #expect(try services.mail.outbox(email: "nobody@example.com").isEmpty)
+        try users.requestPasswordReset(email: "demo@flowbus.dev")
+        #expect(try services.mail.outbox(email: "demo@flowbus.dev").count == 1)
+    }
+
+    @Test func passwordsAreStoredSaltedAndHashed() {
+        let first = PasswordHash(password: "secret123", iterations: 100)
+        let second = PasswordHash(password: "secret123", iterations: 100)
+        #expect(first.salt != second.salt)
+        #expect(first.derived != second.derived)
+        #expect(first.derived != Array("secret123".utf8))
+        #expect(first.matches("secret123"))
+        #expect(!first.matches("secret124"))
+    }
+
+    @Test func pbkdf2MatchesTheRFC7914TestVector() {
+        // RFC 7914 §11: PBKDF2-HMAC-SHA256("passwd", "salt", c = 1), first 32 bytes.
+        let derived = PasswordHash.derive("passwd", salt: Array("salt".utf8), iterations: 1)
+        let hex = derived.map { String(format: "%02x", $0) }.joined()
+        #expect(hex == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
+    }
+
+    @Test func concurrentRegistrationsAllLand() throws {
+        let users = InMemoryUserService(mail: InMemoryMailService(), hashIterations: 16)
+        let mail = users.mail
+        DispatchQueue.concurrentPerform(iterations: 40) { index in
+            _ = try? users.register(registration("user\(index)@example.com"))
+        }
+        for index in 0..<40 {
+            #expect(try mail.outbox(email: "user\(index)@example.com").count == 1)
+        }
+    }
+}
