@@ -98,6 +98,13 @@ open class ViewModel {
         self.session = session
     }
 
+    /// Shows the error `message` with `data` instead of the last data shown, for an error the
+    /// coordinator must tell apart (e.g. sign-in's notice "unverified" with the account's e-mail).
+    public func showError(_ message: String, data: Flowbus_V1_ScreenData) {
+        self.data = data
+        state = .error(message)
+    }
+
     /// Handles one intent. Throw `IntentRefusal` for what is not an intent of this screen at all;
     /// every rule of the screen ends in `state = .error(message)` instead.
     open func handle(_ intent: IntentInput) throws(IntentRefusal) {
