@@ -1,0 +1,40 @@
+import FlowKit
+import FlowProtocol
+
+/// Changes the password (`change`): the current one, then a new one with sign-up's rules.
+/// Success: notice "passwordChanged".
+public final class ChangePasswordViewModel: ViewModel {
+    override public class var screen: String { "changepassword" }
+    override public class var actions: [String] { ["change"] }
+
+    public static let currentRequired = "Enter your current password."
+    public static let wrongCurrent = "The current password is not right. Type it again."
+
+    let users: any UserService
+
+    public init(session: String, users: any UserService) {
+        self.users = users
+        super.init(session: session)
+    }
+
+    override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        guard intent.action == "change" else { return try super.handle(intent) }
+        let current = intent.rawField("current")
+        let password = intent.rawField("password")
+        if current.isEmpty { return state = .error(Self.currentRequired) }
+        if let problem = AccountRules.newPasswordProblem(password, confirmation: intent.rawField("passwordConfirmation")) {
+            return state = .error(problem)
+        }
+        load({ () throws(ServiceFailure) -> ScreenData in
+            try users.changePassword(session: session, current: current, new: password)
+            return ScreenData(notice: "passwordChanged", "Your password was changed.")
+        }, message: { failure in
+            switch failure {
+            case .refused(.wrongPassword): Self.wrongCurrent
+            case .refused(.notSignedIn): "You are signed out. Sign in again to change your password."
+            case .refused(let refusal): CommonMessages.unexpected(refusal)
+            case .unavailable: CommonMessages.unavailable("account service")
+            }
+        })
+    }
+}

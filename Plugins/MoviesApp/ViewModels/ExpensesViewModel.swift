@@ -1,0 +1,78 @@
+import FlowKit
+import FlowProtocol
+import Foundation
+
+/// The expense report (Relatório de despesas, in Portuguese as its document): `appear` starts
+/// a report if there is none, `adicionar` adds an expense, `registrar` submits the report and
+/// starts a new one (notice "reportRegistered"). The report lives in `data`, so a restored
+/// view model (`restore(state:data:)`) keeps it.
+public final class ExpensesViewModel: ViewModel {
+    override public class var screen: String { "expenses" }
+    override public class var actions: [String] { ["appear", "adicionar", "registrar"] }
+
+    public static let tituloInvalido = "Título inválido"
+    public static let tipoInvalido = "Tipo de despesa inválido"
+    public static let valorInvalido = "Valor inválido"
+    public static let verifiqueOsDados = "Verifique os dados informados e tente novamente."
+    public static let relatorioVazio = "O relatório não tem despesas com valor. Adicione ao menos uma despesa antes de registrar."
+    public static let servicoIndisponivel = "Não foi possível registrar o relatório: o serviço de despesas não respondeu. Tente novamente em instantes."
+
+    let expenses: any ExpenseService
+    let clock: AppClock
+
+    public init(session: String, expenses: any ExpenseService, clock: @escaping AppClock = { Date() }) {
+        self.expenses = expenses
+        self.clock = clock
+        super.init(session: session)
+    }
+
+    /// The report on screen, if one was started.
+    var report: Flowbus_V1_ExpenseReport? {
+        if case .report(let report)? = data?.data { return report }
+        return nil
+    }
+
+    override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "appear": show(report ?? .empty(createdOn: clock()))
+        case "adicionar": adicionar(intent)
+        case "registrar": registrar()
+        default: try super.handle(intent)
+        }
+    }
+
+    func show(_ report: Flowbus_V1_ExpenseReport, notice: Flowbus_V1_Notice? = nil) {
+        var data = ScreenData()
+        data.report = report
+        if let notice { data.notice = notice }
+        state = .success(data)
+    }
+
+    func adicionar(_ intent: IntentInput) {
+        let titulo = intent.field("titulo")
+        if titulo.isEmpty { return state = .error(Self.tituloInvalido) }
+        guard let kind = ExpenseKind(rawValue: intent.field("tipo")) else { return state = .error(Self.tipoInvalido) }
+        guard let centavos = BrazilianReais.centavos(from: intent.field("valor")), centavos > 0 else {
+            return state = .error(Self.valorInvalido)
+        }
+        var report = report ?? .empty(createdOn: clock())
+        guard !report.totalCentavos.addingReportingOverflow(centavos).overflow else { return state = .error(Self.verifiqueOsDados) }
+        report.add(titulo: titulo, kind: kind, centavos: centavos)
+        show(report)
+    }
+
+    func registrar() {
+        guard let report, report.totalCentavos > 0 else { return state = .error(Self.relatorioVazio) }
+        state = .loading
+        do {
+            try expenses.submit(report, session: session)
+            show(.empty(createdOn: clock()), notice: .init("reportRegistered", "Relatório registrado. Um novo relatório foi iniciado."))
+        } catch {
+            switch error {
+            case .refused(.emptyReport): state = .error(Self.relatorioVazio)
+            case .refused: state = .error(Self.verifiqueOsDados)
+            case .unavailable: state = .error(Self.servicoIndisponivel)
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import FlowKit
+import FlowProtocol
+
+/// The signed-in account (`appear`) and signing out (`logOut`, notice "loggedOut").
+public final class SettingsViewModel: ViewModel {
+    override public class var screen: String { "settings" }
+    override public class var actions: [String] { ["appear", "logOut"] }
+
+    public static let signedOut = "You are signed out. Sign in again to see your settings."
+
+    let users: any UserService
+
+    public init(session: String, users: any UserService) {
+        self.users = users
+        super.init(session: session)
+    }
+
+    override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "appear":
+            load({ () throws(ServiceFailure) -> ScreenData in
+                ScreenData(account: try users.account(forSession: session))
+            }, message: Self.message)
+        case "logOut":
+            load({ () throws(ServiceFailure) -> ScreenData in
+                try users.signOut(session: session)
+                return ScreenData(notice: "loggedOut", "You are signed out.")
+            }, message: Self.message)
+        default:
+            try super.handle(intent)
+        }
+    }
+
+    static func message(_ failure: ServiceFailure) -> String {
+        switch failure {
+        case .refused(.notSignedIn): signedOut
+        case .refused(let refusal): CommonMessages.unexpected(refusal)
+        case .unavailable: CommonMessages.unavailable("account service")
+        }
+    }
+}

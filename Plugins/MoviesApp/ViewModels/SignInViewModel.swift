@@ -1,0 +1,44 @@
+import FlowKit
+import FlowProtocol
+
+/// Sign in with e-mail and password (`logIn`). Success: account + notice "signedIn"; an
+/// unverified account: an error whose data carries notice "unverified" and the e-mail.
+public final class SignInViewModel: ViewModel {
+    override public class var screen: String { "signin" }
+    override public class var actions: [String] { ["logIn"] }
+
+    public static let invalidCredentials = "Invalid e-mail or password."
+    public static let passwordRequired = "Enter your password."
+
+    let users: any UserService
+
+    public init(session: String, users: any UserService) {
+        self.users = users
+        super.init(session: session)
+    }
+
+    override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        guard intent.action == "logIn" else { return try super.handle(intent) }
+        let email = intent.field("email")
+        let password = intent.rawField("password")
+        if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
+        if password.isEmpty { return state = .error(Self.passwordRequired) }
+        state = .loading
+        do {
+            let account = try users.signIn(email: email, password: password, session: session)
+            state = .success(ScreenData(account: account, notice: "signedIn", "Welcome back, \(account.name)."))
+        } catch .refused(.unverified) {
+            var account = Account()
+            account.email = email
+            showError(
+                "The e-mail \(email) is not verified yet. Verify it with the code we sent you, then sign in.",
+                data: ScreenData(account: account, notice: "unverified", "Verify your e-mail to sign in."))
+        } catch .refused(.invalidCredentials) {
+            state = .error(Self.invalidCredentials)
+        } catch .refused(let refusal) {
+            state = .error(CommonMessages.unexpected(refusal))
+        } catch {
+            state = .error(CommonMessages.unavailable("sign-in service"))
+        }
+    }
+}

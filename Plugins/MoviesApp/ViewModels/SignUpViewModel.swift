@@ -1,0 +1,73 @@
+import FlowKit
+import FlowProtocol
+
+/// Creates an account: `appear` loads the genres; `signUp` validates every field, then
+/// registers (success: account + notice "verificationSent").
+public final class SignUpViewModel: ViewModel {
+    override public class var screen: String { "signup" }
+    override public class var actions: [String] { ["appear", "signUp"] }
+
+    let users: any UserService
+    let genres: any GenreService
+
+    public init(session: String, users: any UserService, genres: any GenreService) {
+        self.users = users
+        self.genres = genres
+        super.init(session: session)
+    }
+
+    override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "appear": loadGenres()
+        case "signUp": signUp(intent)
+        default: try super.handle(intent)
+        }
+    }
+
+    func loadGenres() {
+        load({ () throws(ServiceFailure) -> ScreenData in
+            var data = ScreenData()
+            data.genres.genres = try genres.genres()
+            return data
+        }, message: { _ in "Could not load the genres: the genre service is not available. Go back and open this screen again in a moment." })
+    }
+
+    /// The first rule the form breaks, in the order of its fields.
+    func problem(email: String, password: String, confirmation: String, name: String, nickname: String, genres: [String]) -> String? {
+        if let problem = AccountRules.emailProblem(email) { return problem }
+        if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
+        if name.isEmpty { return "Enter your name." }
+        if nickname.isEmpty { return "Enter a nickname." }
+        if genres.isEmpty { return "Choose at least one genre." }
+        if case .genres(let list)? = data?.data {
+            let known = Set(list.genres.map(\.id))
+            if let unknown = genres.first(where: { !known.contains($0) }) {
+                return "\"\(unknown)\" is not one of the genres. Choose genres from the list."
+            }
+        }
+        return nil
+    }
+
+    func signUp(_ intent: IntentInput) {
+        let email = intent.field("email")
+        let password = intent.rawField("password")
+        let genreIDs = intent.field("genres").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
+        let registration = Registration(
+            name: intent.field("name"), nickname: intent.field("nickname"), email: email, password: password, genres: genreIDs)
+        if let problem = problem(
+            email: email, password: password, confirmation: intent.rawField("passwordConfirmation"),
+            name: registration.name, nickname: registration.nickname, genres: genreIDs) {
+            return state = .error(problem)
+        }
+        load({ () throws(ServiceFailure) -> ScreenData in
+            let account = try users.register(registration)
+            return ScreenData(account: account, notice: "verificationSent", "We sent a 6-digit code to \(account.email). Type it on the next screen.")
+        }, message: { failure in
+            switch failure {
+            case .refused(.emailTaken): "An account already exists for \(email). Sign in instead, or use another e-mail."
+            case .refused(let refusal): CommonMessages.unexpected(refusal)
+            case .unavailable: CommonMessages.unavailable("sign-up service")
+            }
+        })
+    }
+}
