@@ -43,6 +43,15 @@ import Testing
         #expect(try movies.home(user: "ana").carousels[4].items.map(\.id) == ["episode:1-2-1"])
     }
 
+    @Test func aFinishedSeriesHasNoNextEpisode() throws {
+        let show = try #require(catalog.series("series:1"))
+        let episodes = show.allEpisodes
+        _ = try movies.markWatched(id: episodes[episodes.count - 2].id, user: "ana")
+        #expect(try movies.home(user: "ana").carousels[4].items.map(\.id) == [episodes[episodes.count - 1].id])
+        _ = try movies.markWatched(id: episodes[episodes.count - 1].id, user: "ana")
+        #expect(try movies.home(user: "ana").carousels[4].items.isEmpty)
+    }
+
     @Test func likeTogglesAndFeedsLikes() throws {
         #expect(try movies.like(id: "movie:12", user: "ana").liked)
         _ = try movies.like(id: "actor:7", user: "ana")

@@ -1,0 +1,86 @@
+import FlowKit
+import FlowProtocol
+import MoviesApp
+import Testing
+
+@Suite struct SignUpViewModelTests {
+    let users = MockUserService()
+    let genres = MockGenreService()
+    let viewModel: SignUpViewModel
+    let log: StateLog
+
+    init() {
+        viewModel = SignUpViewModel(session: "s1", users: users, genres: genres)
+        log = StateLog(viewModel)
+    }
+
+    static let valid = [
+        "email": "ana@example.com", "password": "secret123", "passwordConfirmation": "secret123",
+        "name": "Ana", "nickname": "ana", "genres": "drama, scifi",
+    ]
+
+    func signUp(_ changes: [String: String] = [:]) throws {
+        try viewModel.handle(IntentInput(action: "signUp", fields: Self.valid.merging(changes) { $1 }))
+    }
+
+    @Test func appearLoadsTheGenres() throws {
+        try viewModel.handle(IntentInput(action: "appear"))
+        #expect(genres.calls == 1)
+        #expect(log.states.count == 2)
+        #expect(log.states.first == .loading)
+        #expect(log.states.last?.successData?.genres.genres.map(\.id) == ["drama", "scifi"])
+    }
+
+    @Test func genresThatDoNotLoadAreAnError() throws {
+        genres.result = .failure(.unavailable("down"))
+        try viewModel.handle(IntentInput(action: "appear"))
+        #expect(log.states.first == .loading)
+        #expect(log.states.last?.errorMessage?.contains("Could not load the genres") == true)
+    }
+
+    @Test(arguments: [
+        (["email": ""], "Enter your e-mail address."),
+        (["email": "ana.example.com"], "\"ana.example.com\" is not a valid e-mail address. Type one like name@example.com."),
+        (["password": "", "passwordConfirmation": ""], "Enter a password."),
+        (["password": "short12", "passwordConfirmation": "short12"], "The password is too short: use at least 8 characters."),
+        (["passwordConfirmation": ""], "Type the password again to confirm it."),
+        (["passwordConfirmation": "secret124"], "The confirmation does not match the password. Type the same password twice."),
+        (["name": " "], "Enter your name."),
+        (["nickname": ""], "Enter a nickname."),
+        (["genres": ""], "Choose at least one genre."),
+        (["genres": " , "], "Choose at least one genre."),
+    ])
+    func everyRuleHasItsMessageAndCallsNoService(changes: [String: String], message: String) throws {
+        try signUp(changes)
+        #expect(log.states == [.error(message)])
+        #expect(users.calls.isEmpty)
+    }
+
+    @Test func aGenreNotInTheLoadedListIsRefused() throws {
+        try viewModel.handle(IntentInput(action: "appear"))
+        try signUp(["genres": "drama,western"])
+        #expect(log.states.last == .error("\"western\" is not one of the genres. Choose genres from the list."))
+        #expect(users.calls.isEmpty)
+        #expect(log.lastData?.genres.genres.count == 2, "the genre list stays on screen with the error")
+    }
+
+    @Test func successRegistersAndSaysTheCodeWasSent() throws {
+        users.registerResult = .success(account(verified: false))
+        try signUp()
+        #expect(users.registered == [Registration(name: "Ana", nickname: "ana", email: "ana@example.com", password: "secret123", genres: ["drama", "scifi"])])
+        #expect(log.states.first == .loading)
+        let data = try #require(log.states.last?.successData)
+        #expect(data.notice.code == "verificationSent")
+        #expect(data.account.email == "ana@example.com")
+    }
+
+    @Test func aTakenEmailIsExplained() throws {
+        users.registerResult = .failure(.refused(.emailTaken))
+        try signUp()
+        #expect(log.states == [.loading, .error("An account already exists for ana@example.com. Sign in instead, or use another e-mail.")])
+    }
+
+    @Test func unknownActionsAreRefused() {
+        #expect(throws: IntentRefusal.self) { try viewModel.handle(IntentInput(action: "register")) }
+    }
+}
