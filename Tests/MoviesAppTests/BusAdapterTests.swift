@@ -1,6 +1,7 @@
 import FlowKit
 import FlowProtocol
 import Foundation
+import Logging
 import MoviesApp
 import Testing
 
@@ -94,5 +95,16 @@ extension Flowbus_V1_ServiceCall {
         self.init()
         self.method = method
         self.args = args
+    }
+}
+
+@Suite struct LoggedHandlerTests {
+    @Test func loggedHandlersAnswerLikeThePlainOnes() throws {
+        let services = try makeInMemoryServices()
+        let transport = InProcessServiceTransport(services.handlers(logger: Logger(label: "flowbus.test")))
+        let bus = AppServices.bus(transport: transport)
+        #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try bus.users.signIn(email: "x@y.z", password: "nope", session: "s1") }
+        #expect(try bus.genres.genres().count == 8)
+        #expect(try transport.call(service: "svc.movies", ServiceCall(method: "nope", args: [:])).hasError)
     }
 }

@@ -1,6 +1,7 @@
 import FlowKit
 import FlowProtocol
 import Foundation
+import Logging
 
 /// The app's five services, as view models receive them (each view model takes the ones it uses).
 public struct AppServices {
@@ -53,13 +54,34 @@ public struct AppServices {
     }
 
     /// The server side of these services, keyed by MDP service name (`svc.users`, ...).
-    public var handlers: [String: ServiceHandler] {
-        [
+    public var handlers: [String: ServiceHandler] { handlers(logger: nil) }
+
+    /// The handlers, logging each failed or refused call (method and outcome, never the
+    /// arguments: they hold passwords and tokens).
+    public func handlers(logger: Logger?) -> [String: ServiceHandler] {
+        let plain: [String: ServiceHandler] = [
             Self.users: ServiceHandlers.users(users),
             Self.genres: ServiceHandlers.genres(genres),
             Self.movies: ServiceHandlers.movies(movies),
             Self.mail: ServiceHandlers.mail(mail),
             Self.expenses: ServiceHandlers.expenses(expenses),
         ]
+        guard let logger else { return plain }
+        return plain.reduce(into: [:]) { logged, entry in
+            let (service, handler) = entry
+            logged[service] = { call in
+                let reply = handler(call)
+                if reply.hasError {
+                    logger.warning("service call failed", metadata: [
+                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.error": "\(reply.error.message)",
+                    ])
+                } else if !reply.refusal.isEmpty {
+                    logger.debug("service call refused", metadata: [
+                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.refusal": "\(reply.refusal)",
+                    ])
+                }
+                return reply
+            }
+        }
     }
 }
