@@ -108,3 +108,8 @@ extension Flowbus_V1_ServiceCall {
         #expect(try transport.call(service: "svc.movies", ServiceCall(method: "nope", args: [:])).hasError)
     }
 }
+
+@Test func theHandlersServeEveryServiceName() throws {
+    #expect(Set(try makeInMemoryServices().handlers.keys) == Set(AppServiceName.all))
+    #expect(AppServiceName.all == ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"])
+}

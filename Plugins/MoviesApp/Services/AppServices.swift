@@ -3,15 +3,18 @@ import FlowProtocol
 import Foundation
 import Logging
 
-/// The app's five services, as view models receive them (each view model takes the ones it uses).
-public struct AppServices {
-    /// MDP service names.
+/// The MDP service names of the app's services.
+public enum AppServiceName {
     public static let users = "svc.users"
     public static let genres = "svc.genres"
     public static let movies = "svc.movies"
     public static let mail = "svc.mail"
     public static let expenses = "svc.expenses"
+    public static let all = [users, genres, movies, mail, expenses]
+}
 
+/// The app's five services, as view models receive them (each view model takes the ones it uses).
+public struct AppServices {
     public var users: any UserService
     public var genres: any GenreService
     public var movies: any MovieService
@@ -60,11 +63,11 @@ public struct AppServices {
     /// arguments: they hold passwords and tokens).
     public func handlers(logger: Logger?) -> [String: ServiceHandler] {
         let plain: [String: ServiceHandler] = [
-            Self.users: ServiceHandlers.users(users),
-            Self.genres: ServiceHandlers.genres(genres),
-            Self.movies: ServiceHandlers.movies(movies),
-            Self.mail: ServiceHandlers.mail(mail),
-            Self.expenses: ServiceHandlers.expenses(expenses),
+            AppServiceName.users: ServiceHandlers.users(users),
+            AppServiceName.genres: ServiceHandlers.genres(genres),
+            AppServiceName.movies: ServiceHandlers.movies(movies),
+            AppServiceName.mail: ServiceHandlers.mail(mail),
+            AppServiceName.expenses: ServiceHandlers.expenses(expenses),
         ]
         guard let logger else { return plain }
         return plain.reduce(into: [:]) { logged, entry in

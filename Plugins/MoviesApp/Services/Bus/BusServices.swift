@@ -8,7 +8,7 @@ public final class BusGenreService: GenreService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
-        channel = ServiceChannel(transport: transport, service: AppServices.genres)
+        channel = ServiceChannel(transport: transport, service: AppServiceName.genres)
     }
 
     public func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre] {
@@ -21,7 +21,7 @@ public final class BusMovieService: MovieService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
-        channel = ServiceChannel(transport: transport, service: AppServices.movies)
+        channel = ServiceChannel(transport: transport, service: AppServiceName.movies)
     }
 
     public func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed {
@@ -50,7 +50,7 @@ public final class BusMailService: MailService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
-        channel = ServiceChannel(transport: transport, service: AppServices.mail)
+        channel = ServiceChannel(transport: transport, service: AppServiceName.mail)
     }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {
@@ -71,7 +71,7 @@ public final class BusExpenseService: ExpenseService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
-        channel = ServiceChannel(transport: transport, service: AppServices.expenses)
+        channel = ServiceChannel(transport: transport, service: AppServiceName.expenses)
     }
 
     public func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure) {

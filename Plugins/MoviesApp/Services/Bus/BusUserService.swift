@@ -6,7 +6,7 @@ public final class BusUserService: UserService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
-        channel = ServiceChannel(transport: transport, service: AppServices.users)
+        channel = ServiceChannel(transport: transport, service: AppServiceName.users)
     }
 
     public func register(_ registration: Registration) throws(ServiceFailure) -> Account {

@@ -38,7 +38,7 @@ public enum ServiceHandlers {
                     try users.requestPasswordReset(email: call.arg("email"))
                     return .empty
                 default:
-                    return .unknownMethod(call.method, service: AppServices.users, known: userMethods)
+                    return .unknownMethod(call.method, service: AppServiceName.users, known: userMethods)
                 }
             }
         }
@@ -47,7 +47,7 @@ public enum ServiceHandlers {
     public static func genres(_ genres: any GenreService) -> ServiceHandler {
         { call in
             ServiceReply.answering { () throws(ServiceFailure) -> ServiceReply in
-                guard call.method == "genres" else { return .unknownMethod(call.method, service: AppServices.genres, known: ["genres"]) }
+                guard call.method == "genres" else { return .unknownMethod(call.method, service: AppServiceName.genres, known: ["genres"]) }
                 var list = Flowbus_V1_GenreList()
                 list.genres = try genres.genres()
                 return .payload(list)
@@ -69,7 +69,7 @@ public enum ServiceHandlers {
                     var list = Flowbus_V1_ItemList()
                     list.items = try movies.likes(user: user)
                     return .payload(list)
-                default: return .unknownMethod(call.method, service: AppServices.movies, known: movieMethods)
+                default: return .unknownMethod(call.method, service: AppServiceName.movies, known: movieMethods)
                 }
             }
         }
@@ -92,7 +92,7 @@ public enum ServiceHandlers {
                         values["mail.\(index).body"] = mail.body
                     }
                     return .result(values)
-                default: return .unknownMethod(call.method, service: AppServices.mail, known: ["send", "outbox"])
+                default: return .unknownMethod(call.method, service: AppServiceName.mail, known: ["send", "outbox"])
                 }
             }
         }
@@ -122,7 +122,7 @@ public enum ServiceHandlers {
                         values["report.\(index)"] = ((try? report.serializedData()) ?? Data()).base64EncodedString()
                     }
                     return .result(values)
-                default: return .unknownMethod(call.method, service: AppServices.expenses, known: ["submit", "reports"])
+                default: return .unknownMethod(call.method, service: AppServiceName.expenses, known: ["submit", "reports"])
                 }
             }
         }
