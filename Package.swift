@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FlowProtocol", targets: ["FlowProtocol"]),
         .library(name: "FlowHost", targets: ["FlowHost"]),
         .library(name: "FlowKit", targets: ["FlowKit"]),
+        .library(name: "FlowClient", targets: ["FlowClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -75,6 +76,7 @@ let package = Package(
             name: "flowbus",
             dependencies: [
                 "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol", "MessagePath", "Supervision",
+                "FlowClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -84,6 +86,17 @@ let package = Package(
         .target(
             name: "FlowKit",
             dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // The one way clients talk to the bus: sessions, intents, the session view, scripted journeys.
+        .target(
+            name: "FlowClient",
+            dependencies: [
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowHost",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strictSettings
         ),
         // The sample app of APP.md: domain, services, view models, coordinators (one library;
@@ -124,6 +137,11 @@ let package = Package(
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
+        .testTarget(
+            name: "FlowClientTests",
+            dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
         .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "FlowKit", "FlowProtocol"]),
         .testTarget(

@@ -1,0 +1,89 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import SwiftProtobuf
+import ZeroMQ
+
+/// A context and a request thread to one bus: what a session client starts from, and what tools
+/// (`flowbus outbox`, `flowbus sessions`) use for one-off calls.
+public final class BusConnection: Sendable {
+    public let endpoints: BusEndpoints
+    public let options: SessionClientOptions
+    public let context: ZMQContext
+    public let requester: BusRequester
+    let logger: Logger
+
+    public init(endpoints: BusEndpoints, options: SessionClientOptions = .init(), logger: Logger = Logger(label: "flowbus.client")) throws(SessionClientError) {
+        self.endpoints = endpoints
+        self.options = options
+        self.logger = logger
+        do { context = try ZMQContext() } catch { throw .cannotConnect(endpoint: endpoints.broker, reason: "\(error)") }
+        var configuration = ClientConfiguration(timeout: options.requestTimeout, tries: options.requestTries)
+        configuration.routingID = nil
+        requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
+    }
+
+    /// Asks coord.app for a new session (or to attach to `requested`); returns its id.
+    public func openSession(requested: String?) async throws(SessionClientError) -> String {
+        var args: [String: String] = [:]
+        if let requested { args["session"] = requested }
+        let reply = try await Self.coordinatorCall(requester, Self.call("openSession", args: args), session: "", writer: options.name)
+        guard let session = reply.result["session"], !session.isEmpty else {
+            throw .unexpectedReply(service: "coord.app", kind: "openSession reply without a session id")
+        }
+        return session
+    }
+
+    /// Calls `service` with a ServiceCall (e.g. `svc.mail` "outbox") and returns its reply.
+    public func serviceCall(_ service: String, method: String, args: [String: String] = [:]) async throws(SessionClientError) -> Flowbus_V1_ServiceReply {
+        var call = Flowbus_V1_ServiceCall()
+        call.method = method
+        call.args = args
+        let envelope = try Self.envelope(call, session: "", key: UUID().uuidString, writer: options.name)
+        let reply = try await requester.request(service: service, envelope: envelope)
+        let answer: Flowbus_V1_ServiceReply = try Self.unwrap(reply, from: service, method: method)
+        if answer.hasError { throw .refused(service: service, method: method, error: answer.error) }
+        return answer
+    }
+
+    /// Stops the request thread.
+    public func stop() { requester.stop() }
+
+    static func call(_ method: String, args: [String: String] = [:]) -> Flowbus_V1_CoordinatorCall {
+        var call = Flowbus_V1_CoordinatorCall()
+        call.method = method
+        call.args = args
+        return call
+    }
+
+    static func coordinatorCall(
+        _ requester: BusRequester, _ call: Flowbus_V1_CoordinatorCall, session: String, writer: String, coordinator: String = "app"
+    ) async throws(SessionClientError) -> Flowbus_V1_CoordinatorReply {
+        let service = "coord.\(coordinator)"
+        let envelope = try envelope(call, session: session, key: UUID().uuidString, writer: writer)
+        let reply = try await requester.request(service: service, envelope: envelope)
+        let answer: Flowbus_V1_CoordinatorReply = try unwrap(reply, from: service, method: call.method)
+        guard answer.ok else { throw .refused(service: service, method: call.method, error: answer.error) }
+        return answer
+    }
+
+    static func envelope(_ message: some SwiftProtobuf.Message, session: String, key: String, writer: String) throws(SessionClientError) -> Envelope {
+        do {
+            return try Envelope.wrapping(message, session: session, idempotencyKey: key, writer: writer)
+        } catch {
+            throw .unexpectedReply(service: "", kind: "unencodable \(type(of: message).protoMessageName): \(error)")
+        }
+    }
+
+    /// The reply's payload as `M`; an Error envelope (UNKNOWN_SERVICE from the broker, MALFORMED…) is thrown as a refusal.
+    static func unwrap<M: SwiftProtobuf.Message>(_ reply: Envelope, from service: String, method: String) throws(SessionClientError) -> M {
+        if let error = reply.carriedError { throw .refused(service: service, method: method, error: error) }
+        do {
+            return try reply.unwrap(M.self)
+        } catch {
+            throw .unexpectedReply(service: service, kind: reply.kind)
+        }
+    }
+}

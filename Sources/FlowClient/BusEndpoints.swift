@@ -1,0 +1,62 @@
+import Clone
+import FlowHost
+import Foundation
+import ZeroMQ
+
+/// Where a client finds the bus: the broker and the Clone server's three endpoints, read from a
+/// running host's announcement (`<run-dir>/host.json`) or given explicitly.
+public struct BusEndpoints: Sendable, Equatable {
+    public var broker: String
+    public var clone: CloneEndpoints
+    /// The host's CURVE public key (z85) when it runs with CURVE; a client then needs `clientKeyPair`.
+    public var serverPublicKey: String?
+    /// This client's CURVE key pair, for a host that runs with CURVE (`flowbus keys` makes one).
+    public var clientKeyPair: CurveKeyPair?
+
+    public init(broker: String, clone: CloneEndpoints, serverPublicKey: String? = nil, clientKeyPair: CurveKeyPair? = nil) {
+        self.broker = broker
+        self.clone = clone
+        self.serverPublicKey = serverPublicKey
+        self.clientKeyPair = clientKeyPair
+    }
+
+    /// The endpoints a host announced in its descriptor.
+    public init(descriptor: HostDescriptor) {
+        self.init(
+            broker: descriptor.endpoints.broker,
+            clone: CloneEndpoints(
+                snapshot: descriptor.endpoints.cloneSnapshot, publisher: descriptor.endpoints.clonePublisher,
+                collector: descriptor.endpoints.cloneCollector),
+            serverPublicKey: descriptor.serverPublicKey)
+    }
+
+    /// The endpoints of the host running in `runDirectory` (default: `$FLOWBUS_RUN_DIR` or
+    /// `/tmp/flowbus-<uid>/default`); throws `HostError.notRunning` ("start one with `flowbus up`") when none is.
+    public static func announced(by runDirectory: RunDirectory = .defaultDirectory()) throws -> BusEndpoints {
+        guard let descriptor = try runDirectory.liveHost() else { throw HostError.notRunning(runDirectory: runDirectory.path) }
+        return BusEndpoints(descriptor: descriptor)
+    }
+
+    /// The endpoints a plugin process gets from its host (`FLOWBUS_BROKER`, `FLOWBUS_CLONE_*`), or nil
+    /// when any is missing.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> BusEndpoints? {
+        guard let broker = environment["FLOWBUS_BROKER"], let snapshot = environment["FLOWBUS_CLONE_SNAPSHOT"],
+              let publisher = environment["FLOWBUS_CLONE_PUBLISHER"], let collector = environment["FLOWBUS_CLONE_COLLECTOR"]
+        else { return nil }
+        return BusEndpoints(
+            broker: broker, clone: CloneEndpoints(snapshot: snapshot, publisher: publisher, collector: collector),
+            serverPublicKey: environment["FLOWBUS_SERVER_KEY"])
+    }
+
+    /// The CURVE settings for this client's sockets: nil without CURVE, or the server key and this
+    /// client's key pair; throws when the host needs CURVE and no key pair was given.
+    func curve() throws(SessionClientError) -> (serverKey: CurveKey, keyPair: CurveKeyPair)? {
+        guard let text = serverPublicKey else { return nil }
+        guard let keyPair = clientKeyPair else { throw .curveKeyPairMissing(serverKey: text) }
+        do {
+            return (try CurveKey(z85: text), keyPair)
+        } catch {
+            throw .curveKeyPairMissing(serverKey: text)
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import Synchronization
+import ZeroMQ
+
+/// How a session client connects, waits and retries.
+public struct SessionClientOptions: Sendable {
+    /// Appears in `Envelope.writer` of every intent, so `flowbus trace` can tell clients apart.
+    public var name = "client/\(getpid())"
+    /// One try of a request; the broker answers UNKNOWN_SERVICE after 5 s, so one try outlasts that.
+    public var requestTimeout: Duration = .seconds(6)
+    /// Tries per request (each on a new socket, with the same idempotency key).
+    public var requestTries = 2
+    /// How long opening waits for the Clone snapshot of the session.
+    public var syncTimeout: Duration = .seconds(5)
+    /// The Clone agent's server timeout (no HUGZ or update for this long: resync when back).
+    public var cloneServerTimeout: Duration = .seconds(3)
+    /// Follow the session's live coordinator instances (`/c/`) from the start.
+    public var followCoordinators = false
+    /// Events kept in the log (the oldest go first).
+    public var maxEvents = 10_000
+
+    public init() {}
+}
+
+/// The one way a client talks to the bus about one session: opens or attaches to it, follows
+/// `/s/<id>/` through a Clone agent into a `SessionView`, and sends intents to the right service.
+///
+/// Safe to use from any task: requests go through one `BusRequester` thread (MajordomoClient is
+/// not thread-safe), the view is behind a lock, and `views()` streams every change.
+public final class SessionClient: Sendable {
+    public let session: String
+    public let endpoints: BusEndpoints
+    public let options: SessionClientOptions
+    let requester: BusRequester
+    let agent: CloneAgent
+    let store: SessionStore
+    let logger: Logger
+    private let following: Mutex<Task<Void, Never>?>
+    private let coordinatorsFollowed = Mutex<Task<Void, Never>?>(nil)
+    private let counter = Atomic<Int>(0)
+    private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
+
+    /// Opens a new session (`coord.app` openSession) and follows it.
+    public static func open(
+        _ endpoints: BusEndpoints, options: SessionClientOptions = .init(), logger: Logger = Logger(label: "flowbus.client")
+    ) async throws(SessionClientError) -> SessionClient {
+        let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
+        do {
+            let session = try await connection.openSession(requested: nil)
+            return try await SessionClient(session: session, connection: connection)
+        } catch {
+            connection.requester.stop()
+            throw error
+        }
+    }
+
+    /// Attaches to an existing session. With `announce` (a driver) coord.app is asked to attach
+    /// (openSession with the id), which also resumes a session it lost; without (an observer)
+    /// nothing is sent, the session is only followed.
+    public static func attach(
+        _ session: String, endpoints: BusEndpoints, announce: Bool = true, options: SessionClientOptions = .init(),
+        logger: Logger = Logger(label: "flowbus.client")
+    ) async throws(SessionClientError) -> SessionClient {
+        let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
+        do {
+            let id = announce ? try await connection.openSession(requested: session) : session
+            return try await SessionClient(session: id, connection: connection)
+        } catch {
+            connection.requester.stop()
+            throw error
+        }
+    }
+
+    private init(session: String, connection: BusConnection) async throws(SessionClientError) {
+        self.session = session
+        endpoints = connection.endpoints
+        options = connection.options
+        requester = connection.requester
+        logger = connection.logger
+        store = SessionStore(session: session, maxEvents: options.maxEvents)
+        var configuration = CloneAgentConfiguration(subtrees: ["/s/\(session)/"])
+        configuration.serverTimeout = options.cloneServerTimeout
+        do {
+            configuration.curve = try endpoints.curve()
+            agent = try CloneAgent(context: connection.context, endpoints: endpoints.clone, configuration: configuration, logger: logger)
+        } catch let error as SessionClientError {
+            throw error
+        } catch {
+            throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)")
+        }
+        let updates = agent.updates(prefix: "/s/\(session)/")
+        following = Mutex(Task { [store] in
+            for await update in updates { store.apply(update) }
+        })
+        guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
+            stop()
+            throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: options.syncTimeout)
+        }
+        if options.followCoordinators { try await followCoordinators() }
+    }
+
+    // MARK: Reading
+
+    /// The session as of now.
+    public var view: SessionView { store.view }
+
+    /// The ordered log of what this client saw and sent (the last `count`, or all kept).
+    public func events(last count: Int? = nil) -> [SessionEvent] { store.events(last: count) }
+
+    /// The current view, then every change; ends when the client stops.
+    public func views() -> AsyncStream<SessionView> { store.views() }
+
+    /// Also follows the session's live coordinator instances (`/c/<name>/<session>`) into
+    /// `SessionView.coordinators`; returns once they are in the view.
+    public func followCoordinators() async throws(SessionClientError) {
+        let start = coordinatorsFollowed.withLock { task -> Bool in
+            guard task == nil else { return false }
+            let updates = agent.updates(prefix: "/c/")
+            task = Task { [store] in
+                for await update in updates { store.apply(update) }
+            }
+            return true
+        }
+        guard start else { return }
+        do { try agent.subscribe("/c/") } catch { throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)") }
+        guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
+            throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: options.syncTimeout)
+        }
+        store.state.withLock { $0.view.followsCoordinators = true }
+    }
+
+    /// Waits until `predicate` holds for the view, or `timeout` passes; throws `SessionWaitTimeout`
+    /// (with the view as it was and the last events) when it does not.
+    @discardableResult
+    public func waitUntil(
+        timeout: Duration = .seconds(5), _ expected: String = "the condition",
+        _ predicate: (SessionView) -> Bool
+    ) async throws(SessionWaitTimeout) -> SessionView {
+        // Views and the alarm share one stream: a view is `.some`, the alarm is `nil`.
+        let (signals, continuation) = AsyncStream<SessionView?>.makeStream()
+        let feeder = Task { [store] in
+            for await view in store.views() { continuation.yield(view) }
+            continuation.finish()
+        }
+        let alarm = Task {
+            try? await Task.sleep(for: timeout)
+            continuation.yield(nil)
+        }
+        defer {
+            feeder.cancel()
+            alarm.cancel()
+            continuation.finish()
+        }
+        var last = view
+        for await signal in signals {
+            guard let view = signal else { break }
+            last = view
+            if predicate(view) { return view }
+        }
+        throw SessionWaitTimeout(expected: expected, timeout: timeout, view: last, events: events(last: 12))
+    }
+
+    // MARK: Lifecycle
+
+    /// Closes the session (`coord.app` closeSession); the client keeps following until `stop()`.
+    public func close() async throws(SessionClientError) {
+        let call = BusConnection.call("closeSession", args: ["session": session])
+        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name)
+    }
+
+    /// Stops following and the request thread; idempotent.
+    public func stop() {
+        following.withLock { $0?.cancel() }
+        coordinatorsFollowed.withLock { $0?.cancel() }
+        agent.stop()
+        requester.stop()
+        store.finish()
+    }
+
+    /// A new idempotency key, unique per intent of this client.
+    func nextIdempotencyKey() -> String {
+        "\(options.name)/\(keyPrefix)/\(counter.add(1, ordering: .relaxed).newValue)"
+    }
+}

@@ -1,0 +1,37 @@
+import FlowProtocol
+
+/// What can go wrong between a client and the bus; each says what happened and what to do.
+public enum SessionClientError: Error, Sendable, CustomStringConvertible {
+    case curveKeyPairMissing(serverKey: String)
+    case cannotConnect(endpoint: String, reason: String)
+    case noReply(service: String, reason: String)
+    case unexpectedReply(service: String, kind: String)
+    case refused(service: String, method: String, error: WireError)
+    case noSnapshot(endpoint: String, timeout: Duration)
+    case noScreen(session: String)
+    case unknownAction(action: String, screen: String, known: [String])
+    case stopped
+
+    public var description: String {
+        switch self {
+        case .curveKeyPairMissing(let key):
+            "the host runs with CURVE (server key \(key)) and this client has no key pair: make one with `flowbus keys --out NAME`, add its public key to the host's allow-list, and pass it (BusEndpoints.clientKeyPair)"
+        case .cannotConnect(let endpoint, let reason):
+            "cannot connect to \(endpoint): \(reason); check that the host is running (`flowbus ps`) or start one with `flowbus up`"
+        case .noReply(let service, let reason):
+            "\(service) did not answer: \(reason)"
+        case .unexpectedReply(let service, let kind):
+            "\(service) answered with a \(kind.isEmpty ? "message of no kind" : kind), which is not the reply this call expects; the plugin serving it may be of another version: check `flowbus ps`"
+        case .refused(let service, let method, let error):
+            "\(service) refused \(method): \(error.message)" + (error.hint.isEmpty ? "" : "; \(error.hint)")
+        case .noSnapshot(let endpoint, let timeout):
+            "the Clone server at \(endpoint) sent no snapshot within \(timeout); is the host running? check `flowbus ps`, or start one with `flowbus up`"
+        case .noScreen(let session):
+            "session \(session) shows no screen yet, so there is nothing to act on; wait for its navigation (waitUntil) or check that coord.app runs (`flowbus ps`)"
+        case .unknownAction(let action, let screen, let known):
+            "the \(screen) screen has no action \"\(action)\"; its actions are \(known.joined(separator: ", "))"
+        case .stopped:
+            "this session client has been stopped; open or attach a new one"
+        }
+    }
+}

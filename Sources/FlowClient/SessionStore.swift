@@ -1,0 +1,206 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Synchronization
+import SwiftProtobuf
+
+/// The session's view, its fencing table and its event log, behind one lock, and the streams of
+/// views that follow it. Applies Clone updates of `/s/<id>/` and `/c/*/<id>`.
+final class SessionStore: Sendable {
+    struct KeyFence {
+        /// Per writer, the highest incarnation accepted for this key.
+        var incarnations: [String: UInt64] = [:]
+        /// Per writer, the key_version last accepted within that incarnation.
+        var keyVersions: [String: UInt64] = [:]
+    }
+
+    struct State {
+        var view: SessionView
+        var fences: [String: KeyFence] = [:]
+        var events: [SessionEvent] = []
+        var eventCount = 0
+        var listeners: [Int: AsyncStream<SessionView>.Continuation] = [:]
+        var nextListener = 0
+    }
+
+    let session: String
+    let maxEvents: Int
+    let state: Mutex<State>
+
+    init(session: String, maxEvents: Int) {
+        self.session = session
+        self.maxEvents = maxEvents
+        state = Mutex(State(view: SessionView(session: session)))
+    }
+
+    var view: SessionView { state.withLock { $0.view } }
+
+    func events(last count: Int? = nil) -> [SessionEvent] {
+        state.withLock { state in count.map { Array(state.events.suffix($0)) } ?? state.events }
+    }
+
+    /// A stream that starts with the current view and yields every later one.
+    func views() -> AsyncStream<SessionView> {
+        let (stream, continuation) = AsyncStream<SessionView>.makeStream()
+        let id = state.withLock { state in
+            continuation.yield(state.view)
+            let id = state.nextListener
+            state.nextListener += 1
+            state.listeners[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func finish() {
+        state.withLock { state in
+            for listener in state.listeners.values { listener.finish() }
+            state.listeners = [:]
+        }
+    }
+
+    /// Logs something this client did (an intent, a reply).
+    func note(_ kind: SessionEvent.Kind, writer: String) {
+        state.withLock { state in
+            append(SessionEvent(index: 0, kind: kind, sequence: 0, key: "", writer: writer, incarnation: 0,
+                                sentAtUnixNanos: 0, at: Date()), to: &state)
+        }
+    }
+
+    func apply(_ update: CloneUpdate) {
+        state.withLock { state in
+            let changed = apply(update, to: &state)
+            guard changed else { return }
+            state.view.lastSequence = max(state.view.lastSequence, update.sequence)
+            for listener in state.listeners.values { listener.yield(state.view) }
+        }
+    }
+
+    private func append(_ event: SessionEvent, to state: inout State) {
+        var event = event
+        state.eventCount += 1
+        event.index = state.eventCount
+        state.events.append(event)
+        if state.events.count > maxEvents { state.events.removeFirst(state.events.count - maxEvents) }
+    }
+
+    private func event(_ kind: SessionEvent.Kind, _ update: CloneUpdate, _ envelope: Envelope?, to state: inout State) {
+        append(SessionEvent(
+            index: 0, kind: kind, sequence: update.sequence, key: update.key, writer: envelope?.writer ?? "",
+            incarnation: envelope?.incarnation ?? 0, sentAtUnixNanos: envelope?.sentAtUnixNanos ?? 0, at: Date()), to: &state)
+    }
+
+    /// Returns whether the view changed.
+    private func apply(_ update: CloneUpdate, to state: inout State) -> Bool {
+        let sessionPrefix = "/s/\(session)/"
+        let target: SessionKey
+        if update.key.hasPrefix(sessionPrefix) {
+            let rest = update.key.dropFirst(sessionPrefix.count)
+            if rest == "nav" { target = .navigation }
+            else if rest == "meta" { target = .record }
+            else if rest.hasPrefix("vm/") { target = .state(String(rest.dropFirst(3))) }
+            else { return false }
+        } else if update.key.hasPrefix("/c/"), update.key.hasSuffix("/\(session)") {
+            let parts = update.key.split(separator: "/")
+            guard parts.count == 3 else { return false }
+            target = .coordinator(String(parts[1]))
+        } else {
+            return false
+        }
+
+        if update.isDelete {
+            state.fences[update.key]?.keyVersions = [:]
+            switch target {
+            case .navigation: state.view.navigation = nil
+            case .record: state.view.record = nil
+            case .state(let kind): state.view.states[kind] = nil
+            case .coordinator(let name):
+                state.view.coordinators[name] = nil
+                event(.coordinator(name: name, live: false), update, nil, to: &state)
+                return true
+            }
+            event(.deleted(key: update.key), update, nil, to: &state)
+            return true
+        }
+
+        guard let envelope = try? Envelope.decodeChecked(update.value) else {
+            state.view.malformedValues += 1
+            return true
+        }
+        if let refusal = fence(envelope, key: update.key, in: &state) {
+            switch refusal {
+            case .fenced(let newest):
+                state.view.fencedValues += 1
+                event(.fenced(key: update.key, newest: newest), update, envelope, to: &state)
+            case .duplicate:
+                state.view.duplicateValues += 1
+            }
+            return true
+        }
+        do {
+            switch target {
+            case .navigation:
+                let navigation = try envelope.unwrap(Flowbus_V1_Navigation.self)
+                state.view.navigation = navigation
+                let view = state.view
+                event(.navigation(version: navigation.version, top: view.screen ?? "", stack: view.stack,
+                                  tab: view.tab ?? "", modal: view.modal?.kind ?? ""), update, envelope, to: &state)
+            case .record:
+                let record = try envelope.unwrap(Flowbus_V1_SessionRecord.self)
+                state.view.record = record
+                event(.record(user: record.user, flow: record.flow, open: record.open), update, envelope, to: &state)
+            case .state(let kind):
+                let viewState = try envelope.unwrap(Flowbus_V1_ViewState.self)
+                let data = viewState.payloadKind == Flowbus_V1_ScreenData.protoMessageName
+                    ? try? Flowbus_V1_ScreenData(serializedBytes: viewState.payload) : nil
+                let screen = ScreenState(kind: kind, state: viewState, data: data, writer: envelope.writer,
+                                         incarnation: envelope.incarnation, sequence: update.sequence)
+                state.view.states[kind] = screen
+                event(.state(screen: kind, phase: screen.phase, screenVersion: screen.screenVersion,
+                             message: screen.message, notice: screen.notice), update, envelope, to: &state)
+            case .coordinator(let name):
+                let instance = try envelope.unwrap(Flowbus_V1_CoordinatorInstance.self)
+                let wasLive = state.view.coordinators[name] != nil
+                state.view.coordinators[name] = CoordinatorInstanceView(name: name, instance: instance)
+                if !wasLive { event(.coordinator(name: name, live: true), update, envelope, to: &state) }
+            }
+        } catch {
+            state.view.malformedValues += 1
+        }
+        return true
+    }
+
+    enum SessionKey {
+        case navigation, record
+        case state(String)
+        case coordinator(String)
+    }
+
+    enum FenceRefusal {
+        case fenced(newest: UInt64)
+        case duplicate
+    }
+
+    /// Protocols/README.md §5: a value from an older incarnation of a writer that already wrote
+    /// this key is ignored; within one incarnation a key_version not above the last one is a duplicate.
+    private func fence(_ envelope: Envelope, key: String, in state: inout State) -> FenceRefusal? {
+        let writer = envelope.writer
+        var fence = state.fences[key] ?? KeyFence()
+        defer { state.fences[key] = fence }
+        let newest = fence.incarnations[writer] ?? 0
+        if envelope.incarnation < newest { return .fenced(newest: newest) }
+        if envelope.incarnation > newest {
+            fence.incarnations[writer] = envelope.incarnation
+            fence.keyVersions[writer] = envelope.keyVersion
+            return nil
+        }
+        if envelope.keyVersion > 0, let last = fence.keyVersions[writer], envelope.keyVersion <= last, last > 0 {
+            return .duplicate
+        }
+        fence.keyVersions[writer] = envelope.keyVersion
+        return nil
+    }
+}
