@@ -1,0 +1,266 @@
+import FlowProtocol
+import Foundation
+import Logging
+
+/// What became of one step.
+public struct StepReport: Sendable, Equatable, Codable {
+    public var number: Int
+    public var line: Int
+    public var kind: String
+    public var summary: String
+    public var passed: Bool
+    public var milliseconds: Double
+    /// The failure, with its diff and the last events, when the step did not pass.
+    public var failure: String?
+}
+
+/// What became of a whole script.
+public struct JourneyReport: Sendable, Equatable, Codable {
+    public var script: String
+    public var session: String?
+    public var passed: Bool
+    public var steps: [StepReport]
+    public var variables: [String: String]
+}
+
+/// Why a step failed (beyond a wait that ran out, which is a `SessionWaitTimeout`).
+public struct JourneyFailure: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs drive steps against one session: the engine of `flowbus drive` and of integration tests,
+/// which call the same steps from Swift (`open()`, `send(_:fields:)`, `expect(_:)`, `outbox(email:)`).
+public final class Journey {
+    public let endpoints: BusEndpoints
+    public var options: SessionClientOptions
+    public var defaultTimeout: Duration
+    /// `${name}` in any text of a step is replaced by this value. `session` and `unique` are set by the journey.
+    public private(set) var variables: [String: String]
+    public private(set) var client: SessionClient?
+    let logger: Logger
+    private var connection: BusConnection?
+    /// Per screen kind, the version the last data intent was made on: later expectations of that
+    /// kind's phase count only newer states.
+    private var sentVersions: [String: UInt64] = [:]
+
+    public init(
+        endpoints: BusEndpoints, options: SessionClientOptions = .init(), variables: [String: String] = [:],
+        defaultTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.drive")
+    ) {
+        self.endpoints = endpoints
+        self.options = options
+        self.defaultTimeout = defaultTimeout
+        self.logger = logger
+        var variables = variables
+        if variables["unique"] == nil { variables["unique"] = String(UUID().uuidString.prefix(8)).lowercased() }
+        self.variables = variables
+    }
+
+    deinit {
+        client?.stop()
+        connection?.stop()
+    }
+
+    /// Stops following the session (it stays open on the bus unless a step closed it).
+    public func stop() {
+        client?.stop()
+        client = nil
+        connection?.stop()
+        connection = nil
+    }
+
+    // MARK: Steps from Swift
+
+    /// Opens a new session, or attaches to `session`.
+    @discardableResult
+    public func open(session: String? = nil) async throws -> SessionClient {
+        client?.stop()
+        let opened = if let session {
+            try await SessionClient.attach(session, endpoints: endpoints, options: options, logger: logger)
+        } else {
+            try await SessionClient.open(endpoints, options: options, logger: logger)
+        }
+        return adopt(opened)
+    }
+
+    @discardableResult
+    public func attach(_ session: String, observe: Bool = false) async throws -> SessionClient {
+        client?.stop()
+        return adopt(try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger))
+    }
+
+    private func adopt(_ client: SessionClient) -> SessionClient {
+        self.client = client
+        variables["session"] = client.session
+        sentVersions = [:]
+        return client
+    }
+
+    func requireClient() throws -> SessionClient {
+        guard let client else { throw JourneyFailure("no session yet: start the script with `- open: {}` or `- attach: SESSION`") }
+        return client
+    }
+
+    /// Waits until the session meets `expectation` (counting only states newer than the last data intent on that kind).
+    @discardableResult
+    public func expect(_ expectation: Expectation, timeout: Duration? = nil) async throws -> SessionView {
+        var expectation = expectation
+        for (kind, version) in sentVersions where expectation.newerThan[kind] == nil { expectation.newerThan[kind] = version }
+        return try await requireClient().expect(expectation, timeout: timeout ?? defaultTimeout)
+    }
+
+    /// Sends `action` on the top screen (after waiting for a top screen, or for `screen` when given).
+    /// Throws unless the intent is applied, or, with `refused`, unless it is refused (with that code name when not empty).
+    @discardableResult
+    public func send(
+        _ action: String, fields: [String: String] = [:], screen: String? = nil, refused: String? = nil, timeout: Duration? = nil
+    ) async throws -> IntentOutcome {
+        let client = try requireClient()
+        let waited = screen.map { "top screen \($0)" } ?? "a screen to act on"
+        try await client.waitUntil(timeout: timeout ?? defaultTimeout, waited) { view in
+            screen.map { view.screen == $0 } ?? (view.topScreen != nil)
+        }
+        let prepared = try client.prepare(action: action, fields: fields)
+        let outcome = try await client.send(prepared)
+        if case .viewModel(let kind) = prepared.route, outcome.applied { sentVersions[kind] = prepared.version }
+        if let refused {
+            guard let error = outcome.error else {
+                throw JourneyFailure("expected \(action) to be refused\(refused.isEmpty ? "" : " with \(refused)"), but it was applied: \(outcome)")
+            }
+            if !refused.isEmpty, Self.codeName(error.code).lowercased() != refused.lowercased() {
+                throw JourneyFailure("expected \(action) to be refused with \(refused), but it was refused with \(Self.codeName(error.code)): \(outcome)")
+            }
+        } else if !outcome.applied {
+            throw JourneyFailure("\(outcome)\n  on: \(client.view.summary)")
+        }
+        return outcome
+    }
+
+    /// The newest 6-digit token in `email`'s outbox, waiting for one to arrive; also saved as `${save}`.
+    @discardableResult
+    public func outbox(email: String, save: String = "token", timeout: Duration? = nil) async throws -> String {
+        let connection = try self.connection ?? BusConnection(endpoints: endpoints, options: options, logger: logger)
+        self.connection = connection
+        let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
+        var mails: [OutboxMail] = []
+        while true {
+            mails = try await MailOutbox.read(email: email, via: connection)
+            if let token = MailOutbox.lastToken(in: mails) {
+                variables[save] = token
+                return token
+            }
+            guard ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw JourneyFailure("no token in the outbox of \(email) (\(mails.count) mail\(mails.count == 1 ? "" : "s")) within \(timeout ?? defaultTimeout); did the sign-up for that address succeed?")
+    }
+
+    /// Closes the session on the bus.
+    public func close() async throws {
+        try await requireClient().close()
+    }
+
+    // MARK: Scripts
+
+    /// Runs every step in order, stopping at the first that fails; `progress` sees each report as it is made.
+    public func run(_ script: DriveScript, progress: (StepReport) -> Void = { _ in }) async -> JourneyReport {
+        var reports: [StepReport] = []
+        var passed = true
+        for step in script.steps {
+            let started = ContinuousClock.now
+            var report = StepReport(number: step.number, line: step.line, kind: step.step.name, summary: "", passed: true, milliseconds: 0)
+            do {
+                let resolved = try substitute(step.step)
+                report.summary = Self.summary(resolved)
+                try await perform(resolved, timeout: step.timeout)
+            } catch {
+                report.passed = false
+                report.failure = "\(step.label) failed: \(error)"
+                passed = false
+            }
+            let elapsed = (ContinuousClock.now - started).components
+            report.milliseconds = Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15
+            reports.append(report)
+            progress(report)
+            if !report.passed { break }
+        }
+        return JourneyReport(script: script.name, session: client?.session, passed: passed, steps: reports, variables: variables)
+    }
+
+    func perform(_ step: DriveStep, timeout: Duration?) async throws {
+        switch step {
+        case .open(let session): try await open(session: session)
+        case .attach(let session, let observe): try await attach(session, observe: observe)
+        case .expect(let expectation): try await expect(expectation, timeout: timeout)
+        case .send(let action, let fields, let screen, let refused):
+            try await send(action, fields: fields, screen: screen, refused: refused, timeout: timeout)
+        case .outbox(let email, let save): try await outbox(email: email, save: save, timeout: timeout)
+        case .wait(let duration): try await Task.sleep(for: duration)
+        case .close: try await close()
+        }
+    }
+
+    // MARK: Variables
+
+    func substitute(_ step: DriveStep) throws -> DriveStep {
+        switch step {
+        case .open(let session): return .open(session: try session.map(expand))
+        case .attach(let session, let observe): return .attach(session: try expand(session), observe: observe)
+        case .expect(var expectation):
+            expectation.screen = try expectation.screen.map(expand)
+            expectation.tab = try expectation.tab.map(expand)
+            expectation.stack = try expectation.stack?.map(expand)
+            expectation.modal = try expectation.modal.map(expand)
+            expectation.message = try expectation.message.map(expand)
+            expectation.notice = try expectation.notice.map(expand)
+            expectation.stateOf = try expectation.stateOf.map(expand)
+            expectation.user = try expectation.user.map(expand)
+            expectation.coordinators = try expectation.coordinators?.map(expand)
+            return .expect(expectation)
+        case .send(let action, let fields, let screen, let refused):
+            return .send(action: try expand(action), fields: try fields.mapValues(expand), screen: try screen.map(expand), refused: refused)
+        case .outbox(let email, let save): return .outbox(email: try expand(email), save: save)
+        case .wait, .close: return step
+        }
+    }
+
+    /// Replaces every `${name}`; an unknown name is an error that lists the known ones.
+    public func expand(_ text: String) throws -> String {
+        var result = ""
+        var rest = Substring(text)
+        while let open = rest.range(of: "${") {
+            result += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
+                throw JourneyFailure("\"\(text)\" has a ${ without its closing }")
+            }
+            let name = String(rest[open.upperBound..<close])
+            guard let value = variables[name] else {
+                throw JourneyFailure("${\(name)} is not set; set it with an outbox step (save: \(name)) or --var \(name)=VALUE; known: \(variables.keys.sorted().joined(separator: ", "))")
+            }
+            result += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+
+    static func summary(_ step: DriveStep) -> String {
+        switch step {
+        case .open(let session): session.map { "attach \($0)" } ?? "open a new session"
+        case .attach(let session, let observe): (observe ? "observe " : "attach ") + session
+        case .expect(let expectation): "expect \(expectation)"
+        case .send(let action, let fields, _, let refused):
+            "send \(action)" + (fields.isEmpty ? "" : " {" + fields.keys.sorted().joined(separator: ", ") + "}")
+                + (refused.map { " (refused\($0.isEmpty ? "" : " \($0)"))" } ?? "")
+        case .outbox(let email, let save): "outbox \(email) → ${\(save)}"
+        case .wait(let duration): "wait \(duration)"
+        case .close: "close the session"
+        }
+    }
+
+    /// The error code's name as scripts write it: staleIntent, invalidField, fenced…
+    static func codeName(_ code: ErrorCode) -> String {
+        let text = "\(code)"
+        return text.hasPrefix(".") ? String(text.dropFirst()) : text
+    }
+}
