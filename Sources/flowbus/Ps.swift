@@ -5,8 +5,9 @@ import Clone
 import Majordomo
 import MessagePath
 import Supervision
+import FlowClient
 
-struct Ps: ParsableCommand {
+struct Ps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Shows the host's plugins, endpoints, and the broker's and Clone server's counters."
     )
@@ -16,7 +17,10 @@ struct Ps: ParsableCommand {
     @Flag(name: .long, help: "Print the whole status as JSON.")
     var json = false
 
-    func run() throws {
+    @Flag(name: .long, help: "Also list the live coordinator instances of each session (/c/), so a flow that ended is seen to leave none behind.")
+    var sessions = false
+
+    func run() async throws {
         let directory = global.runDirectory
         let client = ControlClient(runDirectory: directory)
         if json {
@@ -26,11 +30,42 @@ struct Ps: ParsableCommand {
             guard reply.ok, let status = reply.body else {
                 throw HostError.rejected(command: "status", reason: reply.error ?? "no reason given")
             }
-            print(String(decoding: try JSONEncoder.pretty.encode(status), as: UTF8.self))
+            let encoded = try JSONEncoder.pretty.encode(status)
+            guard sessions else {
+                print(String(decoding: encoded, as: UTF8.self))
+                return
+            }
+            let snapshot = try await BusSnapshot.take(BusEndpoints(descriptor: descriptor))
+            var object = try JSONSerialization.jsonObject(with: encoded) as? [String: Any] ?? [:]
+            object["coordinatorInstances"] = try JSONSerialization.jsonObject(with: try JSONEncoder.cli.encode(snapshot.instances))
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
             return
         }
         let status: HostStatus = try client.send(ControlRequest(command: .status))
         print(StatusTable(status: status).text)
+        if sessions {
+            let snapshot = try await BusSnapshot.take(BusEndpoints(descriptor: status.host))
+            print("")
+            print(Self.instanceTable(snapshot))
+        }
+    }
+
+    /// Live coordinator instances, grouped by session.
+    static func instanceTable(_ snapshot: BusSnapshot) -> String {
+        guard !snapshot.instances.isEmpty else { return "coordinator instances: none live" }
+        var rows = [["SESSION", "COORDINATOR", "PARENT", "CHILDREN", "INCARNATION", "STARTED"]]
+        let now = Date()
+        for instance in snapshot.instances {
+            rows.append([
+                instance.session, instance.coordinator, instance.parent.isEmpty ? "-" : instance.parent,
+                instance.children.isEmpty ? "-" : instance.children.joined(separator: ","), "\(instance.incarnation)",
+                instance.startedAt.map { StatusTable.duration(now.timeIntervalSince($0)) + " ago" } ?? "-",
+            ])
+        }
+        let sessions = Set(snapshot.instances.map(\.session)).count
+        return "coordinator instances: \(snapshot.instances.count) in \(sessions) session\(sessions == 1 ? "" : "s")\n"
+            + StatusTable.align(rows).joined(separator: "\n")
     }
 }
 
