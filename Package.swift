@@ -121,6 +121,18 @@ let package = Package(
             path: "Plugins/Coordinators",
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "flowbus-viewmodel",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/ViewModels",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "flowbus-services",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/Services",
+            swiftSettings: strictSettings
+        ),
         // The example plugin.
         .executableTarget(
             name: "flowbus-echo",
@@ -147,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "flowbus-viewmodel", "flowbus-services", "FlowClient", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
     ]

@@ -106,7 +106,7 @@ public struct DriveScript: Sendable, Equatable {
 /// Parses one step node, every error naming the step.
 struct StepParser {
     static let kinds = ["open", "attach", "expect", "send", "outbox", "wait", "close"]
-    static let expectKeys = ["screen", "tab", "stack", "modal", "phase", "message", "notice", "state", "user", "coordinators", "timeout"]
+    static let expectKeys = ["screen", "tab", "stack", "modal", "phase", "message", "notice", "state", "user", "coordinators", "data", "timeout"]
     static let sendKeys = ["action", "fields", "screen", "refused", "timeout"]
 
     let script: String
@@ -159,6 +159,18 @@ struct StepParser {
             expectation.stateOf = try text(fields["state"], "state")
             expectation.user = try text(fields["user"], "user")
             expectation.coordinators = try list(fields["coordinators"], "coordinators")
+            if let node = fields["data"] {
+                guard let mapping = node.mapping else {
+                    throw fail("data is a mapping of paths to values, e.g. `data: {details.liked: true, items.items.*.id: movie:19}`", at: node)
+                }
+                var values: [String: String] = [:]
+                for (key, value) in mapping {
+                    guard let path = key.string, !path.isEmpty else { throw fail("a data path must be text such as details.liked", at: key) }
+                    guard let scalar = value.scalar?.string else { throw fail("the value of data \(path) must be text, a number or true/false", at: value) }
+                    values[path] = scalar
+                }
+                expectation.data = values
+            }
             return ScriptStep(number: number, line: line, step: .expect(expectation), timeout: try duration(fields["timeout"]))
         case "send":
             let fields = try options(body, allowed: Self.sendKeys, kind: kind)

@@ -20,6 +20,9 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     public var user: String?
     /// The session's live coordinator instances (names, any order).
     public var coordinators: [String]?
+    /// Values in the state's data by `DataPath` (`details.liked: true`, `items.items.*.id: movie:19`,
+    /// `report.expenses: 3`), read from the same state as phase and message.
+    public var data: [String: String]?
     /// Per screen kind, a state must be newer than this version to count: a driver sets it to the
     /// version an intent was made on, so the error of the last try does not pass for the next.
     public var newerThan: [String: UInt64] = [:]
@@ -49,7 +52,7 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var needsCoordinators: Bool { coordinators != nil }
-    var checksState: Bool { phase != nil || message != nil || notice != nil }
+    var checksState: Bool { phase != nil || message != nil || notice != nil || data != nil }
 
     /// The state the phase, message and notice are read from, if it is fresh enough.
     func state(in view: SessionView) -> (state: ScreenState?, stale: Bool) {
@@ -82,6 +85,12 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
         if stale, phase != nil { rows[rows.count - 1].matches = false }
         row("message", message.map { "\"\($0)\"" }, "\"\(fresh?.message ?? "")\"")
         if let notice { row("notice", notice, fresh?.notice ?? "") }
+        for (path, expected) in (data ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let actual = stale ? "(from before the last intent)" : DataPath.describe(path, in: fresh?.data)
+            rows.append(Difference(
+                field: "data \(path)", expected: expected, actual: actual,
+                matches: !stale && DataPath.matches(expected, at: path, in: fresh?.data)))
+        }
         if let user { row("user", user.isEmpty ? "(signed out)" : user, (view.record?.user).map { $0.isEmpty ? "(signed out)" : $0 } ?? "(no record)") }
         if let coordinators { row("coordinators", Self.list(coordinators.sorted()), Self.list(view.coordinatorNames)) }
         return rows
@@ -96,6 +105,7 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
         if let phase { parts.append((stateOf.map { "\($0) " } ?? "") + "phase \(phase.rawValue)") }
         if let message { parts.append("message \"\(message)\"") }
         if let notice { parts.append("notice \(notice)") }
+        if let data { parts.append(data.sorted(by: { $0.key < $1.key }).map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if let user { parts.append("user \(user.isEmpty ? "(signed out)" : user)") }
         if let coordinators { parts.append("coordinators \(Self.list(coordinators.sorted()))") }
         return parts.isEmpty ? "anything" : parts.joined(separator: ", ")

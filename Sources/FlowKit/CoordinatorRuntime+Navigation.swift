@@ -128,10 +128,16 @@ extension CoordinatorRuntime {
 
     /// `appear` to the view model of a new top screen that loads on appear; `reset` to the view
     /// models whose last screen left the navigation.
+    ///
+    /// A screen a modal was dismissed from does not appear again (a sheet's semantics: it stayed
+    /// loaded underneath), so its state keeps the version a client acted on.
     func followUp(session: String, before: Navigation, after: Navigation) {
         guard let owner else { return }
-        if let top = after.topScreen, owner.appearKinds.contains(top.kind),
-           before.topScreen?.id != top.id || before.topScreen?.kind != top.kind || before.topScreen?.params != top.params {
+        func same(_ one: Screen?, _ other: Screen?) -> Bool {
+            one?.id == other?.id && one?.kind == other?.kind && one?.params == other?.params
+        }
+        let uncovered = before.hasModal && !after.hasModal && same(before.selectedStack?.screens.last, after.topScreen)
+        if let top = after.topScreen, owner.appearKinds.contains(top.kind), !same(before.topScreen, top), !uncovered {
             sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: after.version)
         }
         let left = Set(before.allScreens.map(\.kind)).subtracting(after.allScreens.map(\.kind)).intersection(owner.viewModelKinds)

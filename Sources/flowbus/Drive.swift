@@ -8,11 +8,14 @@ struct Drive: AsyncParsableCommand {
         discussion: """
         A script is a list of steps:
           - open: {}                                  # a new session (or: - attach: SESSION)
-          - expect: {screen: signin}                  # also tab, stack, modal, phase, message, notice, state, user, coordinators, timeout
+          - expect: {screen: signin}                  # also tab, stack, modal, phase, message, notice, state, user, coordinators, data, timeout
           - send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}
           - outbox: {email: "new-${unique}@x.dev", save: token}
           - send: {action: verify, fields: {token: "${token}"}}
           - close
+        data checks values in the state's data by dotted path over its JSON form, e.g.
+          - expect: {screen: details, data: {details.liked: true, details.cast: 3, items.items.*.id: movie:19}}
+        (a number segment indexes a list, * is any element, a list compares by its length).
         Each expect waits up to --timeout (per step: timeout: 10). On the first failure it prints the
         expected and actual screen, stack, tab, modal, phase and message and the last events, and exits 1.
         """
