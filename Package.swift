@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "flowbus-viewmodel", "flowbus-services", "FlowClient", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "flowbus-viewmodel", "flowbus-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
     ]

@@ -217,6 +217,7 @@ public final class Journey {
             expectation.stateOf = try expectation.stateOf.map(expand)
             expectation.user = try expectation.user.map(expand)
             expectation.coordinators = try expectation.coordinators?.map(expand)
+            expectation.data = try expectation.data?.mapValues(expand)
             return .expect(expectation)
         case .send(let action, let fields, let screen, let refused):
             return .send(action: try expand(action), fields: try fields.mapValues(expand), screen: try screen.map(expand), refused: refused)

@@ -26,6 +26,10 @@ final class SessionStore: Sendable {
     let session: String
     let maxEvents: Int
     let state: Mutex<State>
+    /// Held while views are handed to listeners, so they arrive in order. Never yield or finish
+    /// a continuation under `state`: cancelling a stream runs its onTermination (which takes
+    /// `state`) while the runtime holds the waiting task's lock, and a yield needs that lock.
+    private let delivery = Mutex<Void>(())
 
     init(session: String, maxEvents: Int) {
         self.session = session
@@ -42,11 +46,14 @@ final class SessionStore: Sendable {
     /// A stream that starts with the current view and yields every later one.
     func views() -> AsyncStream<SessionView> {
         let (stream, continuation) = AsyncStream<SessionView>.makeStream()
-        let id = state.withLock { state in
-            continuation.yield(state.view)
-            let id = state.nextListener
-            state.nextListener += 1
-            state.listeners[id] = continuation
+        let id = delivery.withLock { _ in
+            let (id, view) = state.withLock { state in
+                let id = state.nextListener
+                state.nextListener += 1
+                state.listeners[id] = continuation
+                return (id, state.view)
+            }
+            continuation.yield(view)
             return id
         }
         continuation.onTermination = { [weak self] _ in
@@ -56,9 +63,12 @@ final class SessionStore: Sendable {
     }
 
     func finish() {
-        state.withLock { state in
-            for listener in state.listeners.values { listener.finish() }
-            state.listeners = [:]
+        delivery.withLock { _ in
+            let listeners = state.withLock { state in
+                defer { state.listeners = [:] }
+                return Array(state.listeners.values)
+            }
+            for listener in listeners { listener.finish() }
         }
     }
 
@@ -71,11 +81,14 @@ final class SessionStore: Sendable {
     }
 
     func apply(_ update: CloneUpdate) {
-        state.withLock { state in
-            let changed = apply(update, to: &state)
-            guard changed else { return }
-            state.view.lastSequence = max(state.view.lastSequence, update.sequence)
-            for listener in state.listeners.values { listener.yield(state.view) }
+        delivery.withLock { _ in
+            let changed = state.withLock { state -> (SessionView, [AsyncStream<SessionView>.Continuation])? in
+                guard apply(update, to: &state) else { return nil }
+                state.view.lastSequence = max(state.view.lastSequence, update.sequence)
+                return (state.view, Array(state.listeners.values))
+            }
+            guard let (view, listeners) = changed else { return }
+            for listener in listeners { listener.yield(view) }
         }
     }
 

@@ -7,15 +7,16 @@ struct HostFixture {
     let runDirectory: String
     let manifestPath: String
 
-    /// Starts a host running `manifest` (YAML) with extra `up` arguments; fails the test if it cannot.
-    static func start(manifest: String, arguments: [String] = []) async throws -> HostFixture {
+    /// Starts a host running `manifest` (YAML; nil: the embedded default manifest, the whole app)
+    /// with extra `up` arguments; fails the test if it cannot.
+    static func start(manifest: String?, arguments: [String] = []) async throws -> HostFixture {
         let flowbus = try #require(InteropSuiteTests.flowbusExecutable(), "build first: swift build")
         let runDirectory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
         let manifestPath = runDirectory + "/manifest.yaml"
-        try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath))
+        if let manifest { try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath)) }
         let fixture = HostFixture(flowbus: flowbus, runDirectory: runDirectory, manifestPath: manifestPath)
-        let up = try await fixture.run(["up", "--detach", "--manifest", manifestPath] + arguments)
+        let up = try await fixture.run(["up", "--detach"] + (manifest == nil ? [] : ["--manifest", manifestPath]) + arguments)
         try #require(up.status == 0, "flowbus up --detach failed:\n\(up.output)\n\(fixture.hostLog)")
         return fixture
     }
