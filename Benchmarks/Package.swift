@@ -25,6 +25,9 @@ let package = Package(
                 .product(name: "ZeroMQ", package: "flowbus"),
                 .product(name: "Majordomo", package: "flowbus"),
                 .product(name: "Clone", package: "flowbus"),
+                // app-journey and app-memory drive the whole app as a client does.
+                .product(name: "FlowClient", package: "flowbus"),
+                .product(name: "FlowHost", package: "flowbus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
