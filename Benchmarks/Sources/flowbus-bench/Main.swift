@@ -43,6 +43,8 @@ struct FlowbusBench {
         attempt(.mdpThroughput) { () throws(BenchError) in try MDPThroughput(options: options, logger: logger).run() }
         attempt(.cloneRate) { () throws(BenchError) in try CloneRate(options: options, logger: logger).run() }
         attempt(.idleMemory) { () throws(BenchError) in IdleMemory(options: options).run() }
+        attempt(.appJourney) { () throws(BenchError) in AppJourney(options: options, logger: logger).run() }
+        attempt(.appMemory) { () throws(BenchError) in AppMemory(options: options, logger: logger).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"

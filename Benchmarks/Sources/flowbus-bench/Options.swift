@@ -22,7 +22,7 @@ struct Options {
       --only NAMES     run only these benchmarks, comma-separated: \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", "))
       --json FILE      also write the results as JSON to FILE
       --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
-      --skip-build     idle-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
+      --skip-build     idle-memory, app-journey, app-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
       --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
@@ -99,4 +99,6 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case mdpThroughput = "mdp-throughput"
     case cloneRate = "clone-rate"
     case idleMemory = "idle-memory"
+    case appJourney = "app-journey"
+    case appMemory = "app-memory"
 }

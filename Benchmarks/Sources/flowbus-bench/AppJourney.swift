@@ -1,0 +1,259 @@
+import FlowClient
+import FlowHost
+import Foundation
+import Logging
+
+/// `app-journey`: the whole app of APP.md (`flowbus up --detach`, default manifest, release build)
+/// driven over its real sockets by a FlowClient `SessionClient`, one journey after the other in one
+/// session: sign in with the demo account → Home → Details of actor:1 → Details of movie:19 → like
+/// → Likes tab → Settings tab → log out → SignIn. Times the whole journey, and each intent from
+/// just before it is sent until the client's view shows the screen it leads to in `success` with a
+/// version newer than the one the client saw before sending.
+struct AppJourney {
+    let options: Options
+    let logger: Logger
+    static let name = BenchmarkName.appJourney.rawValue
+
+    var journeys: Int { options.quick ? 20 : 200 }
+    var warmup: Int { options.quick ? 2 : 10 }
+
+    static let email = "demo@flowbus.dev"
+    static let password = "flowbus123"
+
+    /// A point an intent leads to: a label for the table and the expectation that says it was
+    /// reached, built from the view just before the intent is sent.
+    struct Milestone: Sendable {
+        var label: String
+        /// This screen kind's state must be newer than the one seen before sending.
+        var fresh: String?
+        var expectation: @Sendable (SessionView) -> Expectation
+    }
+
+    /// One intent of the journey: sent on `screen`, done when every milestone was reached.
+    struct Step: Sendable {
+        var screen: String
+        var action: String
+        var fields: [String: String] = [:]
+        var milestones: [Milestone]
+    }
+
+    static let steps: [Step] = [
+        Step(screen: "signin", action: "logIn", fields: ["email": email, "password": password], milestones: [
+            Milestone(label: "logIn → SignIn success", fresh: "signin") { _ in Expectation(phase: .success, stateOf: "signin") },
+            Milestone(label: "logIn → Home success", fresh: "home") { _ in
+                Expectation(screen: "home", tab: "home", phase: .success, user: email)
+            },
+        ]),
+        Step(screen: "home", action: "select", fields: ["item": "actor:1"], milestones: [
+            Milestone(label: "select actor:1 → Details success", fresh: "details") { _ in
+                details(stack: ["home", "details"], ["details.item.id": "actor:1"])
+            },
+        ]),
+        Step(screen: "details", action: "select", fields: ["item": "movie:19"], milestones: [
+            Milestone(label: "select movie:19 → Details success", fresh: "details") { _ in
+                details(stack: ["home", "details", "details"], ["details.item.id": "movie:19"])
+            },
+        ]),
+        // `like` toggles: the demo account's like of movie:19 flips on every journey.
+        Step(screen: "details", action: "like", milestones: [
+            Milestone(label: "like → Details success", fresh: "details") { before in
+                let liked = before.topState?.data?.details.liked ?? false
+                return details(stack: ["home", "details", "details"], ["details.item.id": "movie:19", "details.liked": liked ? "false" : "true"])
+            },
+        ]),
+        Step(screen: "details", action: "selectTab", fields: ["tab": "likes"], milestones: [
+            Milestone(label: "selectTab likes → Likes success", fresh: "likes") { _ in Expectation(screen: "likes", tab: "likes", phase: .success) },
+        ]),
+        Step(screen: "likes", action: "selectTab", fields: ["tab": "settings"], milestones: [
+            Milestone(label: "selectTab settings → Settings success", fresh: "settings") { _ in
+                Expectation(screen: "settings", tab: "settings", phase: .success)
+            },
+        ]),
+        Step(screen: "settings", action: "logOut", milestones: [
+            Milestone(label: "logOut → SignIn shown, signed out", fresh: nil) { _ in Expectation(screen: "signin", user: "") },
+        ]),
+    ]
+
+    static func details(stack: [String], _ data: [String: String]) -> Expectation {
+        var expectation = Expectation(screen: "details", tab: "home", stack: stack, phase: .success)
+        expectation.data = data
+        return expectation
+    }
+
+    /// What the measured journeys produced, in nanoseconds.
+    struct Samples: Sendable {
+        var journeys: [UInt64] = []
+        /// Per milestone label, in journey order.
+        var milestones: [String: [UInt64]] = [:]
+        /// Send → reply of every intent (the MDP request through the broker to the worker and back).
+        var replies: [UInt64] = []
+        var session = ""
+    }
+
+    func run() -> [ResultRow] {
+        if let reason = AppHost.prepare(options: options, label: Self.name) { return [.unavailable(Self.name, reason)] }
+        let host: AppHost
+        do { host = try AppHost.start(options: options, label: Self.name) } catch { return [.failed(Self.name, error.description)] }
+        defer { host.stop() }
+        let samples: Samples
+        do throws(BenchError) {
+            let endpoints: BusEndpoints
+            do {
+                endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
+            } catch {
+                throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
+            }
+            progress("\(Self.name): \(warmup) warm-up + \(journeys) journeys of \(Self.steps.count) intents, one session, \(Self.email)")
+            samples = try blocking { [journeys, warmup, logger] in
+                try await Self.play(endpoints: endpoints, warmup: warmup, journeys: journeys, logger: logger)
+            }
+            _ = try host.checkNoRestarts()
+        } catch {
+            return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
+        }
+        return rows(samples)
+    }
+
+    private func rows(_ samples: Samples) -> [ResultRow] {
+        let ms = { (microseconds: Double) in microseconds / 1000 }
+        let whole = LatencySummary(nanoseconds: samples.journeys)
+        let replies = LatencySummary(nanoseconds: samples.replies)
+        progress("\(Self.name): whole journey \(Self.text(whole))")
+        var rows = [
+            ResultRow(Self.name, "whole journey (\(Self.steps.count) intents), p50", unit: "ms", flowbus: ms(whole.p50),
+                      note: "app-journey: \(samples.journeys.count) journeys measured after \(warmup) warm-up, one after the other in one session "
+                        + "(\(samples.session)), each \(Self.steps.count) intents and \(Self.steps.flatMap(\.milestones).count) timed milestones; "
+                        + "whole journey mean \(format(ms(whole.mean), decimals: 2)) ms, min \(format(ms(whole.min), decimals: 2)) ms, "
+                        + "max \(format(ms(whole.max), decimals: 2)) ms"),
+            ResultRow(Self.name, "whole journey (\(Self.steps.count) intents), p99", unit: "ms", flowbus: ms(whole.p99)),
+        ]
+        for milestone in Self.steps.flatMap(\.milestones) {
+            guard let values = samples.milestones[milestone.label], !values.isEmpty else { continue }
+            let summary = LatencySummary(nanoseconds: values)
+            progress("\(Self.name): \(milestone.label): \(Self.text(summary))")
+            rows.append(ResultRow(Self.name, "\(milestone.label), p50", unit: "ms", flowbus: ms(summary.p50)))
+            rows.append(ResultRow(Self.name, "\(milestone.label), p99", unit: "ms", flowbus: ms(summary.p99)))
+        }
+        rows.append(ResultRow(
+            Self.name, "intent send → reply (all intents), p50", unit: "ms", flowbus: ms(replies.p50),
+            note: "app-journey replies: \(replies.count) intents, every one applied; p99 \(format(ms(replies.p99), decimals: 2)) ms "
+                + "(the MDP request from the client through the broker to the view model or coordinator and back; "
+                + "the screen's new state arrives separately over Clone)"))
+        return rows
+    }
+
+    /// A summary in milliseconds, for the progress lines.
+    static func text(_ summary: LatencySummary) -> String {
+        "p50 \(format(summary.p50 / 1000, decimals: 2)) ms, p99 \(format(summary.p99 / 1000, decimals: 2)) ms, "
+            + "mean \(format(summary.mean / 1000, decimals: 2)) ms, max \(format(summary.max / 1000, decimals: 2)) ms (n=\(summary.count))"
+    }
+
+    // MARK: Playing
+
+    static func play(endpoints: BusEndpoints, warmup: Int, journeys: Int, logger: Logger) async throws -> Samples {
+        var options = SessionClientOptions()
+        options.name = "flowbus-bench/\(getpid())"
+        // A short event log: only a failure's diff reads it, and trimming a long one costs the client.
+        options.maxEvents = 200
+        let client: SessionClient
+        do {
+            client = try await SessionClient.open(endpoints, options: options, logger: logger)
+        } catch {
+            throw BenchError("cannot open a session on the app: \(error)")
+        }
+        defer { client.stop() }
+        do {
+            try await client.expect(Expectation(screen: "signin"), timeout: .seconds(20))
+        } catch {
+            throw BenchError("the new session never showed SignIn: \(error)")
+        }
+        var samples = Samples(session: client.session)
+        for index in 0..<(warmup + journeys) {
+            let start = monotonicNanoseconds()
+            var times: [(String, UInt64)] = []
+            var replies: [UInt64] = []
+            for step in steps {
+                do {
+                    let (milestones, reply) = try await perform(step, on: client)
+                    times += milestones
+                    replies.append(reply)
+                } catch {
+                    throw BenchError("journey \(index + 1), \(step.action) on \(step.screen): \(error)")
+                }
+            }
+            let total = monotonicNanoseconds() - start
+            if index >= warmup {
+                samples.journeys.append(total)
+                samples.replies += replies
+                for (label, nanoseconds) in times { samples.milestones[label, default: []].append(nanoseconds) }
+            }
+            if index + 1 == warmup {
+                progress("\(name): \(warmup) warm-up journeys done (last \(format(Double(total) / 1e6, decimals: 1)) ms)")
+            } else if index >= warmup, (index + 1 - warmup) % 25 == 0 {
+                progress("\(name): \(index + 1 - warmup) of \(journeys) journeys measured (last \(format(Double(total) / 1e6, decimals: 1)) ms)")
+            }
+        }
+        try? await client.close()
+        return samples
+    }
+
+    /// Sends one intent and waits until every milestone was reached; returns each one's time since
+    /// sending, and the time until the reply.
+    static func perform(_ step: Step, on client: SessionClient) async throws -> ([(String, UInt64)], UInt64) {
+        let before: SessionView
+        do {
+            before = try await client.waitUntil(timeout: .seconds(20), "top screen \(step.screen)") { $0.screen == step.screen }
+        } catch {
+            throw BenchError("the session is not on \(step.screen), where the journey sends \(step.action): \(error)")
+        }
+        let expectations = step.milestones.map { milestone in
+            var expectation = milestone.expectation(before)
+            if let kind = milestone.fresh { expectation.newerThan[kind] = before.states[kind]?.screenVersion ?? 0 }
+            return expectation
+        }
+        let prepared = try client.prepare(action: step.action, fields: step.fields)
+        // Watch from before sending: a milestone may come and go (SignIn's success is reset once
+        // Home shows) before the reply does, and the stream keeps every view from now on.
+        let views = client.views()
+        let watcher = Task { () -> (reached: [UInt64?], last: SessionView?) in
+            var reached = [UInt64?](repeating: nil, count: expectations.count)
+            var last: SessionView?
+            for await view in views {
+                let now = monotonicNanoseconds()
+                last = view
+                for index in expectations.indices where reached[index] == nil && expectations[index].isMet(by: view) {
+                    reached[index] = now
+                }
+                if reached.allSatisfy({ $0 != nil }) { break }
+            }
+            return (reached, last)
+        }
+        let alarm = Task {
+            try? await Task.sleep(for: .seconds(20))
+            watcher.cancel()
+        }
+        defer { alarm.cancel() }
+        let sent = monotonicNanoseconds()
+        let outcome: IntentOutcome
+        do {
+            outcome = try await client.send(prepared)
+        } catch {
+            watcher.cancel()
+            throw error
+        }
+        let replied = monotonicNanoseconds()
+        guard outcome.applied else {
+            watcher.cancel()
+            throw BenchError("the intent was not applied: \(outcome); the session shows \(client.view.summary)")
+        }
+        let (reached, last) = await watcher.value
+        if let missing = reached.firstIndex(where: { $0 == nil }) {
+            let view = last ?? client.view
+            let failure = SessionWaitTimeout(
+                expected: "\(step.milestones[missing].label) (\(expectations[missing]))", timeout: .seconds(20), view: view,
+                events: client.events(last: 12), differences: expectations[missing].differences(from: view))
+            throw BenchError("\(failure)\n(the app did not reach this point; run the journey by hand with `flowbus drive` to see where it stops)")
+        }
+        return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent)
+    }
+}
