@@ -202,8 +202,13 @@ final class Cleanup: Sendable {
         signalSources = sources
     }
 
+    /// For a signal: stops every host, and removes their scratch folders (exit skips the deinits that would).
     func stopAll() {
-        for (directory, entry) in hosts.withLock({ $0 }) { stop(directory, flowbus: entry.flowbus, label: "cleanup") }
+        for (directory, entry) in hosts.withLock({ $0 }) {
+            stop(directory, flowbus: entry.flowbus, label: "cleanup")
+            let scratch = URL(fileURLWithPath: directory).deletingLastPathComponent().path
+            if scratch.hasPrefix("/tmp/fbb-") { try? FileManager.default.removeItem(atPath: scratch) }
+        }
     }
 
     func register(_ runDirectory: String, flowbus: String) {
