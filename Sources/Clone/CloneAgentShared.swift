@@ -61,10 +61,12 @@ final class CloneAgentShared: Sendable {
         running.store(false, ordering: .releasing)
         synced.store(false, ordering: .releasing)
         outbox.withLock { $0.open = false }
-        view.withLock { view in
-            for listener in view.listeners.values { listener.continuation.finish() }
-            view.listeners.removeAll()
+        // Finished outside the lock: a stream's onTermination takes the same lock to remove its listener.
+        let listeners = view.withLock { view in
+            defer { view.listeners.removeAll() }
+            return Array(view.listeners.values)
         }
+        for listener in listeners { listener.continuation.finish() }
         exited.signal()
     }
 
