@@ -25,6 +25,8 @@ public struct CloneServerConfiguration: Sendable {
     public var badInputLogPeriod: Duration = .seconds(10)
     /// How often the loop publishes its counters for `statistics`.
     public var statisticsInterval: Duration = .milliseconds(20)
+    /// Sees every change published under `/s/` (on the server thread: hand it on, never block).
+    public var sessionObserver: (@Sendable (CloneSessionUpdate) -> Void)?
 
     public init() {}
 

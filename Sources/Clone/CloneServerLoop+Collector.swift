@@ -10,6 +10,8 @@ struct AcceptedSet {
     var properties: [UInt8]
     var ttl: Duration?
     var value: [UInt8]
+    /// A delete the server made itself because the key's ttl ran out.
+    var expired = false
 }
 
 extension CloneServerLoop {
@@ -99,6 +101,7 @@ extension CloneServerLoop {
             properties.append(UInt8(ascii: "="))
             properties.append(contentsOf: String(previous).utf8)
             properties.append(UInt8(ascii: "\n"))
+            if let observer = configuration.sessionObserver { observeSessionUpdate(update, previous: previous, observer: observer) }
         }
         if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, properties, update.value) {
             statistics.publishBlocked += 1
@@ -145,7 +148,7 @@ extension CloneServerLoop {
         while let item = expiries.popDue(now: now) {
             guard let stored = store[item.key], stored.sequence == item.sequence else { continue }
             statistics.ttlExpiries += 1
-            try commit(AcceptedSet(key: item.key.bytes, uuid: [], properties: [], ttl: nil, value: []))
+            try commit(AcceptedSet(key: item.key.bytes, uuid: [], properties: [], ttl: nil, value: [], expired: true))
         }
     }
 }

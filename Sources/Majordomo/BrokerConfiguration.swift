@@ -33,6 +33,8 @@ public struct BrokerConfiguration: Sendable {
     public var statisticsInterval: Duration = .milliseconds(100)
     /// How often one peer's bad input is logged, at most.
     public var badInputLogPeriod: Duration = .seconds(10)
+    /// Sees the requests and replies of some services (by name prefix); nil observes nothing.
+    public var observer: BrokerObserver?
 
     public init() {}
 

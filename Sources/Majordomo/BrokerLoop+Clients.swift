@@ -15,8 +15,11 @@ extension BrokerLoop {
             switch faults.verdict(scope: .service, subject: service) {
             case .deliver:
                 break
-            case .drop:
+            case .drop(let ruleID):
                 tally.faultDropped += 1
+                if let observer = configuration.observer, observer.observes(service) {
+                    observe(.dropped(ruleID: ruleID), service: service, client: frames[0], frames: frames, bodyStart: layout.bodyStart)
+                }
                 return
             }
         }
@@ -30,6 +33,7 @@ extension BrokerLoop {
                    detail: "the broker already tracks \(configuration.maxServices) services; no room for \(name.printable)")
             return
         }
+        if service.observed { observe(.request, service: name, client: frames[0], frames: frames, bodyStart: bodyStart) }
         if service.waiting.isEmpty, dispatchToIdleWorker(frames, bodyStart: bodyStart, service: service) {
             return
         }
@@ -57,7 +61,7 @@ extension BrokerLoop {
     func serviceEntry(for name: Frame) -> ServiceEntry? {
         if let service = services[name] { return service }
         guard services.count < configuration.maxServices else { return nil }
-        let service = ServiceEntry(name: name)
+        let service = ServiceEntry(name: name, observed: configuration.observer?.observes(name) ?? false)
         services[name] = service
         return service
     }
@@ -68,6 +72,9 @@ extension BrokerLoop {
         guard let makeBody = configuration.rejectionReply else { return }
         let rejection = BrokerRejection(reason: reason, service: service, client: client.printable, detail: detail())
         guard let body = makeBody(rejection) else { return }
+        if let observer = configuration.observer, observer.observes(service) {
+            observe(.rejected(reason: reason.rawValue), service: service, client: client, frames: body, bodyStart: 0)
+        }
         sendClientReply(to: client, service: service, body: body, from: 0)
     }
 

@@ -29,6 +29,9 @@ extension BrokerLoop {
             }
             worker.inFlightClient = nil
             worker.served += 1
+            if worker.service.observed {
+                observe(.reply, service: worker.service.name, client: client, worker: identity, frames: frames, bodyStart: layout.bodyStart)
+            }
             if sendClientReply(to: client, service: worker.service.name, body: frames, from: layout.bodyStart) {
                 tally.replies += 1
             }

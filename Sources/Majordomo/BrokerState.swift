@@ -5,14 +5,17 @@ import ZeroMQ
 final class ServiceEntry {
     let name: Frame
     let displayName: String
+    /// Whether `BrokerConfiguration.observer` sees this service's traffic; decided once, here.
+    let observed: Bool
     /// Idle workers, the one idle longest first (least recently used).
     var idle = FIFOQueue<WorkerEntry>()
     var workerCount = 0
     var everHadWorker = false
     var waiting = FIFOQueue<WaitingRequest>()
 
-    init(name: Frame) {
+    init(name: Frame, observed: Bool = false) {
         self.name = name
+        self.observed = observed
         self.displayName = Self.displayName(of: name)
     }
 
