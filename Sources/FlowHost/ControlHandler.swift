@@ -14,6 +14,7 @@ struct ControlHandler {
     let clone: CloneServerHandle
     let faults: FaultRules
     let security: BusSecurity?
+    let history: SessionHistory
 
     func handle(_ request: ControlRequest) -> Data {
         switch request.command {
@@ -45,7 +46,20 @@ struct ControlHandler {
             return encode(ControlReply(ok: true, body: Empty()))
         case .faultList:
             return encode(ControlReply(ok: true, body: faults.status))
+        case .trace:
+            return trace(session: request.session ?? "")
         }
+    }
+
+    func trace(session: String) -> Data {
+        guard !session.isEmpty else {
+            return failure("trace needs a session id: `flowbus trace SESSION` (`flowbus sessions` lists the live ones)")
+        }
+        guard let trace = history.trace(session: session) else {
+            let recorded = history.statistics.sessions
+            return failure("this host has recorded nothing for session \(session) (it keeps the history of its last \(history.limits.sessions) sessions since it started; it holds \(recorded) now); check the id with `flowbus sessions`")
+        }
+        return encode(ControlReply(ok: true, body: trace))
     }
 
     func status() -> HostStatus {

@@ -10,16 +10,20 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faultSet = "fault.set"
         case faultClear = "fault.clear"
         case faultList = "fault.list"
+        /// The recorded history of one session (`session`).
+        case trace
     }
 
     public var command: Command
     public var rule: FaultRule?
     public var ruleID: String?
+    public var session: String?
 
-    public init(command: Command, rule: FaultRule? = nil, ruleID: String? = nil) {
+    public init(command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil) {
         self.command = command
         self.rule = rule
         self.ruleID = ruleID
+        self.session = session
     }
 }
 

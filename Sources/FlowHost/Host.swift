@@ -47,9 +47,10 @@ public final class Host: Sendable {
         let context = try ZMQContext()
         let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger)
         let faults = FaultRules()
-        let broker = try startBroker(context: context, security: security, faults: faults)
+        let history = SessionHistory()
+        let broker = try startBroker(context: context, security: security, faults: faults, history: history)
         defer { broker.stop() }
-        let clone = try startClone(context: context, security: security, faults: faults)
+        let clone = try startClone(context: context, security: security, faults: faults, history: history)
         defer { clone.stop() }
 
         let endpoints = HostEndpoints(
@@ -77,7 +78,7 @@ public final class Host: Sendable {
             [self] request in
             ControlHandler(
                 host: self, descriptor: descriptor, supervisor: supervisor, broker: broker, clone: clone,
-                faults: faults, security: security
+                faults: faults, security: security, history: history
             ).handle(request)
         }
         defer { control.stop() }
@@ -100,13 +101,14 @@ public final class Host: Sendable {
         logger.info("flowbus host stopped")
     }
 
-    private func startBroker(context: ZMQContext, security: BusSecurity?, faults: FaultRules) throws -> BrokerHandle {
+    private func startBroker(context: ZMQContext, security: BusSecurity?, faults: FaultRules, history: SessionHistory) throws -> BrokerHandle {
         var brokerConfiguration = BrokerConfiguration()
         brokerConfiguration.heartbeatInterval = configuration.heartbeatInterval
         brokerConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         brokerConfiguration.maxMessageBytes = configuration.maxMessageBytes
         brokerConfiguration.requestExpiry = configuration.unknownServiceExpiry
         brokerConfiguration.rejectionReply = { rejection in ErrorReplies.body(for: rejection) }
+        brokerConfiguration.observer = history.brokerObserver
         if let security {
             brokerConfiguration.curveSecretKey = security.serverKeys.secretKey
             brokerConfiguration.zapDomain = BusSecurity.zapDomain
@@ -117,10 +119,11 @@ public final class Host: Sendable {
             logger: logger.with(component: "broker"))
     }
 
-    private func startClone(context: ZMQContext, security: BusSecurity?, faults: FaultRules) throws -> CloneServerHandle {
+    private func startClone(context: ZMQContext, security: BusSecurity?, faults: FaultRules, history: SessionHistory) throws -> CloneServerHandle {
         var cloneConfiguration = CloneServerConfiguration()
         cloneConfiguration.hugzInterval = configuration.hugzInterval
         cloneConfiguration.maxValueBytes = configuration.maxMessageBytes
+        cloneConfiguration.sessionObserver = history.cloneObserver
         if let security {
             cloneConfiguration.curveSecretKey = security.serverKeys.secretKey
             cloneConfiguration.zapDomain = BusSecurity.zapDomain

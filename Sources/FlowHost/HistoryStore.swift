@@ -1,0 +1,118 @@
+/// The events of each session, within `SessionHistoryLimits`. Guarded by SessionHistory's lock.
+struct HistoryStore {
+    struct SessionLog {
+        var events: EventRing
+        var dropped = 0
+        /// The host time the session's record was deleted (closeSession); nil while open.
+        var closedAt: Int64?
+        var lastActivity: Int64
+    }
+
+    let limits: SessionHistoryLimits
+    private(set) var logs: [String: SessionLog] = [:]
+    private(set) var statistics = SessionHistoryStatistics()
+
+    init(limits: SessionHistoryLimits) {
+        self.limits = limits
+    }
+
+    mutating func record(_ event: TraceEvent) {
+        if logs[event.session] == nil, logs.count >= max(1, limits.sessions) {
+            // Forget a tenth at once, so a simulation at the limit does not scan for every new session.
+            forget(toSessions: max(0, limits.sessions - max(1, limits.sessions / 10)), keeping: event.session)
+        }
+        var log = logs[event.session]
+            ?? SessionLog(events: EventRing(capacity: max(1, limits.eventsPerSession)), lastActivity: event.atUnixNanos)
+        if log.events.append(event) {
+            log.dropped += 1
+            statistics.droppedEvents += 1
+        } else {
+            statistics.events += 1
+        }
+        log.lastActivity = max(log.lastActivity, event.atUnixNanos)
+        if event.kind == .deleted, event.key?.hasSuffix("/meta") == true {
+            log.closedAt = event.atUnixNanos
+        } else if event.kind == .record {
+            log.closedAt = event.open == false ? event.atUnixNanos : nil
+        }
+        logs[event.session] = log
+        statistics.sessions = logs.count
+        if statistics.events > limits.totalEvents {
+            forget(toEvents: limits.totalEvents - limits.totalEvents / 10, keeping: event.session)
+        }
+    }
+
+    func trace(session: String) -> SessionTrace? {
+        guard let log = logs[session] else { return nil }
+        // Broker and Clone events arrive from two threads: order them by the host's clock,
+        // keeping arrival order (and so Clone sequence order) among equal times.
+        let ordered = log.events.elements.enumerated().sorted {
+            ($0.element.atUnixNanos, $0.offset) < ($1.element.atUnixNanos, $1.offset)
+        }.map(\.element)
+        return SessionTrace(session: session, events: ordered, droppedEvents: log.dropped, closed: log.closedAt != nil, limits: limits)
+    }
+
+    func sessionIDs() -> [String] {
+        logs.sorted { $0.value.lastActivity > $1.value.lastActivity }.map(\.key)
+    }
+
+    /// Sessions in the order they are forgotten: closed ones, longest closed first; then open
+    /// ones, longest idle first.
+    private func forgettingOrder(keeping kept: String) -> [String] {
+        logs.filter { $0.key != kept }.sorted { left, right in
+            switch (left.value.closedAt, right.value.closedAt) {
+            case (let l?, let r?): return l < r
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return left.value.lastActivity < right.value.lastActivity
+            }
+        }.map(\.key)
+    }
+
+    private mutating func forget(toSessions target: Int, keeping kept: String) {
+        for session in forgettingOrder(keeping: kept) where logs.count > target {
+            forget(session)
+        }
+    }
+
+    private mutating func forget(toEvents target: Int, keeping kept: String) {
+        for session in forgettingOrder(keeping: kept) where statistics.events > target {
+            forget(session)
+        }
+    }
+
+    private mutating func forget(_ session: String) {
+        guard let log = logs.removeValue(forKey: session) else { return }
+        statistics.events -= log.events.count
+        statistics.forgottenSessions += 1
+        statistics.sessions = logs.count
+    }
+}
+
+/// The newest `capacity` events, oldest first, without shifting on every append.
+struct EventRing {
+    let capacity: Int
+    private var storage: [TraceEvent] = []
+    private var head = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    var count: Int { storage.count }
+
+    /// Appends; true when the oldest event was dropped to make room.
+    mutating func append(_ event: TraceEvent) -> Bool {
+        if storage.count < capacity {
+            storage.append(event)
+            return false
+        }
+        storage[head] = event
+        head = (head + 1) % capacity
+        return true
+    }
+
+    var elements: [TraceEvent] {
+        Array(storage[head...] + storage[..<head])
+    }
+}

@@ -1,0 +1,154 @@
+import Clone
+import Dispatch
+import Majordomo
+import Synchronization
+
+/// How much history the host keeps. An event takes about `TraceEvent`'s stride (measured in
+/// SessionHistoryTests) plus its strings, a few hundred bytes: the defaults hold at most
+/// 100,000 events, some 30 to 60 MB, however many sessions a simulation opens.
+public struct SessionHistoryLimits: Codable, Sendable, Equatable {
+    /// The newest events kept per session; older ones are dropped (and counted).
+    public var eventsPerSession = 2_000
+    /// Sessions with a history; past it, whole sessions are forgotten, closed ones first.
+    public var sessions = 4_096
+    /// Events kept over all sessions; past it, whole sessions are forgotten, closed ones first.
+    public var totalEvents = 100_000
+    /// Requests waiting for their reply (to pair them); the oldest is forgotten past it.
+    public var pendingRequests = 4_096
+    /// Observations the bus threads may queue for decoding; past it they are dropped (and counted).
+    public var queuedObservations = 65_536
+
+    public init() {}
+}
+
+/// Counters of the recorder, for tests and `flowbus trace` footers.
+public struct SessionHistoryStatistics: Codable, Sendable, Equatable {
+    public var sessions = 0
+    public var events = 0
+    /// Events dropped because their session already held `eventsPerSession`.
+    public var droppedEvents = 0
+    /// Whole sessions forgotten to stay within `sessions` or `totalEvents`.
+    public var forgottenSessions = 0
+    /// Observations the decoder could not keep up with, or bodies that were no Envelope.
+    public var lostObservations = 0
+    public var undecodable = 0
+}
+
+/// The host's record of what happened in each session (DESIGN.md, "Record histories"): every
+/// intent and call to `vm.*` / `coord.*` with its reply and the worker that served it, every
+/// Clone change under `/s/`, with sequences and the host's timestamps. Bounded by `limits`.
+///
+/// The broker and the Clone server only hand their observations over (a lock and an append);
+/// decoding happens on a queue of its own, so the message paths stay cheap.
+public final class SessionHistory: Sendable {
+    public let limits: SessionHistoryLimits
+    private let store: Mutex<HistoryStore>
+    private let intake = Mutex<Intake>(Intake())
+    private let matcher: Mutex<RequestMatcher>
+    private let decoding = DispatchQueue(label: "flowbus.session-history")
+
+    /// The broker services whose traffic is recorded.
+    public static let servicePrefixes = ["vm.", "coord."]
+
+    public init(limits: SessionHistoryLimits = SessionHistoryLimits()) {
+        self.limits = limits
+        self.store = Mutex(HistoryStore(limits: limits))
+        self.matcher = Mutex(RequestMatcher(limit: limits.pendingRequests))
+    }
+
+    /// The observer to put in `BrokerConfiguration.observer`.
+    public var brokerObserver: BrokerObserver {
+        BrokerObserver(servicePrefixes: Self.servicePrefixes) { [self] observation in take(.broker(observation)) }
+    }
+
+    /// The observer to put in `CloneServerConfiguration.sessionObserver`.
+    public var cloneObserver: @Sendable (CloneSessionUpdate) -> Void {
+        { [self] update in take(.clone(update)) }
+    }
+
+    /// The recorded history of `session`, oldest first; nil when the host has none.
+    /// Everything observed before the call is decoded first.
+    public func trace(session: String) -> SessionTrace? {
+        decoding.sync { drain() }
+        return store.withLock { $0.trace(session: session) }
+    }
+
+    /// The sessions with a history, most recently active first.
+    public func sessions() -> [String] {
+        decoding.sync { drain() }
+        return store.withLock { $0.sessionIDs() }
+    }
+
+    public var statistics: SessionHistoryStatistics {
+        decoding.sync { drain() }
+        var statistics = store.withLock { $0.statistics }
+        let (lost, undecodable) = intake.withLock { ($0.lost, $0.undecodable) }
+        statistics.lostObservations = lost
+        statistics.undecodable = undecodable
+        return statistics
+    }
+
+    /// Records decoded events directly (tests, and tools that replay a history).
+    public func record(_ events: [TraceEvent]) {
+        store.withLock { store in
+            for event in events { store.record(event) }
+        }
+    }
+
+    // MARK: Intake
+
+    enum Observation: Sendable {
+        case broker(BrokerObservation)
+        case clone(CloneSessionUpdate)
+    }
+
+    struct Intake {
+        var queue: [Observation] = []
+        var draining = false
+        var lost = 0
+        var undecodable = 0
+    }
+
+    /// Runs on the broker or Clone server thread: queue it, and wake the decoder if it sleeps.
+    private func take(_ observation: Observation) {
+        let wake = intake.withLock { intake -> Bool in
+            guard intake.queue.count < limits.queuedObservations else {
+                intake.lost += 1
+                return false
+            }
+            intake.queue.append(observation)
+            guard !intake.draining else { return false }
+            intake.draining = true
+            return true
+        }
+        if wake { decoding.async { [self] in drain() } }
+    }
+
+    /// Runs on `decoding` only.
+    private func drain() {
+        while true {
+            let batch = intake.withLock { intake -> [Observation] in
+                guard !intake.queue.isEmpty else {
+                    intake.draining = false
+                    return []
+                }
+                var batch: [Observation] = []
+                swap(&batch, &intake.queue)
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            var events: [TraceEvent] = []
+            var undecodable = 0
+            matcher.withLock { matcher in
+                for observation in batch {
+                    switch observation {
+                    case .broker(let seen): matcher.decode(seen, into: &events, undecodable: &undecodable)
+                    case .clone(let update): TraceDecoding.decode(update, into: &events, undecodable: &undecodable)
+                    }
+                }
+            }
+            if undecodable > 0 { intake.withLock { $0.undecodable += undecodable } }
+            record(events)
+        }
+    }
+}
