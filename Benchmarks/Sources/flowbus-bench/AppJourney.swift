@@ -87,6 +87,8 @@ struct AppJourney {
         var milestones: [String: [UInt64]] = [:]
         /// Send → reply of every intent (the MDP request through the broker to the worker and back).
         var replies: [UInt64] = []
+        /// Navigation intents refused and sent again, by "action → service: code", with one message each.
+        var refusals: [String: (count: Int, example: String)] = [:]
         var session = ""
     }
 
@@ -136,9 +138,15 @@ struct AppJourney {
         }
         rows.append(ResultRow(
             Self.name, "intent send → reply (all intents), p50", unit: "ms", flowbus: ms(replies.p50),
-            note: "app-journey replies: \(replies.count) intents, every one applied; p99 \(format(ms(replies.p99), decimals: 2)) ms "
+            note: "app-journey replies: \(replies.count) intents, every one applied in the end; p99 \(format(ms(replies.p99), decimals: 2)) ms "
                 + "(the MDP request from the client through the broker to the view model or coordinator and back; "
                 + "the screen's new state arrives separately over Clone)"))
+        let refused = samples.refusals.values.map(\.count).reduce(0, +)
+        rows.append(ResultRow(
+            Self.name, "navigation intents refused, then sent again", unit: "count", flowbus: Double(refused),
+            note: refused == 0 ? nil : "app-journey refusals: " + samples.refusals.sorted { $0.key < $1.key }
+                .map { "\($0.key) ×\($0.value.count) (\"\($0.value.example)\")" }.joined(separator: "; ")
+                + "; each was sent again every \(Self.navigationRetryDelay) until applied, and its milestone's time runs from the first try"))
         return rows
     }
 
@@ -172,11 +180,13 @@ struct AppJourney {
             let start = monotonicNanoseconds()
             var times: [(String, UInt64)] = []
             var replies: [UInt64] = []
+            var refused: [(String, String)] = []
             for step in steps {
                 do {
-                    let (milestones, reply) = try await perform(step, on: client)
+                    let (milestones, reply, refusals) = try await perform(step, on: client)
                     times += milestones
                     replies.append(reply)
+                    refused += refusals
                 } catch {
                     throw BenchError("journey \(index + 1), \(step.action) on \(step.screen): \(error)")
                 }
@@ -186,6 +196,10 @@ struct AppJourney {
                 samples.journeys.append(total)
                 samples.replies += replies
                 for (label, nanoseconds) in times { samples.milestones[label, default: []].append(nanoseconds) }
+                for (kind, message) in refused {
+                    samples.refusals[kind, default: (0, message)].count += 1
+                    progress("\(name): journey \(index + 1 - warmup): \(kind) refused, sent again: \(message)")
+                }
             }
             if index + 1 == warmup {
                 progress("\(name): \(warmup) warm-up journeys done (last \(format(Double(total) / 1e6, decimals: 1)) ms)")
@@ -197,9 +211,13 @@ struct AppJourney {
         return samples
     }
 
+    /// How often, and how far apart, a refused navigation intent is sent again.
+    static let navigationTries = 50
+    static let navigationRetryDelay: Duration = .milliseconds(10)
+
     /// Sends one intent and waits until every milestone was reached; returns each one's time since
-    /// sending, and the time until the reply.
-    static func perform(_ step: Step, on client: SessionClient) async throws -> ([(String, UInt64)], UInt64) {
+    /// sending, the time until the (last) reply, and the refusals of navigation intents sent again.
+    static func perform(_ step: Step, on client: SessionClient) async throws -> ([(String, UInt64)], UInt64, [(String, String)]) {
         let before: SessionView
         do {
             before = try await client.waitUntil(timeout: .seconds(20), "top screen \(step.screen)") { $0.screen == step.screen }
@@ -211,7 +229,7 @@ struct AppJourney {
             if let kind = milestone.fresh { expectation.newerThan[kind] = before.states[kind]?.screenVersion ?? 0 }
             return expectation
         }
-        let prepared = try client.prepare(action: step.action, fields: step.fields)
+        var prepared = try client.prepare(action: step.action, fields: step.fields)
         // Watch from before sending: a milestone may come and go (SignIn's success is reset once
         // Home shows) before the reply does, and the stream keeps every view from now on.
         let views = client.views()
@@ -234,9 +252,19 @@ struct AppJourney {
         }
         defer { alarm.cancel() }
         let sent = monotonicNanoseconds()
-        let outcome: IntentOutcome
+        var outcome: IntentOutcome
+        // A navigation intent may be refused while the flow that owns the screen is still starting
+        // (a person would tap again): it is sent again, counted, and its time runs from the first try.
+        var refusals: [(String, String)] = []
         do {
             outcome = try await client.send(prepared)
+            while !outcome.applied, prepared.route.isNavigation, refusals.count < navigationTries {
+                refusals.append(("\(step.action) → \(prepared.route.service): \(outcome.error.map { "\($0.code)" } ?? "?")",
+                                 outcome.error?.message ?? "\(outcome)"))
+                try await Task.sleep(for: navigationRetryDelay)
+                prepared = try client.prepare(action: step.action, fields: step.fields)
+                outcome = try await client.send(prepared)
+            }
         } catch {
             watcher.cancel()
             throw error
@@ -244,7 +272,7 @@ struct AppJourney {
         let replied = monotonicNanoseconds()
         guard outcome.applied else {
             watcher.cancel()
-            throw BenchError("the intent was not applied: \(outcome); the session shows \(client.view.summary)")
+            throw BenchError("the intent was not applied\(refusals.isEmpty ? "" : " after \(refusals.count + 1) tries"): \(outcome); the session shows \(client.view.summary)")
         }
         let (reached, last) = await watcher.value
         if let missing = reached.firstIndex(where: { $0 == nil }) {
@@ -254,6 +282,6 @@ struct AppJourney {
                 events: client.events(last: 12), differences: expectations[missing].differences(from: view))
             throw BenchError("\(failure)\n(the app did not reach this point; run the journey by hand with `flowbus drive` to see where it stops)")
         }
-        return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent)
+        return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent, refusals)
     }
 }

@@ -121,6 +121,7 @@ enum Table {
         case "µs": return format(value) + " µs"
         case "req/s", "updates/s", "msg/s": return grouped(value) + " " + unit
         case "MiB": return format(value) + " MiB"
+        case "count": return grouped(value)
         default: return format(value, decimals: 2) + (unit.isEmpty ? "" : " " + unit)
         }
     }
