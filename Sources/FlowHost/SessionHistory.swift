@@ -70,7 +70,9 @@ public final class SessionHistory: Sendable {
     /// Everything observed before the call is decoded first.
     public func trace(session: String) -> SessionTrace? {
         decoding.sync { drain() }
-        return store.withLock { $0.trace(session: session) }
+        guard var trace = store.withLock({ $0.trace(session: session) }) else { return nil }
+        trace.lostObservations = intake.withLock { $0.lost + $0.undecodable }
+        return trace
     }
 
     /// The sessions with a history, most recently active first.

@@ -90,12 +90,16 @@ public struct SessionTrace: Codable, Sendable, Equatable {
     /// Whether the session was closed (its record deleted) when the trace was taken.
     public var closed: Bool
     public var limits: SessionHistoryLimits
+    /// Observations of any session the host could not record (its decoder fell behind, or a
+    /// body was no Envelope) since it started: when not 0, this trace may miss events.
+    public var lostObservations: Int
 
-    public init(session: String, events: [TraceEvent], droppedEvents: Int, closed: Bool, limits: SessionHistoryLimits) {
+    public init(session: String, events: [TraceEvent], droppedEvents: Int, closed: Bool, limits: SessionHistoryLimits, lostObservations: Int = 0) {
         self.session = session
         self.events = events
         self.droppedEvents = droppedEvents
         self.closed = closed
         self.limits = limits
+        self.lostObservations = lostObservations
     }
 }

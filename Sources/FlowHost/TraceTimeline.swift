@@ -12,6 +12,9 @@ public enum TraceTimeline {
         if trace.droppedEvents > 0 {
             lines.append("(the \(trace.droppedEvents) oldest events were dropped: the host keeps the last \(trace.limits.eventsPerSession) of a session)")
         }
+        if trace.lostObservations > 0 {
+            lines.append("(the host could not record \(trace.lostObservations) bus messages since it started: its history decoder fell behind or a body was no Envelope; events may be missing)")
+        }
         guard let first = trace.events.first?.atUnixNanos else { return lines }
         let whoWidth = min(24, trace.events.map { who($0).count }.max() ?? 0)
         let whatWidth = min(28, trace.events.map { what($0).count }.max() ?? 0)
