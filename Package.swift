@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FlowHost", targets: ["FlowHost"]),
         .library(name: "FlowKit", targets: ["FlowKit"]),
         .library(name: "FlowClient", targets: ["FlowClient"]),
+        .library(name: "FlowTerminal", targets: ["FlowTerminal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -76,7 +77,7 @@ let package = Package(
             name: "flowbus",
             dependencies: [
                 "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol", "MessagePath", "Supervision",
-                "FlowClient",
+                "FlowClient", "FlowTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -97,6 +98,14 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Yams", package: "Yams"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // ncursesw behind a few C functions, so no curses type or macro reaches Swift.
+        .target(name: "CTerminal", linkerSettings: [.linkedLibrary("ncursesw")]),
+        // The terminal client: screen forms, rendering on a canvas, keys, the ncurses device.
+        .target(
+            name: "FlowTerminal",
+            dependencies: ["CTerminal", "FlowClient", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // The sample app of APP.md: domain, services, view models, coordinators (one library;
@@ -154,6 +163,7 @@ let package = Package(
             dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
+        .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
         .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "FlowKit", "FlowProtocol"]),
         .testTarget(

@@ -18,9 +18,15 @@ public enum DriveStep: Sendable, Equatable {
     case wait(Duration)
     /// Closes the session (`coord.app` closeSession).
     case close
+    /// Types keys into the terminal client (`flowbus client --script`), in key notation.
+    case keys(String)
+    /// Waits until the client's screen shows `text` (or, with `absent`, no longer shows it).
+    case see(text: String, absent: Bool)
 
     public var name: String {
         switch self {
+        case .keys: "keys"
+        case .see: "see"
         case .open: "open"
         case .attach: "attach"
         case .expect: "expect"
@@ -105,7 +111,7 @@ public struct DriveScript: Sendable, Equatable {
 
 /// Parses one step node, every error naming the step.
 struct StepParser {
-    static let kinds = ["open", "attach", "expect", "send", "outbox", "wait", "close"]
+    static let kinds = ["open", "attach", "expect", "send", "outbox", "wait", "close", "keys", "see"]
     static let expectKeys = ["screen", "tab", "stack", "modal", "phase", "message", "notice", "state", "user", "coordinators", "data", "timeout"]
     static let sendKeys = ["action", "fields", "screen", "refused", "timeout"]
 
@@ -212,6 +218,21 @@ struct StepParser {
             return ScriptStep(number: number, line: line, step: .wait(duration))
         case "close":
             return ScriptStep(number: number, line: line, step: .close)
+        case "keys":
+            guard let keys = body.scalar?.string, !keys.isEmpty else {
+                throw fail("keys takes the keys to type, e.g. `- keys: \"demo@flowbus.dev<Tab>flowbus123<Enter>\"`", at: body)
+            }
+            return ScriptStep(number: number, line: line, step: .keys(keys))
+        case "see":
+            if let text = body.scalar?.string, body.mapping == nil, !text.isEmpty {
+                return ScriptStep(number: number, line: line, step: .see(text: text, absent: false))
+            }
+            let fields = try options(body, allowed: ["text", "absent", "timeout"], kind: kind)
+            guard let text = try text(fields["text"], "text"), !text.isEmpty else {
+                throw fail("see needs the text to find on the screen: `- see: Home` or `- see: {text: Loading, absent: true}`", at: body)
+            }
+            return ScriptStep(number: number, line: line, step: .see(text: text, absent: try flag(fields["absent"], "absent") ?? false),
+                              timeout: try duration(fields["timeout"]))
         default:
             throw fail("\"\(kind)\" is not a step; a step is one of \(Self.kinds.joined(separator: ", "))", at: keyNode)
         }

@@ -38,6 +38,10 @@ public final class Journey {
     /// `${name}` in any text of a step is replaced by this value. `session` and `unique` are set by the journey.
     public private(set) var variables: [String: String]
     public private(set) var client: SessionClient?
+    /// Whether the session was attached read-only (`attach` with observe).
+    public private(set) var observing = false
+    /// Plays `keys` and `see` steps; without one (`flowbus drive`) those steps fail with a hint.
+    public var terminal: (any JourneyTerminal)?
     let logger: Logger
     private var connection: BusConnection?
     /// Per screen kind, the version the last data intent was made on: later expectations of that
@@ -87,17 +91,20 @@ public final class Journey {
     @discardableResult
     public func attach(_ session: String, observe: Bool = false) async throws -> SessionClient {
         client?.stop()
-        return adopt(try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger))
+        let attached = adopt(try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger))
+        observing = observe
+        return attached
     }
 
     private func adopt(_ client: SessionClient) -> SessionClient {
         self.client = client
+        observing = false
         variables["session"] = client.session
         sentVersions = [:]
         return client
     }
 
-    func requireClient() throws -> SessionClient {
+    public func requireClient() throws -> SessionClient {
         guard let client else { throw JourneyFailure("no session yet: start the script with `- open: {}` or `- attach: SESSION`") }
         return client
     }
@@ -198,8 +205,16 @@ public final class Journey {
         case .outbox(let email, let save): try await outbox(email: email, save: save, timeout: timeout)
         case .wait(let duration): try await Task.sleep(for: duration)
         case .close: try await close()
+        case .keys(let keys):
+            guard let terminal else { throw JourneyFailure(Self.needsTerminal) }
+            try await terminal.press(keys, journey: self, timeout: timeout ?? defaultTimeout)
+        case .see(let text, let absent):
+            guard let terminal else { throw JourneyFailure(Self.needsTerminal) }
+            try await terminal.see(text, absent: absent, journey: self, timeout: timeout ?? defaultTimeout)
         }
     }
+
+    static let needsTerminal = "keys and see steps drive the terminal client's screen: play this script with `flowbus client --script FILE`"
 
     // MARK: Variables
 
@@ -223,6 +238,8 @@ public final class Journey {
             return .send(action: try expand(action), fields: try fields.mapValues(expand), screen: try screen.map(expand), refused: refused)
         case .outbox(let email, let save): return .outbox(email: try expand(email), save: save)
         case .wait, .close: return step
+        case .keys(let keys): return .keys(try expand(keys))
+        case .see(let text, let absent): return .see(text: try expand(text), absent: absent)
         }
     }
 
@@ -256,6 +273,8 @@ public final class Journey {
         case .outbox(let email, let save): "outbox \(email) → ${\(save)}"
         case .wait(let duration): "wait \(duration)"
         case .close: "close the session"
+        case .keys(let keys): "keys \(keys)"
+        case .see(let text, let absent): (absent ? "no longer see " : "see ") + "\"\(text)\""
         }
     }
 
@@ -264,4 +283,10 @@ public final class Journey {
         let text = "\(code)"
         return text.hasPrefix(".") ? String(text.dropFirst()) : text
     }
+}
+
+/// What plays `keys` and `see` steps: the terminal client on a virtual screen (FlowTerminal).
+public protocol JourneyTerminal: AnyObject {
+    func press(_ keys: String, journey: Journey, timeout: Duration) async throws
+    func see(_ text: String, absent: Bool, journey: Journey, timeout: Duration) async throws
 }

@@ -108,6 +108,9 @@ public final class SessionClient: Sendable {
     /// The session as of now.
     public var view: SessionView { store.view }
 
+    /// Whether the Clone agent holds a current snapshot (false while it resyncs after a silence).
+    public var isSynced: Bool { agent.isSynced }
+
     /// The ordered log of what this client saw and sent (the last `count`, or all kept).
     public func events(last count: Int? = nil) -> [SessionEvent] { store.events(last: count) }
 

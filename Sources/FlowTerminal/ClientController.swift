@@ -1,0 +1,313 @@
+import FlowClient
+import FlowProtocol
+import Foundation
+
+/// What the controller asks its runner to do.
+public enum ClientCommand: Sendable, Equatable {
+    /// Send `action` on the top screen with `fields` (the runner calls SessionClient.send).
+    case send(action: String, fields: [String: String])
+    case quit
+}
+
+/// A modal alert: a view model's error, or a refusal this client got back.
+public struct Alert: Sendable, Equatable {
+    public enum Source: Sendable, Equatable {
+        /// The top screen's view model is in `error` at this screen version.
+        case viewModel(kind: String, version: UInt64)
+        case local
+    }
+    public var title: String
+    public var message: String
+    /// OK first; more buttons send their action.
+    public var buttons: [FormButton]
+    public var source: Source
+}
+
+/// The terminal client's behaviour, without a terminal: keys in, commands out, and everything
+/// the renderer needs to draw. Owned by one thread (the client's loop or a test).
+public final class ClientController {
+    public let readOnly: Bool
+    public private(set) var view: SessionView
+    public private(set) var form: ScreenForm?
+    /// The focused target's index in `form.targets`.
+    public private(set) var focus = 0
+    /// Field values per screen ("kind#id"), kept while the screen stays in the navigation.
+    public private(set) var values: [String: [String: String]] = [:]
+    /// The cursor within each carousel, list and choice list, per screen and block id.
+    public private(set) var cursors: [String: Int] = [:]
+    /// The action in flight, if any (its reply not back yet).
+    public private(set) var pending: String?
+    /// A refusal or failure shown as an alert until OK.
+    public private(set) var localAlert: Alert?
+    /// The screen version of each view model error already acknowledged with OK.
+    public private(set) var acknowledged: [String: UInt64] = [:]
+    public private(set) var alertFocus = 0
+    public var showHelp = false
+    public var showLog = false
+    /// One line under the screen: what just happened or why a key did nothing.
+    public private(set) var notice = ""
+    public private(set) var lastChange = Date()
+    private var screenKey = ""
+    private var clearAfterSuccess: (key: String, fields: [String])?
+
+    public init(view: SessionView, readOnly: Bool = false) {
+        self.view = view
+        self.readOnly = readOnly
+        rebuild()
+    }
+
+    // MARK: State from the bus
+
+    /// A new view of the session: rebuilds the form and keeps the focus where it makes sense.
+    public func update(_ newView: SessionView) {
+        if newView != view { lastChange = Date() }
+        view = newView
+        rebuild()
+    }
+
+    /// The reply to an action this controller asked for.
+    public func finished(_ outcome: IntentOutcome) {
+        pending = nil
+        if let error = outcome.error {
+            let message = outcome.isStale
+                ? "Another client acted on this screen first (this action was made on v\(outcome.prepared.version)). The screen now shows what happened; look, then act again."
+                : error.message + (error.hint.isEmpty ? "" : "\n\(error.hint)")
+            localAlert = Alert(title: "\(outcome.prepared.action) was not applied", message: message,
+                               buttons: [FormButton(action: "", label: "OK")], source: .local)
+            alertFocus = 0
+            notice = "refused: \(outcome.prepared.action) (\(error.code))"
+        } else {
+            notice = "\(outcome.prepared.action) applied"
+            if let clear = clearAfterSuccess, clear.key == screenKey {
+                for field in clear.fields { values[screenKey]?[field] = nil }
+                clearAfterSuccess = nil
+            }
+        }
+    }
+
+    /// The bus did not answer an action.
+    public func failed(_ action: String, _ error: any Error) {
+        pending = nil
+        localAlert = Alert(title: "\(action) got no answer", message: "\(error)", buttons: [FormButton(action: "", label: "OK")], source: .local)
+        alertFocus = 0
+    }
+
+    // MARK: What is shown
+
+    /// The alert on top: this client's own first, then the view model's unacknowledged error.
+    public var alert: Alert? {
+        if let localAlert { return localAlert }
+        guard let state = view.topState, state.phase == .error, !state.message.isEmpty,
+              acknowledged[state.kind] != state.screenVersion else { return nil }
+        var buttons = [FormButton(action: "", label: "OK")]
+        if state.kind == "signin", state.notice == "unverified", case .account(let account)? = state.data?.data {
+            buttons.append(FormButton(action: "verifyEmail", label: "Verify e-mail", extraFields: ["email": account.email]))
+        }
+        return Alert(title: "Error", message: state.message, buttons: buttons, source: .viewModel(kind: state.kind, version: state.screenVersion))
+    }
+
+    /// Loading or waiting for a reply: the screen's actions are disabled.
+    public var busy: Bool { pending != nil || view.phase == .loading }
+
+    public var focusedTarget: FocusTarget? {
+        guard let targets = form?.targets, focus < targets.count else { return nil }
+        return targets[focus]
+    }
+
+    public func value(_ field: String) -> String { values[screenKey]?[field] ?? "" }
+
+    public func cursor(_ block: String) -> Int { cursors[screenKey + "/" + block] ?? 0 }
+
+    /// Whether the focus is in a text field (letters go there, not to shortcuts).
+    public var editing: Bool {
+        guard alert == nil, let target = focusedTarget, case .field? = form?.blocks[target.block] else { return false }
+        return true
+    }
+
+    /// Whether the back action is there: a stack deeper than one and no modal.
+    public var canGoBack: Bool { view.modal == nil && view.stack.count > 1 }
+
+    // MARK: Keys
+
+    /// Handles one key; returns what the runner should do.
+    public func handle(_ key: Key) -> [ClientCommand] {
+        if key == .control("c") || key == .control("q") { return [.quit] }
+        if key == .resize { return [] }
+        if showHelp {
+            showHelp = false
+            return key == .character("q") ? [.quit] : []
+        }
+        if key == .help || (!editing && key == .character("?")) {
+            showHelp = true
+            return []
+        }
+        if key == .toggleLog || (!editing && (key == .character("l") || key == .character("L"))) {
+            showLog.toggle()
+            return []
+        }
+        if let alert { return handleAlert(key, alert) }
+        if !editing, key == .character("q") { return [.quit] }
+        if !editing, case .character(let c) = key, let digit = c.wholeNumberValue, digit >= 1, digit <= view.tabs.count {
+            return act("selectTab", fields: ["tab": view.tabs[digit - 1]])
+        }
+        if !editing, key == .character("[") || key == .character("]") { return switchTab(by: key == .character("]") ? 1 : -1) }
+        switch key {
+        case .tab: move(1)
+        case .backTab: move(-1)
+        case .up: if !moveInList(-1) { move(-1) }
+        case .down: if !moveInList(1) { move(1) }
+        case .left: moveSideways(-1)
+        case .right: moveSideways(1)
+        case .enter: return activate()
+        case .character(" ") where !editing: return activate(space: true)
+        case .escape: return back()
+        case .backspace:
+            if editing { edit { $0 = String($0.dropLast()) } } else { return back() }
+        case .character(let c): if editing { edit { $0.append(c) } }
+        default: break
+        }
+        return []
+    }
+
+    private func handleAlert(_ key: Key, _ alert: Alert) -> [ClientCommand] {
+        switch key {
+        case .tab, .right, .down: alertFocus = (alertFocus + 1) % alert.buttons.count
+        case .backTab, .left, .up: alertFocus = (alertFocus + alert.buttons.count - 1) % alert.buttons.count
+        case .escape: dismiss(alert)
+        case .enter, .character(" "):
+            let button = alert.buttons[min(alertFocus, alert.buttons.count - 1)]
+            dismiss(alert)
+            if !button.action.isEmpty { return act(button.action, fields: button.extraFields) }
+        case .character("q"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    private func dismiss(_ alert: Alert) {
+        switch alert.source {
+        case .local: localAlert = nil
+        case .viewModel(let kind, let version): acknowledged[kind] = version
+        }
+        alertFocus = 0
+    }
+
+    private func back() -> [ClientCommand] {
+        if view.modal != nil { return act("ok") }
+        guard canGoBack else {
+            notice = "nothing to go back to"
+            return []
+        }
+        return act("back")
+    }
+
+    private func switchTab(by step: Int) -> [ClientCommand] {
+        let tabs = view.tabs
+        guard !tabs.isEmpty, let current = view.tab, let index = tabs.firstIndex(of: current) else { return [] }
+        return act("selectTab", fields: ["tab": tabs[(index + step + tabs.count) % tabs.count]])
+    }
+
+    private func activate(space: Bool = false) -> [ClientCommand] {
+        guard let form, let target = focusedTarget else { return [] }
+        switch form.blocks[target.block] {
+        case .field:
+            if !space { move(1) }
+        case .buttons(let buttons):
+            let button = buttons[target.button]
+            guard button.enabled else {
+                notice = "\(button.label) is not available now"
+                return []
+            }
+            var fields = button.extraFields
+            let dataAction = ActionTable.dataActions[form.kind]?.contains(button.action) ?? true
+            if dataAction {
+                for name in form.fieldNames { fields[name] = value(name) }
+                if button.action == "adicionar" { clearAfterSuccess = (screenKey, form.fieldNames) }
+            }
+            return act(button.action, fields: fields)
+        case .choices(let name, _, let options):
+            guard !options.isEmpty else { return [] }
+            let id = options[min(cursor(name), options.count - 1)].id
+            var chosen = value(name).split(separator: ",").map(String.init)
+            if let index = chosen.firstIndex(of: id) { chosen.remove(at: index) } else { chosen.append(id) }
+            values[screenKey, default: [:]][name] = chosen.joined(separator: ",")
+        case .carousel(let id, _, let items), .list(let id, _, let items, true):
+            guard !items.isEmpty else { return [] }
+            return act("select", fields: ["item": items[min(cursor(id), items.count - 1)].id])
+        default: break
+        }
+        return []
+    }
+
+    /// An action the person asked for, unless this client may not act now.
+    private func act(_ action: String, fields: [String: String] = [:]) -> [ClientCommand] {
+        if readOnly {
+            notice = "read-only: this client observes; attach with --session ID (without --observe) to act"
+            return []
+        }
+        if busy {
+            notice = pending.map { "wait: \($0) is in flight" } ?? "wait: the screen is loading"
+            return []
+        }
+        pending = action
+        notice = "\(action)…"
+        return [.send(action: action, fields: fields)]
+    }
+
+    private func edit(_ change: (inout String) -> Void) {
+        guard let form, let target = focusedTarget, case .field(let name, _, _) = form.blocks[target.block] else { return }
+        var text = value(name)
+        change(&text)
+        values[screenKey, default: [:]][name] = text
+    }
+
+    private func move(_ step: Int) {
+        guard let count = form?.targets.count, count > 0 else { return }
+        focus = (focus + step + count) % count
+    }
+
+    /// Up/Down inside a list; false at its ends (the focus moves on instead).
+    private func moveInList(_ step: Int) -> Bool {
+        guard let form, let target = focusedTarget, case .list(let id, _, let items, _) = form.blocks[target.block] else { return false }
+        let next = cursor(id) + step
+        guard next >= 0, next < items.count else { return false }
+        cursors[screenKey + "/" + id] = next
+        return true
+    }
+
+    private func moveSideways(_ step: Int) {
+        guard let form, let target = focusedTarget else { return }
+        switch form.blocks[target.block] {
+        case .carousel(let id, _, let items): cursors[screenKey + "/" + id] = max(0, min(items.count - 1, cursor(id) + step))
+        case .choices(let name, _, let options): cursors[screenKey + "/" + name] = max(0, min(options.count - 1, cursor(name) + step))
+        case .buttons: move(step)
+        default: break
+        }
+    }
+
+    private func rebuild() {
+        guard let screen = view.topScreen else {
+            form = nil
+            screenKey = ""
+            return
+        }
+        let key = "\(screen.kind)#\(screen.id)"
+        form = ScreenForm.make(for: screen, in: view)
+        if key != screenKey {
+            screenKey = key
+            focus = 0
+        }
+        if let count = form?.targets.count { focus = count == 0 ? 0 : min(focus, count - 1) }
+        // Values and cursors of screens that left the navigation go with them (passwords included).
+        let live = Set(liveScreenKeys())
+        values = values.filter { live.contains($0.key) }
+        cursors = cursors.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
+    }
+
+    private func liveScreenKeys() -> [String] {
+        guard let navigation = view.navigation else { return [] }
+        var screens = navigation.stacks.flatMap(\.screens)
+        if navigation.hasModal { screens.append(navigation.modal) }
+        return screens.map { "\($0.kind)#\($0.id)" }
+    }
+}

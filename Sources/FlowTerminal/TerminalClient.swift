@@ -1,0 +1,93 @@
+import FlowClient
+import Foundation
+import Logging
+import Synchronization
+
+/// Runs the full-screen client on the real terminal: keys to the controller, intents to the
+/// bus, each change of the session drawn. The loop runs on a thread of its own (blocking reads
+/// never sit on Swift's cooperative pool); replies come back through a locked inbox.
+public final class TerminalClient: Sendable {
+    let client: SessionClient
+    let readOnly: Bool
+    let logger: Logger
+    private let inbox = Mutex<[Reply]>([])
+
+    enum Reply: Sendable {
+        case outcome(IntentOutcome)
+        case failure(action: String, error: String)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    public init(client: SessionClient, readOnly: Bool, logger: Logger) {
+        self.client = client
+        self.readOnly = readOnly
+        self.logger = logger
+    }
+
+    /// Runs until the person quits or a stop signal arrives; the terminal is restored on return.
+    public func run() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let thread = Thread { [self] in
+                do {
+                    try loop()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.name = "flowbus-client"
+            thread.start()
+        }
+    }
+
+    private func loop() throws {
+        let device = TerminalDevice()
+        try device.start()
+        defer { device.stop() }
+        let controller = ClientController(view: client.view, readOnly: readOnly)
+        var lastDrawn: Canvas?
+        var frame = 0
+        while !device.stopRequested {
+            if let key = device.readKey(timeoutMilliseconds: 40) {
+                for command in controller.handle(key) {
+                    switch command {
+                    case .quit: return
+                    case .send(let action, let fields): send(action, fields)
+                    }
+                }
+            }
+            for reply in inbox.withLock({ replies in defer { replies = [] }; return replies }) {
+                switch reply {
+                case .outcome(let outcome): controller.finished(outcome)
+                case .failure(let action, let error): controller.failed(action, Failure(description: error))
+                }
+            }
+            controller.update(client.view)
+            if controller.busy { frame += 1 }
+            let size = device.size
+            let context = RenderContext(
+                connected: client.isSynced, secondsSinceUpdate: Date().timeIntervalSince(controller.lastChange), frame: frame,
+                events: controller.showLog ? client.events(last: 60).map(\.line) : [])
+            let canvas = ScreenRenderer.render(controller, rows: size.rows, columns: size.columns, context: context)
+            if canvas != lastDrawn {
+                device.draw(canvas)
+                lastDrawn = canvas
+            }
+        }
+    }
+
+    private func send(_ action: String, _ fields: [String: String]) {
+        Task { [self] in
+            do {
+                let outcome = try await client.send(action: action, fields: fields)
+                inbox.withLock { $0.append(.outcome(outcome)) }
+            } catch {
+                logger.warning("intent got no answer", metadata: ["flowbus.action": "\(action)", "flowbus.error": "\(error)"])
+                inbox.withLock { $0.append(.failure(action: action, error: "\(error)")) }
+            }
+        }
+    }
+}

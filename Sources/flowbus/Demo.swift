@@ -1,0 +1,81 @@
+import ArgumentParser
+import FlowClient
+import FlowHost
+import Foundation
+import Majordomo
+import Supervision
+
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Starts the whole app on embedded defaults and opens it in this terminal; quitting stops what it started.",
+        discussion: """
+        Sign in with the demo account: e-mail demo@flowbus.dev, password flowbus123.
+        If a host already runs in the run directory, the demo uses it and leaves it running.
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: "Seconds to wait for every plugin of the app to run.")
+    var timeout: Double = 60
+
+    func run() async throws {
+        let directory = global.runDirectory
+        var started = false
+        if try directory.liveHost() == nil {
+            print("flowbus demo: starting the host and the app's plugins (run directory \(directory.path))…")
+            try Detached.start(arguments: [ExecutablePath.path, "up", "--run-dir", directory.path, "--log-level", global.logLevel], runDirectory: directory)
+            started = true
+        } else {
+            print("flowbus demo: a host already runs in \(directory.path); using it, and leaving it running")
+        }
+        do {
+            try await waitForApp(directory)
+            try await Client.interactive(directory: directory, session: nil, observe: false, global: global)
+        } catch {
+            if started { stopHost(directory) }
+            throw error
+        }
+        if started { stopHost(directory) }
+    }
+
+    /// Waits until every plugin runs and coord.app serves (sessions open through it), showing progress.
+    private func waitForApp(_ directory: RunDirectory) async throws {
+        let control = ControlClient(runDirectory: directory, timeout: .seconds(2))
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = ""
+        while Date() < deadline {
+            if let status: HostStatus = try? control.send(ControlRequest(command: .status)) {
+                let running = status.plugins.filter { $0.state == .running }.count
+                let line = "flowbus demo: \(running)/\(status.plugins.count) plugins running"
+                if line != last {
+                    print(line)
+                    last = line
+                }
+                if running == status.plugins.count, (status.broker.workersPerService["coord.app"] ?? 0) > 0 { return }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw HostError.startFailed("the app's plugins were not all running within \(Int(timeout)) s; `flowbus ps --run-dir \(directory.path)` shows which, and their logs are in \(directory.logDirectory)")
+    }
+
+    private func stopHost(_ directory: RunDirectory) {
+        guard let descriptor = try? directory.liveHost() else { return }
+        let control = ControlClient(runDirectory: directory)
+        if (try? control.send(ControlRequest(command: .down)) as Empty) == nil { kill(descriptor.pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !Self.exited(descriptor.pid) { usleep(20_000) }
+        if !Self.exited(descriptor.pid) {
+            kill(descriptor.pid, SIGKILL)
+            _ = Self.exited(descriptor.pid)
+        }
+        print("flowbus demo: stopped the host \(descriptor.pid) and every plugin it started")
+    }
+
+    /// Whether `pid` is gone; reaps it when it was our child (the host this demo started).
+    private static func exited(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { return true }
+        return kill(pid, 0) != 0
+    }
+}
