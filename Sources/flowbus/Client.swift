@@ -42,6 +42,14 @@ struct Client: AsyncParsableCommand {
         if let script {
             global.bootstrapLogging()
             let parsed = try DriveScript.load(path: script)
+            // Key names are checked before anything runs (text with ${…} is checked when played).
+            for step in parsed.steps {
+                guard case .keys(let keys) = step.step, !keys.contains("${") else { continue }
+                do { _ = try Key.parse(keys) } catch {
+                    FileHandle.standardError.write(Data("flowbus client: \(script), \(step.label): \(error)\n".utf8))
+                    throw ExitCode(1)
+                }
+            }
             let endpoints = try BusEndpoints.announced(by: directory)
             let size = ClientSize(size)!
             let runner = ClientScriptRunner(endpoints: endpoints, rows: size.rows, columns: size.columns)

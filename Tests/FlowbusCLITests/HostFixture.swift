@@ -1,5 +1,12 @@
 import Foundation
+import Synchronization
 import Testing
+
+/// Hosts the tests started and have not stopped. Tests stop theirs from an unstructured task in
+/// a defer, which the test process may not live to run after its last test: at exit, whatever
+/// is still here gets SIGTERM (its plugins die with it).
+private let unstoppedHosts = Mutex<Set<Int32>>([])
+private let exitHandlerInstalled = Atomic<Bool>(false)
 
 /// A host started with `flowbus up --detach` in its own run directory, for one test.
 struct HostFixture {
@@ -18,6 +25,12 @@ struct HostFixture {
         let fixture = HostFixture(flowbus: flowbus, runDirectory: runDirectory, manifestPath: manifestPath)
         let up = try await fixture.run(["up", "--detach"] + (manifest == nil ? [] : ["--manifest", manifestPath]) + arguments)
         try #require(up.status == 0, "flowbus up --detach failed:\n\(up.output)\n\(fixture.hostLog)")
+        if let pid = fixture.hostPID {
+            unstoppedHosts.withLock { _ = $0.insert(pid) }
+            if !exitHandlerInstalled.exchange(true, ordering: .relaxed) {
+                atexit { unstoppedHosts.withLock { hosts in for pid in hosts { kill(pid, SIGTERM) } } }
+            }
+        }
         return fixture
     }
 
@@ -54,7 +67,9 @@ struct HostFixture {
     }
 
     func stop() async throws {
+        let pid = hostPID
         _ = try await run(["down"])
+        if let pid { unstoppedHosts.withLock { _ = $0.remove(pid) } }
     }
 
     /// Polls `condition` until it holds or `timeout` passes; returns whether it held.

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// `flowbus client --script`: the client's keys and screens without a terminal, for demos and CI.
+@Suite("Client scripts", .serialized)
+struct ClientScriptEndToEndTests {
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ClientScripts")
+
+    @Test("a script of keys and looks signs in, likes a movie, finds it in Likes and logs out", .timeLimit(.minutes(2)))
+    func signInAndLike() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let script = Self.scripts.appendingPathComponent("sign-in-and-like.yaml").path
+        let run = try await host.run(["client", "--script", script])
+        #expect(run.status == 0, "the script failed:\n\(run.output)")
+        #expect(run.output.contains("all 19 steps passed"), "\(run.output)")
+    }
+
+    @Test("the first failing look exits 1 and prints the step, its line and the screen as it was", .timeLimit(.minutes(2)))
+    func failingLookShowsTheScreen() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let file = NSTemporaryDirectory() + "fbs-\(UUID().uuidString.prefix(6)).yaml"
+        try Data("""
+        - see: Sign in to Amor
+        - keys: "demo@flowbus.dev<Tab>wrong-password<Tab><Enter>"
+        - see: {text: Now playing, timeout: 2}
+        - see: never reached
+        """.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let run = try await host.run(["client", "--script", file, "--size", "24x80"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("step 3 (line 3, see) failed"), "\(run.output)")
+        #expect(run.output.contains("did not see \"Now playing\""), "\(run.output)")
+        // The screen as it was: the view model's error as a modal alert over the sign-in form.
+        #expect(run.output.contains("Invalid e-mail or password."), "\(run.output)")
+        #expect(run.output.contains("+" + String(repeating: "-", count: 80) + "+"), "\(run.output)")
+        #expect(!run.output.contains("never reached"))
+    }
+
+    @Test("a key name that names no key is refused before anything runs, with the names that exist")
+    func badKeyName() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let file = NSTemporaryDirectory() + "fbs-\(UUID().uuidString.prefix(6)).yaml"
+        try Data("- keys: \"<Tabb>\"\n".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let run = try await host.run(["client", "--script", file])
+        #expect(run.status == 1)
+        #expect(run.output.contains("\"<Tabb>\""), "\(run.output)")
+        #expect(run.output.contains("<S-Tab>"), "\(run.output)")
+    }
+}
