@@ -75,9 +75,15 @@ public final class TerminalClient: Sendable {
             if canvas != lastDrawn {
                 device.draw(canvas)
                 lastDrawn = canvas
+                // The fault seam for the crash test: the terminal must come back even then.
+                if Self.crashAfterFirstFrame { fatalError("crash requested by FLOWBUS_CLIENT_CRASH_AFTER_FIRST_FRAME") }
             }
         }
     }
+
+    /// Set to 1, the client crashes (a trap) right after drawing its first screen, so a test can
+    /// check that the terminal is restored after a crash.
+    static let crashAfterFirstFrame = ProcessInfo.processInfo.environment["FLOWBUS_CLIENT_CRASH_AFTER_FIRST_FRAME"] == "1"
 
     private func send(_ action: String, _ fields: [String: String]) {
         Task { [self] in

@@ -83,4 +83,18 @@ struct TerminalClientEndToEndTests {
         try await tmux.send("b", "Escape")
         for window in ["a", "b", "c"] { try await tmux.waitFor(window, ["Filmography"]) }
     }
+
+    @Test("a client that crashes gives the terminal back: echo and line editing are on again", .timeLimit(.minutes(2)))
+    func crashRestoresTheTerminal() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let tmux = Tmux()
+        defer { Task { await tmux.stop() } }
+        // After the client, the pane prints the terminal's modes: raw mode left behind shows as -icanon -echo.
+        try await tmux.open("a", "FLOWBUS_CLIENT_CRASH_AFTER_FIRST_FRAME=1 " + Self.client(host) + "; echo CRASH=$?; stty -a | tr ' ;' '\\n\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo MODES")
+        let screen = try await tmux.waitFor("a", ["MODES"])
+        #expect(screen.contains("CRASH=") && !screen.contains("CRASH=0"), "the client did not crash:\n\(screen)")
+        #expect(screen.contains("icanon echo"), "the terminal was left in raw mode:\n\(screen)")
+        #expect(!screen.contains("-icanon") && !screen.contains("-echo"), "the terminal was left in raw mode:\n\(screen)")
+    }
 }

@@ -1,0 +1,48 @@
+import FlowClient
+import FlowHost
+import Foundation
+import Testing
+
+/// Two drivers of one session acting at the same moment on the same screen version: exactly one
+/// intent applies, the other is refused as stale, and both clients end on the same screen.
+@Suite("Shared session", .serialized)
+struct SharedSessionEndToEndTests {
+    @Test("two selects on one Home version: one applied, one STALE_INTENT, one Details pushed, both views equal",
+          .timeLimit(.minutes(2)), arguments: 1...3)
+    func simultaneousIntents(round: Int) async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
+        let first = try await SessionClient.open(endpoints)
+        defer { first.stop() }
+        _ = try await first.send(action: "logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
+        try await first.waitUntil(timeout: .seconds(20)) { $0.screen == "home" && $0.phase == .success }
+        var options = SessionClientOptions()
+        options.name = "second/\(round)"
+        let second = try await SessionClient.attach(first.session, endpoints: endpoints, options: options)
+        defer { second.stop() }
+        let version = first.view.navigationVersion
+        try await second.waitUntil(timeout: .seconds(10)) { $0.navigationVersion == version && $0.screen == "home" }
+
+        // Both made on the same navigation version, sent at once.
+        let a = try first.prepare(action: "select", fields: ["item": "actor:1"])
+        let b = try second.prepare(action: "select", fields: ["item": "actor:2"])
+        #expect(a.version == version && b.version == version)
+        async let sentA = first.send(a)
+        async let sentB = second.send(b)
+        let outcomes = try await [sentA, sentB]
+        #expect(outcomes.filter(\.applied).count == 1, "\(outcomes)")
+        let refused = try #require(outcomes.first { !$0.applied })
+        #expect(refused.isStale, "\(refused)")
+        #expect(refused.error?.message.isEmpty == false, "a refusal must say why")
+
+        // One Details pushed, and both clients show it: the winner's item, never a split view.
+        let winner = outcomes.first(where: \.applied)!.prepared.intent.fields["item"]!
+        for client in [first, second] {
+            let view = try await client.waitUntil(timeout: .seconds(10)) { $0.navigationVersion == version + 1 }
+            #expect(view.stack == ["home", "details"])
+            #expect(view.topScreen?.params["item"] == winner)
+        }
+        #expect(first.view.navigation == second.view.navigation)
+    }
+}
