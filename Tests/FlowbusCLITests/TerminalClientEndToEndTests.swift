@@ -23,6 +23,13 @@ struct TerminalClientEndToEndTests {
         #expect(typed.contains("••••••••••") && !typed.contains("flowbus123"), "the password is not masked:\n\(typed)")
         try await tmux.send("a", "Tab", "Enter")
         try await tmux.waitFor("a", ["Now playing", "Popular actors", "1 Home", "4 Expenses"])
+        // Resized smaller and back: the layout follows (the status line stays on the last row).
+        try await tmux.resize("a", rows: 20, columns: 60)
+        let small = try await tmux.waitFor("a", ["Now playing", "1 Home"])
+        let rows = small.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(rows.count >= 20 && rows[19].contains("connected"), "the status line is not on row 20 of 20:\n\(small)")
+        try await tmux.resize("a", rows: 30, columns: 100)
+        try await tmux.waitFor("a", ["Now playing", "4 Expenses"])
         // The third carousel is Popular actors: Enter opens the first actor's Details.
         try await tmux.send("a", "Tab", "Tab", "Enter")
         try await tmux.waitFor("a", ["‹ Back", "Details", "Filmography"])

@@ -65,6 +65,12 @@ struct Tmux {
 
     static let keyNames: Set<String> = ["Tab", "BTab", "Enter", "Escape", "BSpace", "Up", "Down", "Left", "Right", "C-c", "C-q", "Space", "F1", "F2"]
 
+    /// Resizes a window, as a person dragging the terminal's corner.
+    func resize(_ name: String, rows: Int, columns: Int) async throws {
+        let result = try await tmux(["resize-window", "-t", "main:\(name)", "-x", "\(columns)", "-y", "\(rows)"])
+        try #require(result.status == 0, "resize-window \(name): \(result.output)")
+    }
+
     func screen(_ name: String) async throws -> String {
         try await tmux(["capture-pane", "-p", "-t", "main:\(name)"]).output
     }
