@@ -163,7 +163,7 @@ let package = Package(
             dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
-        .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowProtocol"]),
+        .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
         .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "FlowKit", "FlowProtocol"]),
         .testTarget(

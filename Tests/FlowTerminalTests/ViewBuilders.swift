@@ -1,17 +1,12 @@
 @testable import FlowClient
+import FlowKit
 import FlowProtocol
 import Foundation
 
 /// Session views as the bus would deliver them, built by hand for rendering tests.
 enum Views {
     static func screen(_ kind: String, id: String? = nil, owner: String = "app", title: String, params: [String: String] = [:]) -> Flowbus_V1_Screen {
-        var screen = Flowbus_V1_Screen()
-        screen.kind = kind
-        screen.id = id ?? kind
-        screen.owner = owner
-        screen.title = title
-        screen.params = params
-        return screen
+        .make(kind, id: id, owner: owner, title: title, params: params)
     }
 
     static func stack(_ screens: [Flowbus_V1_Screen], tab: String = "") -> Flowbus_V1_Navigation.Stack {
