@@ -1,4 +1,5 @@
 import FlowProtocol
+import Foundation
 import Majordomo
 import ZeroMQ
 
@@ -7,6 +8,10 @@ import ZeroMQ
 public final class MajordomoServiceTransport: ServiceTransport {
     let client: MajordomoClient
     let writer: String
+    /// Every call carries its own idempotency key, the same in each of the client's retries, so
+    /// a retry after a slow first try is answered from the service's memory, not applied twice.
+    private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
+    private var calls = 0
 
     public init(client: MajordomoClient, writer: String) {
         self.client = client
@@ -16,7 +21,8 @@ public final class MajordomoServiceTransport: ServiceTransport {
     public func call(service: String, _ call: Flowbus_V1_ServiceCall) throws(ServiceTransportError) -> Flowbus_V1_ServiceReply {
         let body: [UInt8]
         do {
-            body = try Envelope.wrapping(call, writer: writer).encoded()
+            calls += 1
+            body = try Envelope.wrapping(call, idempotencyKey: "\(writer)/\(keyPrefix)/\(calls)", writer: writer).encoded()
         } catch {
             throw ServiceTransportError(service: service, reason: "the call could not be encoded: \(error)")
         }

@@ -25,13 +25,18 @@ public enum ServiceWorkerRuntime {
                 defer { finished.leave() }
                 guard let handler = box.handlers[service] else { return }
                 let writer = bus.environment.writer
+                // The lanes of one service run on this thread, so a retry is handled after its first try.
+                let replies = RecentReplies(capacity: 4096)
                 do {
                     try lanesBox.lanes.run(until: stop) { request in
                         EnvelopeService.reply(to: request.body, writer: writer) { envelope in
+                            if let earlier = replies[envelope.idempotencyKey] { return earlier }
                             guard envelope.holds(Flowbus_V1_ServiceCall.self), let call = try? envelope.unwrap(Flowbus_V1_ServiceCall.self) else {
                                 return EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_ServiceCall.protoMessageName], writer: writer)
                             }
-                            return EnvelopeService.envelope(handler(call), answering: envelope, writer: writer)
+                            let reply = EnvelopeService.envelope(handler(call), answering: envelope, writer: writer)
+                            replies[envelope.idempotencyKey] = reply
+                            return reply
                         }.frames
                     }
                 } catch {
@@ -57,4 +62,31 @@ final class HandlersBox: @unchecked Sendable {
 final class LanesBox: @unchecked Sendable {
     let lanes: MajordomoWorkerLanes
     init(_ lanes: MajordomoWorkerLanes) { self.lanes = lanes }
+}
+
+/// The replies to the last `capacity` calls by idempotency key: a retried call (same key) gets
+/// the first reply again instead of being applied twice. Calls without a key are not kept.
+final class RecentReplies {
+    let capacity: Int
+    private var replies: [String: Envelope] = [:]
+    private var order: [String] = []
+    private var oldest = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    subscript(key: String) -> Envelope? {
+        get { key.isEmpty ? nil : replies[key] }
+        set {
+            guard !key.isEmpty, let newValue, replies.updateValue(newValue, forKey: key) == nil else { return }
+            if order.count < capacity {
+                order.append(key)
+            } else {
+                replies[order[oldest]] = nil
+                order[oldest] = key
+                oldest = (oldest + 1) % capacity
+            }
+        }
+    }
 }

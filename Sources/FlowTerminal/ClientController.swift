@@ -48,7 +48,9 @@ public final class ClientController {
     public private(set) var notice = ""
     public private(set) var lastChange = Date()
     private var screenKey = ""
-    private var clearAfterSuccess: (key: String, fields: [String])?
+    /// Fields to empty once the action's state settles in success (the expense form after
+    /// `adicionar`); kept when it ends in error, so the person can correct what they typed.
+    private var clearAfterSuccess: (key: String, kind: String, fields: [String], version: UInt64?)?
 
     public init(view: SessionView, readOnly: Bool = false) {
         self.view = view
@@ -60,15 +62,25 @@ public final class ClientController {
 
     /// A new view of the session: rebuilds the form and keeps the focus where it makes sense.
     public func update(_ newView: SessionView) {
-        if newView != view { lastChange = Date() }
+        guard newView != view || form == nil else { return }
+        lastChange = Date()
         view = newView
         rebuild()
+        settleClear()
+    }
+
+    private func settleClear() {
+        guard let clear = clearAfterSuccess, let version = clear.version, let state = view.states[clear.kind],
+              state.screenVersion >= version, state.phase != .loading else { return }
+        if state.phase == .success { for field in clear.fields { values[clear.key]?[field] = nil } }
+        clearAfterSuccess = nil
     }
 
     /// The reply to an action this controller asked for.
     public func finished(_ outcome: IntentOutcome) {
         pending = nil
         if let error = outcome.error {
+            clearAfterSuccess = nil
             let message = outcome.isStale
                 ? "Another client acted on this screen first (this action was made on v\(outcome.prepared.version)). The screen now shows what happened; look, then act again."
                 : error.message + (error.hint.isEmpty ? "" : "\n\(error.hint)")
@@ -78,9 +90,9 @@ public final class ClientController {
             notice = "refused: \(outcome.prepared.action) (\(error.code))"
         } else {
             notice = "\(outcome.prepared.action) applied"
-            if let clear = clearAfterSuccess, clear.key == screenKey {
-                for field in clear.fields { values[screenKey]?[field] = nil }
-                clearAfterSuccess = nil
+            if clearAfterSuccess != nil {
+                clearAfterSuccess?.version = outcome.reply.screenVersion
+                settleClear()
             }
         }
     }
@@ -222,7 +234,7 @@ public final class ClientController {
             let dataAction = ActionTable.dataActions[form.kind]?.contains(button.action) ?? true
             if dataAction {
                 for name in form.fieldNames { fields[name] = value(name) }
-                if button.action == "adicionar" { clearAfterSuccess = (screenKey, form.fieldNames) }
+                if button.action == "adicionar" { clearAfterSuccess = (screenKey, form.kind, form.fieldNames, nil) }
             }
             return act(button.action, fields: fields)
         case .choices(let name, _, let options):

@@ -34,6 +34,17 @@ public final class ScriptedTerminal: JourneyTerminal {
         let (controller, client) = try controller(for: journey)
         for key in parsed {
             controller.update(client.view)
+            // As a person waits for the spinner: a key waits while the screen loads or an action is in flight.
+            if controller.busy {
+                do {
+                    try await client.waitUntil(timeout: timeout, "the screen to finish loading before \(key)") { view in
+                        controller.update(view)
+                        return !controller.busy
+                    }
+                } catch {
+                    throw JourneyFailure("the screen was still loading after \(timeout), so \(key) could not be pressed; the screen was:\n\(framed(render(controller, client)))")
+                }
+            }
             for command in controller.handle(key) {
                 switch command {
                 case .quit: return

@@ -15,6 +15,7 @@ struct SharedSessionEndToEndTests {
         let endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
         let first = try await SessionClient.open(endpoints)
         defer { first.stop() }
+        try await first.waitUntil(timeout: .seconds(20)) { $0.screen == "signin" }
         _ = try await first.send(action: "logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
         try await first.waitUntil(timeout: .seconds(20)) { $0.screen == "home" && $0.phase == .success }
         var options = SessionClientOptions()

@@ -1,0 +1,99 @@
+@testable import FlowClient
+import FlowProtocol
+@testable import FlowTerminal
+import Testing
+
+/// The controller's behaviour over time: replies and new views after keys.
+@Suite("Client controller")
+struct ClientControllerTests {
+    static func outcome(_ action: String, applied: Bool, version: UInt64) -> IntentOutcome {
+        var intent = Flowbus_V1_Intent()
+        intent.action = action
+        var reply = Flowbus_V1_IntentReply()
+        reply.applied = applied
+        reply.screenVersion = version
+        return IntentOutcome(prepared: PreparedIntent(route: .viewModel(kind: "expenses"), intent: intent, idempotencyKey: "k"), reply: reply)
+    }
+
+    static func expenses(_ phase: Flowbus_V1_ViewState.Phase, version: UInt64, message: String = "") -> SessionView {
+        var view = Views.main(selected: "expenses", screens: [Views.screen("expenses", owner: "expenses", title: "Relatório de despesas")])
+        view.states["expenses"] = Views.state("expenses", phase, data: Views.report([]), message: message, version: version)
+        return view
+    }
+
+    @Test("the expense form keeps what was typed when adicionar ends in error, and empties when it ends in success")
+    func expenseFormClearsOnlyOnSuccess() {
+        let controller = ClientController(view: Self.expenses(.success, version: 4))
+        for key in Array("Monitor".map(Key.character)) + [.tab, .character("3"), .tab] + "100,00".map(Key.character) + [.tab] {
+            _ = controller.handle(key)
+        }
+        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "3", "valor": "100,00"])])
+        controller.finished(Self.outcome("adicionar", applied: true, version: 5))
+        controller.update(Self.expenses(.loading, version: 5))
+        controller.update(Self.expenses(.error, version: 6, message: "Tipo de despesa inválido"))
+        #expect(controller.value("titulo") == "Monitor" && controller.value("tipo") == "3", "the form was emptied by an error")
+        _ = controller.handle(.enter)  // OK on the alert
+        #expect(controller.alert == nil)
+
+        // Correct the type and add again: success empties the form.
+        _ = controller.handle(.backTab)
+        _ = controller.handle(.backTab)
+        _ = controller.handle(.backspace)
+        _ = controller.handle(.character("1"))
+        #expect(controller.value("tipo") == "1")
+        for _ in 0..<2 { _ = controller.handle(.tab) }
+        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "1", "valor": "100,00"])])
+        controller.finished(Self.outcome("adicionar", applied: true, version: 7))
+        controller.update(Self.expenses(.loading, version: 7))
+        #expect(controller.value("titulo") == "Monitor", "emptied before the state settled")
+        controller.update(Self.expenses(.success, version: 8))
+        #expect(controller.value("titulo").isEmpty && controller.value("tipo").isEmpty && controller.value("valor").isEmpty)
+    }
+
+    @Test("typed values and passwords of a screen that left the navigation are forgotten")
+    func valuesLeaveWithTheirScreen() {
+        let signIn = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")])
+        let controller = ClientController(view: signIn)
+        for key in Array("demo@flowbus.dev".map(Key.character)) + [.tab] + "secret".map(Key.character) { _ = controller.handle(key) }
+        #expect(controller.value("password") == "secret")
+        controller.update(Views.main(selected: "home", screens: [Views.screen("home", owner: "home", title: "Home")], version: 4))
+        controller.update(Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")], version: 5))
+        #expect(controller.value("password").isEmpty && controller.value("email").isEmpty)
+    }
+
+    @Test("q quits outside a text field and types inside one; Ctrl-C always quits")
+    func quitKeys() {
+        let signIn = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")])
+        let controller = ClientController(view: signIn)
+        #expect(controller.editing)
+        #expect(controller.handle(.character("q")) == [])
+        #expect(controller.value("email") == "q")
+        #expect(controller.handle(.control("c")) == [.quit])
+        for _ in 0..<2 { _ = controller.handle(.tab) }
+        #expect(!controller.editing)
+        #expect(controller.handle(.character("q")) == [.quit])
+    }
+
+    @Test("Esc goes back on a deep stack, dismisses a modal with ok, and says so when there is nothing to go back to")
+    func back() {
+        let deep = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), Views.screen("forgotpassword", owner: "auth", title: "Forgot password")])
+        #expect(ClientController(view: deep).handle(.escape) == [.send(action: "back", fields: [:])])
+        let modal = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")], modal: Views.screen("confirmation", title: "Done", params: ["text": "ok"]))
+        #expect(ClientController(view: modal).handle(.escape) == [.send(action: "ok", fields: [:])])
+        let root = ClientController(view: Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")]))
+        #expect(root.handle(.escape) == [])
+        #expect(root.notice == "nothing to go back to")
+    }
+
+    @Test("tabs: digits and brackets send selectTab when no field has the keys")
+    func tabs() {
+        var view = Views.main(selected: "home", screens: [Views.screen("home", owner: "home", title: "Home")])
+        view.states["home"] = Views.state("home", .success, data: Views.homeFeed)
+        let controller = ClientController(view: view)
+        #expect(controller.handle(.character("4")) == [.send(action: "selectTab", fields: ["tab": "expenses"])])
+        controller.finished(Self.outcome("selectTab", applied: true, version: 10))
+        #expect(controller.handle(.character("[")) == [.send(action: "selectTab", fields: ["tab": "expenses"])])
+        controller.finished(Self.outcome("selectTab", applied: true, version: 11))
+        #expect(controller.handle(.character("]")) == [.send(action: "selectTab", fields: ["tab": "likes"])])
+    }
+}
