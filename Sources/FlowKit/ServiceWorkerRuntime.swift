@@ -79,7 +79,8 @@ final class RecentReplies {
     subscript(key: String) -> Envelope? {
         get { key.isEmpty ? nil : replies[key] }
         set {
-            guard !key.isEmpty, let newValue, replies.updateValue(newValue, forKey: key) == nil else { return }
+            guard !key.isEmpty, let newValue, replies[key] == nil else { return }
+            replies[key] = newValue
             if order.count < capacity {
                 order.append(key)
             } else {

@@ -8,15 +8,17 @@ public final class MainCoordinator: Coordinator {
     public override class var actions: [String] { ["select"] }
 
     public override func start() {
+        // The flows first: effects run in order, each call answered before the next, so no tab
+        // shows a screen before the flow that acts on it is live (a select on Home was refused).
+        startChild("home")
+        startChild("settings")
+        startChild("expenses")
         navigate(.setRootTabs([
             ("home", [AppScreens.home()]),
             ("likes", [AppScreens.likes()]),
             ("settings", [AppScreens.settings()]),
             ("expenses", [AppScreens.expenses()]),
         ], selected: "home"))
-        startChild("home")
-        startChild("settings")
-        startChild("expenses")
     }
 
     public override func handle(intent: IntentInput) throws(IntentRefusal) {
