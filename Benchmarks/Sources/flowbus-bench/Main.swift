@@ -45,6 +45,7 @@ struct FlowbusBench {
         attempt(.idleMemory) { () throws(BenchError) in IdleMemory(options: options).run() }
         attempt(.appJourney) { () throws(BenchError) in AppJourney(options: options, logger: logger).run() }
         attempt(.appMemory) { () throws(BenchError) in AppMemory(options: options, logger: logger).run() }
+        attempt(.clientFanout) { () throws(BenchError) in ClientFanout(options: options, logger: logger).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"

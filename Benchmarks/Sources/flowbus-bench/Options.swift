@@ -12,6 +12,8 @@ struct Options {
     /// mdp-throughput: lanes per worker thread beside the plain one-worker-per-thread runs.
     var laneCounts = [1, 16]
     var subscriberCounts = [1, 10]
+    /// client-fanout: read-only followers attached to the driver's session.
+    var clientCounts = [1, 10]
     /// For profiling Flowbus alone: no raw baselines, no raw-SUB variant of clone-rate.
     var flowbusOnly = false
 
@@ -26,6 +28,7 @@ struct Options {
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
       --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
+      --clients LIST   client-fanout follower counts, besides the driver (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
       --help           this text
 
@@ -52,6 +55,7 @@ struct Options {
             case "--workers": workerCounts = try Self.counts(try value(of: argument), argument)
             case "--lanes": laneCounts = try Self.counts(try value(of: argument), argument)
             case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
+            case "--clients": clientCounts = try Self.counts(try value(of: argument), argument)
             case "--json": jsonPath = try value(of: argument)
             case "--repo": repositoryPath = try value(of: argument)
             case "--only":
@@ -101,4 +105,5 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case idleMemory = "idle-memory"
     case appJourney = "app-journey"
     case appMemory = "app-memory"
+    case clientFanout = "client-fanout"
 }
