@@ -2,6 +2,7 @@ import ArgumentParser
 import FlowClient
 import FlowHost
 import Foundation
+import FlowTerminal
 import Majordomo
 import Supervision
 
@@ -20,12 +21,15 @@ struct Demo: AsyncParsableCommand {
     var timeout: Double = 60
 
     func run() async throws {
+        // Fail before starting anything when there is no terminal to show the app in.
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { throw TerminalError.notATerminal }
         let directory = global.runDirectory
         var started = false
         if try directory.liveHost() == nil {
             print("flowbus demo: starting the host and the app's plugins (run directory \(directory.path))…")
             try Detached.start(arguments: [ExecutablePath.path, "up", "--run-dir", directory.path, "--log-level", global.logLevel], runDirectory: directory)
             started = true
+            Self.stopOnSignals(directory)
         } else {
             print("flowbus demo: a host already runs in \(directory.path); using it, and leaving it running")
         }
@@ -38,6 +42,25 @@ struct Demo: AsyncParsableCommand {
         }
         if started { stopHost(directory) }
     }
+
+    /// Ctrl-C or SIGTERM while the app starts (before the client takes the keys) still stops
+    /// the host this demo started: it runs in a session of its own and would outlive us.
+    private static func stopOnSignals(_ directory: RunDirectory) {
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler {
+                print("\nflowbus demo: stopping…")
+                stopHost(directory)
+                Foundation.exit(130)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Keeps the sources alive; written once, by `run` before the app starts, read by nothing.
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
 
     /// Waits until every plugin runs and coord.app serves (sessions open through it), showing progress.
     private func waitForApp(_ directory: RunDirectory) async throws {
@@ -59,7 +82,9 @@ struct Demo: AsyncParsableCommand {
         throw HostError.startFailed("the app's plugins were not all running within \(Int(timeout)) s; `flowbus ps --run-dir \(directory.path)` shows which, and their logs are in \(directory.logDirectory)")
     }
 
-    private func stopHost(_ directory: RunDirectory) {
+    private func stopHost(_ directory: RunDirectory) { Self.stopHost(directory) }
+
+    private static func stopHost(_ directory: RunDirectory) {
         guard let descriptor = try? directory.liveHost() else { return }
         let control = ControlClient(runDirectory: directory)
         if (try? control.send(ControlRequest(command: .down)) as Empty) == nil { kill(descriptor.pid, SIGTERM) }
