@@ -22,6 +22,8 @@ public final class BusCaller: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var jobs: [Job] = []
+    /// Whether a job has left `jobs` and its reply is not back yet.
+    private var busy = false
     private var stopping = false
     private var thread: Thread?
     private let name: String
@@ -47,6 +49,20 @@ public final class BusCaller: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits until every request queued so far has its reply (or failed), at most `timeout`;
+    /// returns whether it got there. Lets a coordinator make sure a child flow it started is live
+    /// before the screen that flow acts on is shown.
+    @discardableResult
+    public func waitUntilIdle(timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while !jobs.isEmpty || busy {
+            guard condition.wait(until: deadline) else { return jobs.isEmpty && !busy }
+        }
+        return true
+    }
+
     /// Requests waiting to be sent.
     public var backlog: Int {
         condition.lock()
@@ -70,7 +86,14 @@ public final class BusCaller: @unchecked Sendable {
                 return
             }
             let job = jobs.removeFirst()
+            busy = true
             condition.unlock()
+            defer {
+                condition.lock()
+                busy = false
+                condition.broadcast()
+                condition.unlock()
+            }
             do {
                 let reply = try client.request(service: job.service, body: job.body, timeout: job.timeout, tries: job.tries)
                 job.completion(Outcome(reply: reply, failure: nil))

@@ -179,6 +179,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
         let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
         var pendingNavigation: [NavigationOp]?
+        var startsChildren = false
         let refusal: WireError? = state.withLock { state in
             guard let instance = state.instances[session] else { return noInstance(session, doing: intent.action) }
             do {
@@ -186,6 +187,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             } catch {
                 return Self.wireError(error)
             }
+            startsChildren = instance.effects.contains { if case .startChild = $0 { true } else { false } }
             pendingNavigation = apply(instance, in: &state, syncNavigation: owner == nil ? [] : nil)
             return nil
         }
@@ -193,6 +195,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var reply = Flowbus_V1_IntentReply()
         reply.applied = true
         if let ops = pendingNavigation, !ops.isEmpty, let navigator {
+            // A child flow started by this intent is live before its screen shows (its start
+            // went out through the caller, which answers in order).
+            if startsChildren, !caller.waitUntilIdle(timeout: .seconds(3)) {
+                logger.warning("a child flow did not answer its start within 3 s; showing its screen anyway",
+                               metadata: ["flowbus.session": "\(session)", "flowbus.action": "\(intent.action)"])
+            }
             // The person's action waits for the owner's verdict: two clients acting at once on
             // one screen get one applied and one refused, never both.
             let answer = callSync(navigator, coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion)
