@@ -159,22 +159,8 @@ struct AppJourney {
     // MARK: Playing
 
     static func play(endpoints: BusEndpoints, warmup: Int, journeys: Int, logger: Logger) async throws -> Samples {
-        var options = SessionClientOptions()
-        options.name = "flowbus-bench/\(getpid())"
-        // A short event log: only a failure's diff reads it, and trimming a long one costs the client.
-        options.maxEvents = 200
-        let client: SessionClient
-        do {
-            client = try await SessionClient.open(endpoints, options: options, logger: logger)
-        } catch {
-            throw BenchError("cannot open a session on the app: \(error)")
-        }
+        let client = try await AppHost.openSession(endpoints, name: "flowbus-bench/\(getpid())", timeout: .seconds(20), logger: logger)
         defer { client.stop() }
-        do {
-            try await client.expect(Expectation(screen: "signin"), timeout: .seconds(20))
-        } catch {
-            throw BenchError("the new session never showed SignIn: \(error)")
-        }
         var samples = Samples(session: client.session)
         for index in 0..<(warmup + journeys) {
             let start = monotonicNanoseconds()

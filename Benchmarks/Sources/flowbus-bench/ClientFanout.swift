@@ -200,19 +200,10 @@ struct ClientFanout {
     }
 
     static func play(endpoints: BusEndpoints, counts: [Int], warmup: Int, changes: Int, logger: Logger) async throws -> ([Samples], String) {
-        var options = SessionClientOptions()
-        options.name = "flowbus-bench/\(getpid())/driver"
-        options.maxEvents = 200
-        let client: SessionClient
-        do {
-            client = try await SessionClient.open(endpoints, options: options, logger: logger)
-        } catch {
-            throw BenchError("cannot open a session on the app: \(error)")
-        }
+        let client = try await AppHost.openSession(endpoints, name: "flowbus-bench/\(getpid())/driver", timeout: timeout, logger: logger)
         let driver = Watched(client)
         defer { driver.stop() }
         do {
-            try await client.expect(Expectation(screen: "signin"), timeout: timeout)
             let outcome = try await client.send(action: "logIn", fields: ["email": AppJourney.email, "password": AppJourney.password])
             guard outcome.applied else { throw BenchError("logIn was not applied: \(outcome)") }
             try await client.expect(Expectation(screen: "home", tab: "home", phase: .success, user: AppJourney.email), timeout: timeout)
