@@ -3,6 +3,7 @@
 #include "CTerminal.h"
 
 #include <locale.h>
+#include <poll.h>
 #include <ncursesw/curses.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -107,9 +108,20 @@ void cterm_size(int *rows, int *cols) {
 
 int cterm_read_key(int timeout_ms, uint32_t *character) {
     wint_t key = 0;
-    timeout(timeout_ms);
-    int kind = get_wch(&key);
     *character = 0;
+    // A terminal that went away (its tmux or ssh gone) makes every read fail at once: say so
+    // rather than let the caller spin.
+    struct pollfd input = {.fd = STDIN_FILENO, .events = POLLIN, .revents = 0};
+    int ready = poll(&input, 1, timeout_ms);
+    if (ready < 0) return CTERM_KEY_NONE;
+    if (input.revents & (POLLHUP | POLLERR | POLLNVAL)) return CTERM_KEY_HANGUP;
+    if (ready == 0) {
+        // ncurses may still hold a key it read earlier (the rest of an escape sequence).
+        timeout(0);
+    } else {
+        timeout(timeout_ms);
+    }
+    int kind = get_wch(&key);
     if (kind == ERR) return CTERM_KEY_NONE;
     if (kind == OK) {
         if (key == '\r' || key == '\n') return CTERM_KEY_ENTER;

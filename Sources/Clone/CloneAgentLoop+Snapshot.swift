@@ -62,7 +62,7 @@ extension CloneAgentLoop {
         }
         publishChanges()
         let subtree = subscriptions[index].subtreeBytes
-        shared.view.withLock { view in
+        let deliveries = shared.view.withLock { view in
             var updates: [CloneUpdate] = []
             for (key, entry) in view.store where key.utf8.starts(with: subtree) && flight.entries[key] == nil {
                 updates.append(CloneUpdate(
@@ -73,7 +73,11 @@ extension CloneAgentLoop {
                     key: key, value: entry.value, sequence: entry.sequence, isDelete: false, fromSnapshot: true))
             }
             updates.sort { $0.key < $1.key }
-            view.apply(updates)
+            return view.apply(updates)
+        }
+        // Yielded outside the lock (see publishChanges).
+        for (continuation, updates) in deliveries {
+            for update in updates { continuation.yield(update) }
         }
         statistics.snapshotsCompleted += 1
         subscriptions[index].phase = .synced

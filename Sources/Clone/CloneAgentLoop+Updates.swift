@@ -127,10 +127,17 @@ extension CloneAgentLoop {
         shared.synced.store(false, ordering: .releasing)
     }
 
-    /// Hands the changes of this turn to the map and the update streams, under one lock.
+    /// Hands the changes of this turn to the map (under its lock), then to the update streams.
+    /// Never yield under the lock: cancelling a stream runs its onTermination, which takes the
+    /// lock, while the runtime holds the waiting task's lock that a yield needs (a deadlock seen
+    /// when a SessionClient stopped during an update). Only this thread publishes, so streams
+    /// still get changes in order.
     func publishChanges() {
         guard !changes.isEmpty else { return }
-        shared.view.withLock { $0.apply(changes) }
+        let deliveries = shared.view.withLock { $0.apply(changes) }
+        for (continuation, updates) in deliveries {
+            for update in updates { continuation.yield(update) }
+        }
         changes.removeAll(keepingCapacity: true)
     }
 }

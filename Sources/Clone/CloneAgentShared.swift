@@ -15,8 +15,9 @@ struct AgentView {
     var listeners: [Int: Listener] = [:]
     var nextListenerID = 0
 
-    /// Applies changes in order and hands each to the streams whose prefix it matches.
-    mutating func apply(_ updates: [CloneUpdate]) {
+    /// Applies changes in order; returns, for each stream, the changes whose key its prefix
+    /// matches, for the caller to yield once the lock is released.
+    mutating func apply(_ updates: [CloneUpdate]) -> [(AsyncStream<CloneUpdate>.Continuation, [CloneUpdate])] {
         for update in updates {
             if update.isDelete {
                 store.removeValue(forKey: update.key)
@@ -26,11 +27,9 @@ struct AgentView {
                     uuid: update.uuid, properties: update.properties)
             }
         }
-        guard !listeners.isEmpty else { return }
-        for listener in listeners.values {
-            for update in updates where update.key.utf8.starts(with: listener.prefix) {
-                listener.continuation.yield(update)
-            }
+        return listeners.values.compactMap { listener in
+            let matching = updates.filter { $0.key.utf8.starts(with: listener.prefix) }
+            return matching.isEmpty ? nil : (listener.continuation, matching)
         }
     }
 }

@@ -51,13 +51,16 @@ public final class TerminalClient: Sendable {
         var lastDrawn: Canvas?
         var frame = 0
         while !device.stopRequested {
-            if let key = device.readKey(timeoutMilliseconds: 40) {
-                for command in controller.handle(key) {
+            // Every key already typed (a paste, keys sent by tmux) before the next frame.
+            var key = device.readKey(timeoutMilliseconds: 40)
+            while let pressed = key {
+                for command in controller.handle(pressed) {
                     switch command {
                     case .quit: return
                     case .send(let action, let fields): send(action, fields)
                     }
                 }
+                key = device.readKey(timeoutMilliseconds: 0)
             }
             for reply in inbox.withLock({ replies in defer { replies = [] }; return replies }) {
                 switch reply {

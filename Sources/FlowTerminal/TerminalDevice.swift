@@ -28,8 +28,10 @@ public final class TerminalDevice {
         return (Int(rows), Int(columns))
     }
 
-    /// A stop signal (SIGTERM, SIGHUP, SIGINT) arrived.
-    public var stopRequested: Bool { cterm_stop_requested() != 0 }
+    /// A stop signal (SIGTERM, SIGHUP, SIGINT) arrived, or the terminal went away.
+    public var stopRequested: Bool { hungUp || cterm_stop_requested() != 0 }
+
+    private var hungUp = false
 
     /// The next key, or nil after `timeoutMilliseconds` without one.
     public func readKey(timeoutMilliseconds: Int) -> Key? {
@@ -58,6 +60,9 @@ public final class TerminalDevice {
         case Int(CTERM_KEY_RESIZE): return .resize
         case Int(CTERM_KEY_F1): return .help
         case Int(CTERM_KEY_F2): return .toggleLog
+        case Int(CTERM_KEY_HANGUP):
+            hungUp = true
+            return nil
         default: return nil
         }
     }

@@ -1,5 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
+
+/// tmux servers the tests started and have not stopped: killed at exit (tests stop theirs from a
+/// task in a defer, which the test process may not live to run after its last test).
+private let unstoppedServers = Mutex<Set<String>>([])
+private let serverCleanupInstalled = Atomic<Bool>(false)
 
 /// A tmux server of its own (its own socket) running real terminal clients in panes of a fixed
 /// size: keys go in with send-keys, the screen comes out with capture-pane, as a person would use it.
@@ -48,6 +54,19 @@ struct Tmux {
             // A detached session's windows take its size. (tmux 3.3a's server dies on new-window
             // after `window-size manual`, so the size is left to -x/-y.)
             result = try await tmux(["new-session", "-d", "-s", "main", "-n", name, "-x", "\(columns)", "-y", "\(rows)", line])
+            unstoppedServers.withLock { _ = $0.insert(socket) }
+            if !serverCleanupInstalled.exchange(true, ordering: .relaxed) {
+                atexit {
+                    for socket in unstoppedServers.withLock({ $0 }) {
+                        // kill-server hangs up every pane, so the clients in them quit.
+                        var pid: pid_t = 0
+                        let words: [String] = ["tmux", "-L", socket, "kill-server"]
+                        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+                        if posix_spawnp(&pid, "tmux", nil, nil, argv, environ) == 0 { waitpid(pid, nil, 0) }
+                        argv.forEach { free($0) }
+                    }
+                }
+            }
         }
         try #require(result.status == 0, "tmux could not open \(name): \(result.output)")
     }
@@ -103,5 +122,6 @@ struct Tmux {
 
     func stop() async {
         _ = try? await tmux(["kill-server"])
+        unstoppedServers.withLock { _ = $0.remove(socket) }
     }
 }

@@ -25,6 +25,7 @@ enum {
     CTERM_KEY_F1,
     CTERM_KEY_F2,
     CTERM_KEY_OTHER,
+    CTERM_KEY_HANGUP,       // the terminal is gone: stop
 };
 
 // Roles a cell is drawn in; the shim maps each to colours and attributes.
