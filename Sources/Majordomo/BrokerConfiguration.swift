@@ -35,6 +35,13 @@ public struct BrokerConfiguration: Sendable {
     public var badInputLogPeriod: Duration = .seconds(10)
     /// Sees the requests and replies of some services (by name prefix); nil observes nothing.
     public var observer: BrokerObserver?
+    /// After a client request or a worker REPLY, how long the broker keeps polling without
+    /// sleeping before it blocks again. The next message of a conversation (a worker's reply,
+    /// a client's next request) usually comes within it and is handled without a thread wake-up,
+    /// which roughly halves a request's round trip through the broker (see Benchmarks/README.md,
+    /// mdp-rtt). Costs at most this much CPU per burst of traffic; heartbeats alone never start
+    /// it, so an idle broker sleeps. `.zero` turns it off.
+    public var busyPoll: Duration = .microseconds(50)
 
     public init() {}
 

@@ -26,7 +26,7 @@ extension BrokerLoop {
         route(frames, bodyStart: layout.bodyStart, service: service)
     }
 
-    /// Hands the request to the longest-idle worker of its service, or queues it.
+    /// Hands the request to the worker of its service that has waited longest with room, or queues it.
     func route(_ frames: [Frame], bodyStart: Int, service name: Frame) {
         guard let service = serviceEntry(for: name) else {
             reject(.queueFull, client: frames[0], service: name,
@@ -34,7 +34,7 @@ extension BrokerLoop {
             return
         }
         if service.observed { observe(.request, service: name, client: frames[0], frames: frames, bodyStart: bodyStart) }
-        if service.waiting.isEmpty, dispatchToIdleWorker(frames, bodyStart: bodyStart, service: service) {
+        if service.waiting.isEmpty, dispatchToReadyWorker(frames, bodyStart: bodyStart, service: service) {
             return
         }
         guard service.waiting.count < configuration.maxQueuedRequestsPerService else {
@@ -45,12 +45,18 @@ extension BrokerLoop {
         service.waiting.append(WaitingRequest(message: frames, bodyStart: bodyStart, expiresAt: now + configuration.requestExpiry))
     }
 
-    /// Sends the request to an idle worker; workers found gone on the way are removed. False if none took it.
-    func dispatchToIdleWorker(_ frames: [Frame], bodyStart: Int, service: ServiceEntry) -> Bool {
-        while let worker = service.idle.popFirst() {
+    /// Sends the request to the first worker in the ready line; one with room left goes to the back
+    /// of the line. Workers found gone on the way are removed. False if none took it.
+    func dispatchToReadyWorker(_ frames: [Frame], bodyStart: Int, service: ServiceEntry) -> Bool {
+        while let worker = service.ready.popFirst() {
+            worker.queued = false
             if sendRequest(to: worker, client: frames[0], body: frames, from: bodyStart) {
-                worker.inFlightClient = frames[0]
+                worker.took(requestOf: frames[0])
                 tally.dispatched += 1
+                if worker.hasRoom {
+                    worker.queued = true
+                    service.ready.append(worker)
+                }
                 return true
             }
             removeWorker(worker)
@@ -103,12 +109,12 @@ extension BrokerLoop {
                    detail: "request of \(totalBytes) bytes to \(service.printable) is over the broker's limit of \(configuration.maxMessageBytes) bytes; send less per request")
         case .worker(.reply):
             // The worker did answer: it is idle again, and its client learns why no reply comes.
-            guard let worker = workers[frames[0]], let client = worker.inFlightClient, client == frames[layout.subject] else { return }
+            let client = frames[layout.subject]
+            guard let worker = workers[frames[0]], worker.finished(requestOf: client) else { return }
             worker.lastHeard = now
-            worker.inFlightClient = nil
             reject(.oversizeReply, client: client, service: worker.service.name,
                    detail: "the reply of service \(worker.service.displayName) was \(totalBytes) bytes, over the broker's limit of \(configuration.maxMessageBytes) bytes")
-            workerIsIdle(worker)
+            workerHasRoom(worker)
         case .worker:
             break
         }

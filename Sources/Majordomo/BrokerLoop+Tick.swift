@@ -70,7 +70,9 @@ extension BrokerLoop {
                 service: worker.service.displayName,
                 lastHeard: wallNow.addingTimeInterval(-now.since(worker.lastHeard).seconds),
                 requestsServed: worker.served,
-                busy: worker.inFlightClient != nil
+                busy: !worker.inFlight.isEmpty,
+                inFlight: worker.inFlight.count,
+                credit: worker.credit
             )
         }
         shared.flushRequested.store(false, ordering: .relaxed)

@@ -16,18 +16,18 @@ extension BrokerLoop {
             } else if service.starts(with: MDP.mmiPrefix) {
                 refuse(identity, "READY for \(service.printable): mmi.* services belong to the broker")
             } else {
-                register(identity, service: service)
+                register(identity, service: service, credit: layout.credit)
             }
         case .reply:
             guard let worker else {
                 refuse(identity, "REPLY from a peer that never sent READY (or was removed)")
                 return
             }
-            guard let client = worker.inFlightClient, client == frames[layout.subject] else {
+            let client = frames[layout.subject]
+            guard worker.finished(requestOf: client) else {
                 refuse(identity, "REPLY for a client whose request this worker does not hold")
                 return
             }
-            worker.inFlightClient = nil
             worker.served += 1
             if worker.service.observed {
                 observe(.reply, service: worker.service.name, client: client, worker: identity, frames: frames, bodyStart: layout.bodyStart)
@@ -35,7 +35,7 @@ extension BrokerLoop {
             if sendClientReply(to: client, service: worker.service.name, body: frames, from: layout.bodyStart) {
                 tally.replies += 1
             }
-            workerIsIdle(worker)
+            workerHasRoom(worker)
         case .heartbeat:
             if worker == nil { refuse(identity, "HEARTBEAT from a peer that never sent READY (or was removed)") }
         case .disconnect:
@@ -49,32 +49,35 @@ extension BrokerLoop {
         }
     }
 
-    func register(_ identity: Frame, service name: Frame) {
+    func register(_ identity: Frame, service name: Frame, credit: Int) {
         guard let service = serviceEntry(for: name) else {
             refuse(identity, "READY for a new service while the broker already tracks \(configuration.maxServices)")
             return
         }
-        let worker = WorkerEntry(identity: identity, service: service, now: now)
+        let worker = WorkerEntry(identity: identity, service: service, credit: credit, now: now)
         workers[identity] = worker
         service.workerCount += 1
         service.everHadWorker = true
         tally.workersRegistered += 1
-        logger.debug("worker ready", metadata: ["flowbus.peer": "\(identity.printable)", "flowbus.service": "\(service.displayName)"])
-        workerIsIdle(worker)
+        logger.debug("worker ready", metadata: [
+            "flowbus.peer": "\(identity.printable)", "flowbus.service": "\(service.displayName)", "flowbus.credit": "\(credit)",
+        ])
+        workerHasRoom(worker)
     }
 
-    /// A worker without a request takes the oldest waiting one, or joins the back of the idle line.
-    func workerIsIdle(_ worker: WorkerEntry) {
+    /// A worker with room takes the oldest waiting requests while it has room, then, if it still
+    /// has some, joins the back of the ready line (unless it is already in it).
+    func workerHasRoom(_ worker: WorkerEntry) {
         let service = worker.service
-        while let waiting = service.waiting.popFirst() {
+        while worker.hasRoom, let waiting = service.waiting.popFirst() {
             if waiting.expiresAt <= now {
                 expire(waiting, service: service)
                 continue
             }
             if sendRequest(to: worker, client: waiting.client, body: waiting.message, from: waiting.bodyStart) {
-                worker.inFlightClient = waiting.client
+                worker.took(requestOf: waiting.client)
                 tally.dispatched += 1
-                return
+                continue
             }
             // The worker is gone: the request goes back to the front of the line for the next one.
             var requeued = FIFOQueue<WaitingRequest>()
@@ -84,7 +87,10 @@ extension BrokerLoop {
             removeWorker(worker)
             return
         }
-        service.idle.append(worker)
+        if worker.hasRoom && !worker.queued {
+            worker.queued = true
+            service.ready.append(worker)
+        }
     }
 
     /// Answers a valid but unexpected command with DISCONNECT, as 7/MDP says, and forgets the peer.
@@ -97,12 +103,15 @@ extension BrokerLoop {
         sendWorkerCommand(MDP.disconnectFrame, to: identity)
     }
 
-    /// Forgets a worker. A request it held is not resent: clients retry (Lazy Pirate), workers are idempotent.
+    /// Forgets a worker. A request it held (or several, with credit) is not resent: clients retry (Lazy Pirate), workers are idempotent.
     func removeWorker(_ worker: WorkerEntry) {
         guard workers[worker.identity] === worker else { return }
         workers[worker.identity] = nil
         worker.service.workerCount -= 1
-        worker.service.idle.removeAll { $0 === worker }
+        if worker.queued {
+            worker.queued = false
+            worker.service.ready.removeAll { $0 === worker }
+        }
     }
 
     func expire(_ waiting: WaitingRequest, service: ServiceEntry) {

@@ -19,6 +19,9 @@ final class BrokerLoop {
     var now = MonotonicTime.now()
     var nextTick: MonotonicTime
 
+    /// Whether the last drain handled a client request or a worker REPLY: then the next poll spins first.
+    var sawTraffic = false
+
     let heartbeatInterval: Duration
     let workerExpiry: Duration
     let receiveByteLimit: Int
@@ -45,7 +48,7 @@ final class BrokerLoop {
         let wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
         while !shared.stopping.load(ordering: .acquiring) {
             do {
-                try poller.poll(timeout: nextTick.since(now))
+                try wait(poller)
                 now = .now()
                 if poller.isReadable(wakeIndex) { shared.wake.drain() }
                 try drain()
@@ -58,6 +61,23 @@ final class BrokerLoop {
         }
         sayGoodbye()
         publish()
+    }
+
+    /// Blocks until the socket or the wake pipe is readable or the next tick is due; after traffic,
+    /// busy-polls for `configuration.busyPoll` first.
+    private func wait(_ poller: ZMQPoller) throws(ZMQError) {
+        var timeout = nextTick.since(now)
+        if sawTraffic && configuration.busyPoll > .zero && timeout > .zero {
+            sawTraffic = false
+            let spin = min(configuration.busyPoll, timeout)
+            tally.busyPolls += 1
+            if try poller.spin(upTo: spin) {
+                tally.busyPollHits += 1
+                return
+            }
+            timeout -= spin
+        }
+        try poller.poll(timeout: timeout)
     }
 
     /// Handles every message waiting on the socket.
@@ -102,8 +122,12 @@ final class BrokerLoop {
             return
         }
         switch layout.kind {
-        case .client: clientRequest(frames, layout: layout)
-        case .worker(let command): workerCommand(command, frames, layout: layout)
+        case .client:
+            sawTraffic = true
+            clientRequest(frames, layout: layout)
+        case .worker(let command):
+            if command == .reply { sawTraffic = true }
+            workerCommand(command, frames, layout: layout)
         }
     }
 

@@ -7,8 +7,10 @@ final class ServiceEntry {
     let displayName: String
     /// Whether `BrokerConfiguration.observer` sees this service's traffic; decided once, here.
     let observed: Bool
-    /// Idle workers, the one idle longest first (least recently used).
-    var idle = FIFOQueue<WorkerEntry>()
+    /// Workers with room for another request, the one waiting longest first (least recently used).
+    /// A 7/MDP worker (credit 1) is here while idle; a worker with credit N is here, once, while it
+    /// holds fewer than N requests, and goes to the back each time it takes one (round robin).
+    var ready = FIFOQueue<WorkerEntry>()
     var workerCount = 0
     var everHadWorker = false
     var waiting = FIFOQueue<WaitingRequest>()
@@ -36,15 +38,34 @@ final class WorkerEntry {
     let service: ServiceEntry
     var lastHeard: MonotonicTime
     var lastSent: MonotonicTime
-    /// The client whose request this worker holds; nil while idle.
-    var inFlightClient: Frame?
+    /// How many requests it takes at once: 1 as 7/MDP has it, N when its READY offered `credit=N`.
+    let credit: Int
+    /// The clients whose requests it holds, oldest first (a client may appear more than once).
+    private(set) var inFlight: [Frame] = []
+    /// Whether it is in its service's `ready` line.
+    var queued = false
     var served = 0
 
-    init(identity: Frame, service: ServiceEntry, now: MonotonicTime) {
+    init(identity: Frame, service: ServiceEntry, credit: Int = 1, now: MonotonicTime) {
         self.identity = identity
         self.service = service
+        self.credit = credit
         self.lastHeard = now
         self.lastSent = now
+        inFlight.reserveCapacity(credit)
+    }
+
+    var hasRoom: Bool { inFlight.count < credit }
+
+    func took(requestOf client: Frame) {
+        inFlight.append(client)
+    }
+
+    /// Forgets one request of `client`; false when the worker holds none of it (a REPLY it may not send).
+    func finished(requestOf client: Frame) -> Bool {
+        guard let index = inFlight.firstIndex(of: client) else { return false }
+        inFlight.remove(at: index)
+        return true
     }
 }
 

@@ -29,6 +29,10 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var workersExpired = 0
     /// Workers that sent DISCONNECT, or were sent one.
     public var workersDisconnected = 0
+    /// Times the broker busy-polled after traffic (`BrokerConfiguration.busyPoll`) instead of sleeping at once.
+    public var busyPolls = 0
+    /// Of those, how many saw the next message arrive while polling: each saved a thread wake-up.
+    public var busyPollHits = 0
     /// Live workers per service name.
     public var workersPerService: [String: Int] = [:]
     /// Waiting requests per service name (services with none are left out).
@@ -102,12 +106,18 @@ public struct WorkerInfo: Sendable, Codable, Equatable {
     public var requestsServed: Int
     /// Whether it holds a request now.
     public var busy: Bool
+    /// How many requests it holds now.
+    public var inFlight: Int
+    /// How many it takes at once: 1 for a plain 7/MDP worker, N for one whose READY offered `credit=N`.
+    public var credit: Int
 
-    public init(routingID: String, service: String, lastHeard: Date, requestsServed: Int, busy: Bool) {
+    public init(routingID: String, service: String, lastHeard: Date, requestsServed: Int, busy: Bool, inFlight: Int? = nil, credit: Int = 1) {
         self.routingID = routingID
         self.service = service
         self.lastHeard = lastHeard
         self.requestsServed = requestsServed
         self.busy = busy
+        self.inFlight = inFlight ?? (busy ? 1 : 0)
+        self.credit = credit
     }
 }

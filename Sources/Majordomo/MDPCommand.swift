@@ -6,8 +6,9 @@ public enum MDPCommand: Equatable, Sendable {
     case clientRequest(service: Frame, body: [Frame])
     /// Broker → client: `"" MDPC01 service body...`.
     case clientReply(service: Frame, body: [Frame])
-    /// Worker → broker: `"" MDPW01 0x01 service`.
-    case ready(service: Frame)
+    /// Worker → broker: `"" MDPW01 0x01 service`, plus `credit=N` when the worker takes N > 1
+    /// requests at once (Flowbus's extension; see `MDP.creditPrefix`).
+    case ready(service: Frame, credit: Int = 1)
     /// Broker → worker: `"" MDPW01 0x02 client "" body...`.
     case request(client: Frame, body: [Frame])
     /// Worker → broker: `"" MDPW01 0x03 client "" body...`.
@@ -23,8 +24,9 @@ public enum MDPCommand: Equatable, Sendable {
         switch self {
         case .clientRequest(let service, let body), .clientReply(let service, let body):
             return [MDP.empty, MDP.clientHeader, service] + Self.nonEmpty(body)
-        case .ready(let service):
-            return [MDP.empty, MDP.workerHeader, MDP.readyFrame, service]
+        case .ready(let service, let credit):
+            let ready = [MDP.empty, MDP.workerHeader, MDP.readyFrame, service]
+            return MDP.creditFrame(credit).map { ready + [$0] } ?? ready
         case .request(let client, let body):
             return [MDP.empty, MDP.workerHeader, MDP.requestFrame, client, MDP.empty] + Self.nonEmpty(body)
         case .reply(let client, let body):

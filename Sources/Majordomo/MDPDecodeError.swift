@@ -11,7 +11,7 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
     case wrongHeader(Frame)
     /// Fewer frames than the command needs.
     case truncated(command: String, frames: Int, atLeast: Int)
-    /// More frames than a fixed-size command has (READY is 4 frames, HEARTBEAT and DISCONNECT are 3).
+    /// More frames than a fixed-size command has (READY is 4 frames, or 5 with a credit, HEARTBEAT and DISCONNECT are 3).
     case extraFrames(command: String, frames: Int, expected: Int)
     /// Frame 2 of an MDP/Worker command is not one byte from 0x01 to 0x05 (first bytes kept).
     case unknownCommand(Frame)
@@ -21,6 +21,8 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
     case emptyServiceName
     /// The client address frame of a worker REQUEST or REPLY is empty.
     case emptyClientAddress
+    /// READY's fifth frame (Flowbus's credit extension) is not `credit=N` with N from 1 to `MDP.maxCredit`.
+    case invalidCredit(Frame)
 
     /// The statistics bucket this error is counted in.
     public var kind: BadInputKind {
@@ -41,6 +43,8 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
             "frame 1 is \(header.printable), expected MDPC01 (client) or MDPW01 (worker)"
         case .truncated(let command, let frames, let atLeast):
             "\(command) has \(frames) frames, needs at least \(atLeast) (see 7/MDP)"
+        case .extraFrames(let command, let frames, _) where command == "READY":
+            "READY has \(frames) frames; it has 4, or 5 with Flowbus's credit=N frame (see 7/MDP and Protocols/README.md)"
         case .extraFrames(let command, let frames, let expected):
             "\(command) has \(frames) frames, must have exactly \(expected) (see 7/MDP)"
         case .unknownCommand(let command):
@@ -51,6 +55,8 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
             "the service name frame is empty; name a service such as vm.signin"
         case .emptyClientAddress:
             "the client address frame of a worker REQUEST/REPLY is empty; send back the address the REQUEST carried"
+        case .invalidCredit(let frame):
+            "READY's fifth frame is \(frame.printable); Flowbus reads it as credit=N with N from 1 to \(MDP.maxCredit) (decimal, no leading zero), or leave it out for one request at a time"
         }
     }
 }

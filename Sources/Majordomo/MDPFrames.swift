@@ -40,6 +40,31 @@ public enum MDP {
     static let heartbeatFrame: Frame = WorkerCommand.heartbeat.frame
     static let disconnectFrame: Frame = WorkerCommand.disconnect.frame
     static let empty: Frame = []
+
+    /// Flowbus's one extension to 7/MDP: READY may carry a fifth frame `credit=N`, the number of
+    /// requests the worker takes at once (1...`maxCredit`). Without it a worker holds one, as the RFC has it.
+    public static let creditPrefix: Frame = Array("credit=".utf8)
+    /// The largest credit a worker may offer.
+    public static let maxCredit = 1024
+
+    /// The READY extension frame for `credit`; nil for 1, which plain 7/MDP already means.
+    static func creditFrame(_ credit: Int) -> Frame? {
+        credit == 1 ? nil : creditPrefix + Array(String(credit).utf8)
+    }
+
+    /// The credit a READY extension frame offers, or nil when it is not `credit=N` with N in 1...maxCredit.
+    static func parseCredit(_ frame: Frame) -> Int? {
+        guard frame.count > creditPrefix.count, frame.count <= creditPrefix.count + 4,
+              frame.starts(with: creditPrefix) else { return nil }
+        var value = 0
+        for byte in frame[creditPrefix.count...] {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        // No leading zeros: one spelling per number keeps the frame canonical.
+        guard value >= 1, value <= maxCredit, frame[creditPrefix.count] != 0x30 else { return nil }
+        return value
+    }
 }
 
 /// Who sent an MDP message. Client REQUEST and REPLY look the same on the wire;

@@ -13,6 +13,8 @@ struct MDPLayout: Equatable {
     var subject: Int
     /// Index of the first body frame (client messages, REQUEST, REPLY); the message's count otherwise.
     var bodyStart: Int
+    /// READY only: how many requests the worker takes at once (its credit frame, else 1).
+    var credit = 1
 
     /// Reads `frames[start...]` as one MDP command (`start` is 1 behind a ROUTER's identity frame).
     static func parse(_ frames: [Frame], from start: Int) throws(MDPDecodeError) -> MDPLayout {
@@ -35,9 +37,14 @@ struct MDPLayout: Equatable {
         switch command {
         case .ready:
             guard count >= 4 else { throw .truncated(command: "READY", frames: count, atLeast: 4) }
-            guard count == 4 else { throw .extraFrames(command: "READY", frames: count, expected: 4) }
+            guard count <= 5 else { throw .extraFrames(command: "READY", frames: count, expected: 4) }
             guard !frames[start + 3].isEmpty else { throw .emptyServiceName }
-            return MDPLayout(kind: .worker(.ready), subject: start + 3, bodyStart: frames.count)
+            var credit = 1
+            if count == 5 {
+                guard let offered = MDP.parseCredit(frames[start + 4]) else { throw .invalidCredit(Array(frames[start + 4].prefix(16))) }
+                credit = offered
+            }
+            return MDPLayout(kind: .worker(.ready), subject: start + 3, bodyStart: frames.count, credit: credit)
         case .request, .reply:
             guard count >= 6 else { throw .truncated(command: command.name, frames: count, atLeast: 6) }
             guard !frames[start + 3].isEmpty else { throw .emptyClientAddress }
@@ -59,7 +66,7 @@ extension MDPCommand {
         case .client:
             let service = frames[layout.subject]
             return direction == .toBroker ? .clientRequest(service: service, body: body) : .clientReply(service: service, body: body)
-        case .worker(.ready): return .ready(service: frames[layout.subject])
+        case .worker(.ready): return .ready(service: frames[layout.subject], credit: layout.credit)
         case .worker(.request): return .request(client: frames[layout.subject], body: body)
         case .worker(.reply): return .reply(client: frames[layout.subject], body: body)
         case .worker(.heartbeat): return .heartbeat

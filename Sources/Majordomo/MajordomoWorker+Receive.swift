@@ -5,8 +5,9 @@ import ZeroMQ
 
 extension MajordomoWorker {
     /// Waits up to `timeout` (nil: forever) for the next request, keeping heartbeats and
-    /// reconnection going meanwhile. Every request must be answered with `reply(to:body:)`
-    /// before the broker sends this worker another.
+    /// reconnection going meanwhile. Every request must be answered with `reply(to:body:)`; with
+    /// the default credit of 1 the broker sends this worker the next request only after that reply,
+    /// with a credit of N it keeps up to N in flight (`WorkerConfiguration.credit`).
     public func receive(timeout: Duration?) throws(MajordomoWorkerError) -> MajordomoRequest? {
         let deadline = timeout.map { MonotonicTime.now() + $0 }
         while true {

@@ -34,6 +34,7 @@ public final class MajordomoWorker {
     ) throws(MajordomoWorkerError) {
         guard !service.isEmpty, !service.hasPrefix("mmi.") else { throw .invalidService(service) }
         guard (configuration.curveServerKey == nil) == (configuration.curveKeyPair == nil) else { throw .curveKeysIncomplete }
+        guard (1...MDP.maxCredit).contains(configuration.credit) else { throw .invalidCredit(configuration.credit) }
         self.context = context
         self.endpoint = endpoint
         self.service = service
@@ -62,7 +63,7 @@ public final class MajordomoWorker {
         reconnectAt = nil
         let now = MonotonicTime.now()
         lastHeard = now
-        send(MDPCommand.ready(service: serviceFrame).frames, now: now)
+        send(MDPCommand.ready(service: serviceFrame, credit: configuration.credit).frames, now: now)
     }
 
     /// Drops the socket and schedules a new conversation after the current backoff, which then doubles.

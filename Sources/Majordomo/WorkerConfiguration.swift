@@ -16,6 +16,11 @@ public struct WorkerConfiguration: Sendable {
     /// The broker's CURVE public key and this worker's key pair; nil connects without CURVE.
     public var curveServerKey: CurveKey?
     public var curveKeyPair: CurveKeyPair?
+    /// How many requests the worker takes at once. 1 is 7/MDP as written: the broker sends the
+    /// next request only after the reply. N > 1 (up to `MDP.maxCredit`) adds Flowbus's READY
+    /// extension frame `credit=N`: a Flowbus broker then keeps up to N requests in flight to this
+    /// worker, which may reply in any order. Other 7/MDP brokers ignore the frame or refuse the READY.
+    public var credit: Int = 1
 
     public init(
         heartbeatInterval: Duration = .milliseconds(500),
@@ -24,8 +29,10 @@ public struct WorkerConfiguration: Sendable {
         reconnectMax: Duration = .seconds(5),
         routingID: String? = nil,
         curveServerKey: CurveKey? = nil,
-        curveKeyPair: CurveKeyPair? = nil
+        curveKeyPair: CurveKeyPair? = nil,
+        credit: Int = 1
     ) {
+        self.credit = credit
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatLiveness = heartbeatLiveness
         self.reconnectInitial = reconnectInitial
@@ -55,6 +62,7 @@ public enum MajordomoWorkerError: Error, CustomStringConvertible {
     case invalidService(String)
     case transport(ZMQError, endpoint: String)
     case curveKeysIncomplete
+    case invalidCredit(Int)
 
     public var description: String {
         switch self {
@@ -64,6 +72,8 @@ public enum MajordomoWorkerError: Error, CustomStringConvertible {
             "worker socket to \(endpoint) failed: \(error); check the broker endpoint (FLOWBUS_BROKER)"
         case .curveKeysIncomplete:
             "CURVE needs both the broker's public key and this worker's key pair; give both or neither"
+        case .invalidCredit(let credit):
+            "a worker's credit is how many requests it takes at once, from 1 to \(MDP.maxCredit); \(credit) is outside that"
         }
     }
 }

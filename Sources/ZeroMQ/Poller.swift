@@ -1,4 +1,7 @@
 import CZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which readiness a poll item waits for.
 public struct PollEvents: OptionSet, Sendable {
@@ -41,7 +44,9 @@ public final class ZMQPoller {
     /// Returns how many items are ready; 0 on timeout or on EINTR.
     @discardableResult
     public func poll(timeout: Duration?) throws(ZMQError) -> Int {
-        let milliseconds = timeout.map { Int($0.milliseconds) } ?? -1
+        // zmq_poll counts whole milliseconds: round a partial one up, so that a loop waiting for a
+        // deadline less than 1 ms away sleeps once instead of spinning through zero timeouts.
+        let milliseconds = timeout.map { $0 <= .zero ? 0 : Int(($0 + .nanoseconds(999_999)).milliseconds) } ?? -1
         let count = items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32($0.count), milliseconds) }
         if count < 0 {
             let error = ZMQError.last("zmq_poll")
@@ -49,6 +54,21 @@ public final class ZMQPoller {
             throw error
         }
         return Int(count)
+    }
+
+    /// Busy-polls for up to `duration`: a non-blocking `zmq_poll` in a loop, yielding the CPU to
+    /// any other runnable thread between tries. True as soon as an item is ready (`isReadable`
+    /// then tells which); false when the time ran out, and the caller may block in `poll(timeout:)`.
+    /// A message that arrives while spinning is seen at once, without waking a sleeping thread
+    /// (tens of µs on a virtual machine); the price is CPU for at most `duration`.
+    public func spin(upTo duration: Duration) throws(ZMQError) -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now + duration
+        repeat {
+            if try poll(timeout: .zero) > 0 { return true }
+            sched_yield()
+        } while clock.now < end
+        return false
     }
 
     public func isReadable(_ index: Int) -> Bool {

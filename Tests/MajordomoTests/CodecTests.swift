@@ -8,6 +8,8 @@ struct CodecTests {
         .clientRequest(service: Array("vm.signin".utf8), body: [Array("hello".utf8), []]),
         .clientReply(service: Array("vm.signin".utf8), body: [Array("ok".utf8)]),
         .ready(service: Array("echo".utf8)),
+        .ready(service: Array("echo".utf8), credit: 2),
+        .ready(service: Array("echo".utf8), credit: 1024),
         .request(client: [0x00, 0x80, 0x00, 0x41, 0xA7], body: [Array("x".utf8), [0xFF]]),
         .reply(client: [0x00, 0x80, 0x00, 0x41, 0xA7], body: [[]]),
         .heartbeat,
@@ -29,6 +31,15 @@ struct CodecTests {
         #expect(MDPCommand.request(client: [7], body: [[1]]).frames == [[], Array("MDPW01".utf8), [0x02], [7], [], [1]])
         #expect(MDPCommand.reply(client: [7], body: [[1]]).frames == [[], Array("MDPW01".utf8), [0x03], [7], [], [1]])
         #expect(MDPCommand.clientRequest(service: Array("s".utf8), body: [[9]]).frames == [[], Array("MDPC01".utf8), Array("s".utf8), [9]])
+    }
+
+    @Test func creditIsAFifthReadyFrameOnlyAboveOne() throws {
+        // Credit 1 is what 7/MDP already means: the READY stays exactly the RFC's four frames.
+        #expect(MDPCommand.ready(service: Array("echo".utf8), credit: 1).frames.count == 4)
+        #expect(MDPCommand.ready(service: Array("echo".utf8), credit: 64).frames
+            == [[], Array("MDPW01".utf8), [0x01], Array("echo".utf8), Array("credit=64".utf8)])
+        #expect(try MDPCommand.decode([[], Array("MDPW01".utf8), [0x01], Array("e".utf8), Array("credit=1".utf8)], direction: .toBroker)
+            == .ready(service: Array("e".utf8), credit: 1))
     }
 
     @Test func emptyBodyIsSentAsOneEmptyFrame() throws {
@@ -72,7 +83,13 @@ struct CodecTests {
         BadCase(name: "command frame of two bytes", frames: [[], W, [0x01, 0x01]], error: .unknownCommand([0x01, 0x01]), kind: .unknownCommand),
         BadCase(name: "empty command frame", frames: [[], W, []], error: .unknownCommand([]), kind: .unknownCommand),
         BadCase(name: "READY without service", frames: [[], W, [0x01]], error: .truncated(command: "READY", frames: 3, atLeast: 4), kind: .malformedFrames),
-        BadCase(name: "READY with extra frame", frames: [[], W, [0x01], [0x61], [0x62]], error: .extraFrames(command: "READY", frames: 5, expected: 4), kind: .malformedFrames),
+        BadCase(name: "READY with a fifth frame that is not a credit", frames: [[], W, [0x01], [0x61], [0x62]], error: .invalidCredit([0x62]), kind: .malformedFrames),
+        BadCase(name: "READY with credit 0", frames: [[], W, [0x01], [0x61], Array("credit=0".utf8)], error: .invalidCredit(Array("credit=0".utf8)), kind: .malformedFrames),
+        BadCase(name: "READY with credit over the limit", frames: [[], W, [0x01], [0x61], Array("credit=1025".utf8)], error: .invalidCredit(Array("credit=1025".utf8)), kind: .malformedFrames),
+        BadCase(name: "READY with a leading zero in its credit", frames: [[], W, [0x01], [0x61], Array("credit=08".utf8)], error: .invalidCredit(Array("credit=08".utf8)), kind: .malformedFrames),
+        BadCase(name: "READY with a signed credit", frames: [[], W, [0x01], [0x61], Array("credit=-4".utf8)], error: .invalidCredit(Array("credit=-4".utf8)), kind: .malformedFrames),
+        BadCase(name: "READY with an empty credit", frames: [[], W, [0x01], [0x61], Array("credit=".utf8)], error: .invalidCredit(Array("credit=".utf8)), kind: .malformedFrames),
+        BadCase(name: "READY with six frames", frames: [[], W, [0x01], [0x61], Array("credit=4".utf8), [0x62]], error: .extraFrames(command: "READY", frames: 6, expected: 4), kind: .malformedFrames),
         BadCase(name: "READY with empty service", frames: [[], W, [0x01], []], error: .emptyServiceName, kind: .malformedFrames),
         BadCase(name: "REQUEST truncated", frames: [[], W, [0x02], [7], []], error: .truncated(command: "REQUEST", frames: 5, atLeast: 6), kind: .malformedFrames),
         BadCase(name: "REPLY without delimiter", frames: [[], W, [0x03], [7], [1], [2]], error: .missingEnvelopeDelimiter, kind: .malformedFrames),

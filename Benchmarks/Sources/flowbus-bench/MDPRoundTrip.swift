@@ -54,7 +54,7 @@ struct MDPRoundTrip {
         let endpoint = scratch.endpoint("mdp-rtt")
         let broker: BrokerHandle
         do {
-            broker = try MajordomoBroker.start(context: context, endpoints: [endpoint], logger: logger)
+            broker = try MajordomoBroker.start(context: context, configuration: options.brokerConfiguration(), endpoints: [endpoint], logger: logger)
         } catch {
             throw BenchError("the broker did not start: \(error)")
         }

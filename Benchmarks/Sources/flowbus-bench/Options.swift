@@ -1,4 +1,5 @@
 import Foundation
+import Majordomo
 
 /// The command line: `flowbus-bench [--quick] [--only NAME[,NAME...]] [--json FILE] [--repo PATH] [--skip-build]`.
 struct Options {
@@ -11,6 +12,10 @@ struct Options {
     var workerCounts = [1, 2, 4]
     /// mdp-throughput: lanes per worker thread beside the plain one-worker-per-thread runs.
     var laneCounts = [1, 16]
+    /// mdp-throughput: worker credits (Flowbus's READY extension) beside the plain credit-1 runs.
+    var credits = [1, 128]
+    /// mdp-rtt and mdp-throughput: the broker's busy-poll window in µs; nil keeps the broker's default.
+    var busyPollMicroseconds: Int?
     var subscriberCounts = [1, 10]
     /// client-fanout: read-only followers attached to the driver's session.
     var clientCounts = [1, 10]
@@ -27,6 +32,8 @@ struct Options {
       --skip-build     idle-memory, app-journey, app-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
       --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
+      --credits LIST   mdp-throughput worker credits, requests a worker takes at once (default 1,128)
+      --busy-poll US   mdp-rtt, mdp-throughput: the broker's busy-poll window in µs (default: the broker's own, 50; 0 turns it off)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
       --clients LIST   client-fanout follower counts, besides the driver (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
@@ -54,6 +61,13 @@ struct Options {
             case "--flowbus-only": flowbusOnly = true
             case "--workers": workerCounts = try Self.counts(try value(of: argument), argument)
             case "--lanes": laneCounts = try Self.counts(try value(of: argument), argument)
+            case "--busy-poll":
+                let text = try value(of: argument)
+                guard let microseconds = Int(text), (0...100_000).contains(microseconds) else {
+                    throw UsageError("--busy-poll takes microseconds from 0 to 100000, e.g. 200; got '\(text)'")
+                }
+                busyPollMicroseconds = microseconds
+            case "--credits": credits = try Self.counts(try value(of: argument), argument, upTo: 1024)
             case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
             case "--clients": clientCounts = try Self.counts(try value(of: argument), argument)
             case "--json": jsonPath = try value(of: argument)
@@ -72,10 +86,10 @@ struct Options {
         }
     }
 
-    private static func counts(_ text: String, _ flag: String) throws(UsageError) -> [Int] {
+    private static func counts(_ text: String, _ flag: String, upTo limit: Int = 64) throws(UsageError) -> [Int] {
         let counts = text.split(separator: ",").compactMap { Int($0) }
-        guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 && $0 <= 64 }) else {
-            throw UsageError("\(flag) takes a comma-separated list of counts from 1 to 64, e.g. 1,2,4")
+        guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 && $0 <= limit }) else {
+            throw UsageError("\(flag) takes a comma-separated list of counts from 1 to \(limit), e.g. 1,2,4")
         }
         return counts
     }
@@ -106,4 +120,18 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case appJourney = "app-journey"
     case appMemory = "app-memory"
     case clientFanout = "client-fanout"
+}
+
+extension Options {
+    /// The broker's configuration for mdp-rtt and mdp-throughput: its defaults, or the busy-poll
+    /// window given on the command line (`busyPoll` overrides `--busy-poll`).
+    func brokerConfiguration(busyPoll: Duration? = nil) -> BrokerConfiguration {
+        var configuration = BrokerConfiguration()
+        if let busyPoll {
+            configuration.busyPoll = busyPoll
+        } else if let busyPollMicroseconds {
+            configuration.busyPoll = .microseconds(busyPollMicroseconds)
+        }
+        return configuration
+    }
 }

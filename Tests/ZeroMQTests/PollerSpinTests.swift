@@ -1,0 +1,34 @@
+import Testing
+import ZeroMQ
+
+@Suite("Poller spin")
+struct PollerSpinTests {
+    @Test func spinSeesAMessageThatIsAlreadyThereAndTimesOutWithoutOne() throws {
+        let context = try ZMQContext()
+        let endpoint = "inproc://spin-\(UInt32.random(in: 0...UInt32.max))"
+        let pull = try ZMQSocket(context: context, type: .pull, linger: .zero)
+        try pull.bind(endpoint)
+        let push = try ZMQSocket(context: context, type: .push, linger: .zero)
+        try push.connect(endpoint)
+        let poller = ZMQPoller()
+        let index = poller.add(pull)
+        #expect(try poller.spin(upTo: .microseconds(200)) == false)
+        try push.send([[1, 2, 3]])
+        #expect(try poller.spin(upTo: .seconds(2)) == true)
+        #expect(poller.isReadable(index))
+        #expect(try pull.receiveMessage(dontWait: true) == [[1, 2, 3]])
+    }
+
+    @Test func aSubMillisecondTimeoutStillWaits() throws {
+        let context = try ZMQContext()
+        let pull = try ZMQSocket(context: context, type: .pull, linger: .zero)
+        try pull.bind("inproc://subms-\(UInt32.random(in: 0...UInt32.max))")
+        let poller = ZMQPoller()
+        poller.add(pull)
+        // zmq_poll counts whole milliseconds; 300 µs must not become a zero (non-blocking) poll.
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try poller.poll(timeout: .microseconds(300)) == 0)
+        #expect(clock.now - start >= .microseconds(300))
+    }
+}
