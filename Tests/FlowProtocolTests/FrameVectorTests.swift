@@ -68,6 +68,7 @@ struct MajordomoVectorTests {
 
     @Test func workerCommands() throws {
         #expect(try Vectors.frames("mdp-worker-ready").frames == [[], Self.worker, [0x01], Self.echo])
+        #expect(try Vectors.frames("mdp-worker-ready-credit").frames == [[], Self.worker, [0x01], Self.echo, Array("credit=16".utf8)])
         #expect(try Vectors.frames("mdp-worker-heartbeat").frames == [[], Self.worker, [0x04]])
         #expect(try Vectors.frames("mdp-worker-disconnect").frames == [[], Self.worker, [0x05]])
         #expect(

@@ -264,3 +264,51 @@ def test_replies_reach_the_right_one_of_many_dealer_clients(context, host, clien
     assert first.stats.requests + second.stats.requests == 60
     first.stop()
     second.stop()
+
+
+def requests_within(socket: zmq.Socket, seconds: float, limit: int) -> list[list[bytes]]:
+    """The REQUESTs a raw worker receives within `seconds` (at most `limit`); heartbeats skipped."""
+    received: list[list[bytes]] = []
+    deadline = time.monotonic() + seconds
+    while len(received) < limit and time.monotonic() < deadline:
+        if socket.poll(50, zmq.POLLIN):
+            frames = socket.recv_multipart()
+            if frames[:3] == [b"", mdp.WORKER, mdp.HEARTBEAT]:
+                continue
+            assert frames[:3] == [b"", mdp.WORKER, mdp.REQUEST] and frames[4] == b"", mdp.show(frames)
+            received.append(frames)
+    return received
+
+
+def test_credit_extension_keeps_that_many_requests_in_flight(context, host, client):
+    """Protocols/README.md §2: READY's fifth frame `credit=N` lets the broker send N requests before any REPLY."""
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"interop.credit", b"credit=3"])
+    wait_for_status(client, "interop.credit", b"200", within=2)
+    dealer = context.socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, 0)
+    dealer.connect(host.broker)
+    for n in range(4):
+        dealer.send_multipart([b"", mdp.CLIENT, b"interop.credit", b"job %d" % n])
+    held = requests_within(socket, 1.0, limit=4)
+    assert [frames[5] for frames in held] == [b"job 0", b"job 1", b"job 2"], "credit 3: three REQUESTs, the fourth waits"
+    # Replies in any order; each frees one place.
+    for frames in reversed(held):
+        socket.send_multipart([b"", mdp.WORKER, mdp.REPLY, frames[3], b"", b"done " + frames[5]])
+    last = requests_within(socket, 3.0, limit=1)
+    assert [frames[5] for frames in last] == [b"job 3"]
+    socket.send_multipart([b"", mdp.WORKER, mdp.REPLY, last[0][3], b"", b"done job 3"])
+    replies = []
+    for _ in range(4):
+        assert dealer.poll(3000, zmq.POLLIN), f"only {len(replies)} of 4 replies arrived"
+        frames = dealer.recv_multipart()
+        assert frames[:3] == [b"", mdp.CLIENT, b"interop.credit"], mdp.show(frames)
+        replies.append(frames[3])
+    assert sorted(replies) == [b"done job %d" % n for n in range(4)]
+
+
+def test_ready_with_a_bad_credit_frame_is_not_registered(context, host, client):
+    socket = raw_worker(context, host)
+    socket.send_multipart([b"", mdp.WORKER, mdp.READY, b"interop.badcredit", b"credit=0"])
+    time.sleep(0.3)
+    assert client.service_status("interop.badcredit") == b"404"

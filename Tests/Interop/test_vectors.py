@@ -38,6 +38,7 @@ def test_echo_reply_envelope_decodes():
 
 def test_mdp_worker_vectors_match_the_rfc_layout():
     assert frames("mdp-worker-ready.frames") == [b"", mdp.WORKER, mdp.READY, b"flowbus.echo"]
+    assert frames("mdp-worker-ready-credit.frames") == [b"", mdp.WORKER, mdp.READY, b"flowbus.echo", b"credit=16"]
     assert frames("mdp-worker-heartbeat.frames") == [b"", mdp.WORKER, mdp.HEARTBEAT]
     assert frames("mdp-worker-disconnect.frames") == [b"", mdp.WORKER, mdp.DISCONNECT]
     request = frames("mdp-worker-request.frames")

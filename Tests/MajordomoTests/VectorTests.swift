@@ -41,6 +41,7 @@ struct VectorTests {
     @Test func vectorsMeanWhatTheirNamesSay() throws {
         let echo = Array("flowbus.echo".utf8)
         #expect(try MDPCommand.decode(Self.vector("mdp-worker-ready"), direction: .toBroker) == .ready(service: echo))
+        #expect(try MDPCommand.decode(Self.vector("mdp-worker-ready-credit"), direction: .toBroker) == .ready(service: echo, credit: 16))
         #expect(try MDPCommand.decode(Self.vector("mdp-worker-heartbeat"), direction: .toBroker) == .heartbeat)
         #expect(try MDPCommand.decode(Self.vector("mdp-worker-disconnect"), direction: .toBroker) == .disconnect)
         guard case .request(let client, _) = try MDPCommand.decode(Self.vector("mdp-worker-request"), direction: .fromBroker) else {

@@ -16,8 +16,11 @@ struct MDPRoundTrip {
     func run() throws(BenchError) -> [ResultRow] {
         let scratch = try ScratchDirectory()
         progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
-        let flowbus = try measureFlowbus(scratch)
+        let flowbus = try measureFlowbus(scratch, configuration: options.brokerConfiguration())
         progress("mdp-rtt: Flowbus \(flowbus.latency.text), CPU \(format(flowbus.cpu)) µs/request")
+        progress("mdp-rtt: Flowbus MDP with the broker's busy poll off")
+        let sleeping = try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero))
+        progress("mdp-rtt: Flowbus, busy poll off: \(sleeping.latency.text), CPU \(format(sleeping.cpu)) µs/request")
         if options.flowbusOnly {
             return [ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, note: flowbus.latency.text)]
         }
@@ -39,6 +42,8 @@ struct MDPRoundTrip {
                       note: "CPU per request: user + system time of every thread of the process (client, broker, worker, libzmq I/O) over the measured requests"),
             ResultRow("mdp-rtt", "p50 vs 2 hops", unit: "µs", flowbus: flowbus.latency.p50, raw: proxied.latency.p50, rawLabel: "REQ→proxy→REP",
                       note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; its p99 \(format(proxied.latency.p99)) µs, CPU \(format(proxied.cpu)) µs/request"),
+            ResultRow("mdp-rtt", "p50, broker busy poll off", unit: "µs", flowbus: sleeping.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
+                      note: "context, no target: the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(options.brokerConfiguration().busyPoll) after traffic"),
         ]
     }
 
@@ -48,13 +53,13 @@ struct MDPRoundTrip {
         var cpu: Double
     }
 
-    private func measureFlowbus(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
+    private func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration) throws(BenchError) -> Measurement {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
-        let endpoint = scratch.endpoint("mdp-rtt")
+        let endpoint = scratch.endpoint(configuration.busyPoll == .zero ? "mdp-rtt-sleeping" : "mdp-rtt")
         let broker: BrokerHandle
         do {
-            broker = try MajordomoBroker.start(context: context, configuration: options.brokerConfiguration(), endpoints: [endpoint], logger: logger)
+            broker = try MajordomoBroker.start(context: context, configuration: configuration, endpoints: [endpoint], logger: logger)
         } catch {
             throw BenchError("the broker did not start: \(error)")
         }
