@@ -59,6 +59,7 @@ enum EchoPlugin {
             var workerConfiguration = WorkerConfiguration()
             workerConfiguration.heartbeatInterval = settings.heartbeat
             workerConfiguration.routingID = "\(settings.plugin)/\(getpid())/1"
+            workerConfiguration.credit = settings.credit
             if let curve = settings.curve {
                 workerConfiguration.curveServerKey = curve.serverKey
                 workerConfiguration.curveKeyPair = curve.keyPair
@@ -66,7 +67,7 @@ enum EchoPlugin {
             let worker = try MajordomoWorkerLanes(
                 context: context, endpoint: settings.broker, service: "flowbus.echo", count: settings.lanes,
                 configuration: workerConfiguration, logger: logger)
-            logger.info("serving flowbus.echo", metadata: ["flowbus.broker": "\(settings.broker)", "flowbus.lanes": "\(settings.lanes)"])
+            logger.info("serving flowbus.echo", metadata: ["flowbus.broker": "\(settings.broker)", "flowbus.lanes": "\(settings.lanes)", "flowbus.credit": "\(settings.credit)"])
 
             let service = EchoService(writer: writer)
             var served = 0

@@ -1,5 +1,6 @@
 import Clone
 import Foundation
+import Majordomo
 import ZeroMQ
 
 /// What the host hands a plugin in its environment (Protocols/README.md, "Endpoints").
@@ -12,6 +13,8 @@ struct PluginSettings {
     var heartbeat: Duration
     /// MDP worker lanes (`--lanes N` in the manifest's args): requests this process holds at once.
     var lanes: Int
+    /// Requests each lane takes at once (`--credit N`): Flowbus's READY extension, 1 = plain 7/MDP.
+    var credit: Int
     var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
 
     static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PluginSettings {
@@ -33,6 +36,7 @@ struct PluginSettings {
             incarnation: UInt64(environment["FLOWBUS_INCARNATION"] ?? "") ?? 1,
             heartbeat: .milliseconds(Int(environment["FLOWBUS_HEARTBEAT_MS"] ?? "") ?? 500),
             lanes: 1,
+            credit: 1,
             curve: nil)
         let arguments = CommandLine.arguments
         if let flag = arguments.firstIndex(of: "--lanes") {
@@ -40,6 +44,12 @@ struct PluginSettings {
                 throw PluginSettingsError("--lanes takes a number from 1 to 256 (requests served at once), as in `args: [\"--lanes\", \"4\"]`")
             }
             settings.lanes = lanes
+        }
+        if let flag = arguments.firstIndex(of: "--credit") {
+            guard flag + 1 < arguments.count, let credit = Int(arguments[flag + 1]), (1...MDP.maxCredit).contains(credit) else {
+                throw PluginSettingsError("--credit takes a number from 1 to \(MDP.maxCredit) (requests each worker takes at once), as in `args: [\"--credit\", \"16\"]`")
+            }
+            settings.credit = credit
         }
         if let server = environment["FLOWBUS_SERVER_KEY"] {
             let pair = CurveKeyPair(

@@ -106,6 +106,19 @@ struct BusEndToEndTests {
         #expect(all == 100)
     }
 
+    @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit", .timeLimit(.minutes(1)))
+    func creditThroughTheHost() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)], args: ["--credit", "8"]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+        let answered = try await onThread { try Self.pipelined(host, count: 300) }
+        #expect(answered == 300)
+        let status = try await host.status()
+        let workers = try #require(status["workers"] as? [[String: Any]])
+        #expect(workers.compactMap { $0["credit"] as? Int } == [8], "\(workers)")
+        #expect(workers.first?["requestsServed"] as? Int == 300)
+    }
+
     /// Sends `count` requests at once and counts the replies that arrive within two seconds.
     static func pipelined(_ host: HostFixture, count: Int) throws -> Int {
         let client = try Self.client(host)

@@ -88,10 +88,11 @@ func isAlive(_ pid: Int32) -> Bool {
 }
 
 /// A manifest of `replicas` echo instances per named plugin.
-func echoManifest(_ plugins: [(name: String, replicas: Int)], restart: String = "permanent") -> String {
+func echoManifest(_ plugins: [(name: String, replicas: Int)], restart: String = "permanent", args: [String] = []) -> String {
     var yaml = "supervisor:\n  intensity: 5\n  period: 10s\n  backoff: { initial: 50ms, max: 1s }\n  shutdown_timeout: 3s\nplugins:\n"
     for plugin in plugins {
         yaml += "  - name: \(plugin.name)\n    command: flowbus-echo\n    restart: \(restart)\n    replicas: \(plugin.replicas)\n"
+        if !args.isEmpty { yaml += "    args: [\(args.map { "\"\($0)\"" }.joined(separator: ", "))]\n" }
     }
     return yaml
 }
