@@ -43,7 +43,7 @@ struct MDPRoundTrip {
             ResultRow("mdp-rtt", "p50 vs 2 hops", unit: "µs", flowbus: flowbus.latency.p50, raw: proxied.latency.p50, rawLabel: "REQ→proxy→REP",
                       note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; its p99 \(format(proxied.latency.p99)) µs, CPU \(format(proxied.cpu)) µs/request"),
             ResultRow("mdp-rtt", "p50, broker busy poll off", unit: "µs", flowbus: sleeping.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
-                      note: "context, no target: the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(options.brokerConfiguration().busyPoll) after traffic"),
+                      note: "context, no target: the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
         ]
     }
 
