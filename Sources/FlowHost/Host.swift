@@ -107,6 +107,7 @@ public final class Host: Sendable {
         brokerConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         brokerConfiguration.maxMessageBytes = configuration.maxMessageBytes
         brokerConfiguration.requestExpiry = configuration.unknownServiceExpiry
+        brokerConfiguration.busyPoll = configuration.brokerBusyPoll
         brokerConfiguration.rejectionReply = { rejection in ErrorReplies.body(for: rejection) }
         brokerConfiguration.observer = history.brokerObserver
         if let security {

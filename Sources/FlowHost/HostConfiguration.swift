@@ -1,4 +1,5 @@
 import Foundation
+import Majordomo
 
 /// Everything `flowbus up` decides before the host starts.
 public struct HostConfiguration: Sendable {
@@ -20,6 +21,8 @@ public struct HostConfiguration: Sendable {
     public var maxMessageBytes: Int
     public var unknownServiceExpiry: Duration
     public var hugzInterval: Duration
+    /// How long the broker polls without sleeping after traffic (`BrokerConfiguration.busyPoll`).
+    public var brokerBusyPoll: Duration = BrokerConfiguration().busyPoll
 
     public init(
         runDirectory: RunDirectory,

@@ -43,7 +43,13 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "How long a request for a service with no worker waits before the UNKNOWN_SERVICE error, in milliseconds.")
     var requestExpiryMs: Int = 5000
 
+    @Option(name: .long, help: "After traffic, how long the broker polls without sleeping before it blocks, in microseconds (0 turns it off; it saves a thread wake-up per message at the cost of that much CPU per burst).")
+    var brokerBusyPollUs: Int = 50
+
     func validate() throws {
+        guard (0...100_000).contains(brokerBusyPollUs) else {
+            throw ValidationError("--broker-busy-poll-us must be from 0 to 100000 microseconds; got \(brokerBusyPollUs)")
+        }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10; got \(heartbeatMs)") }
         guard requestExpiryMs >= 10 else { throw ValidationError("--request-expiry-ms must be at least 10; got \(requestExpiryMs)") }
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024; got \(maxMessageBytes)") }
@@ -82,6 +88,7 @@ struct Up: ParsableCommand {
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.maxMessageBytes = maxMessageBytes
         configuration.unknownServiceExpiry = .milliseconds(requestExpiryMs)
+        configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
         configuration.pluginSearchPath = [ExecutablePath.directory]
         if let manifest {
             let url = URL(fileURLWithPath: manifest).standardizedFileURL

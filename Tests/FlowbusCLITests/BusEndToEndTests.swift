@@ -53,6 +53,11 @@ struct BusEndToEndTests {
         #expect(replies.1 == [Array("raw".utf8), [1, 2, 3]])
         #expect(replies.2 == [Array("200".utf8)])
         #expect(replies.3 == [Array("404".utf8)])
+        // By default the broker busy-polls after traffic (BrokerConfiguration.busyPoll).
+        let polled = try await HostFixture.eventually(timeout: .seconds(3), every: .milliseconds(100)) {
+            ((try await host.status())["broker"] as? [String: Any])?["busyPolls"] as? Int ?? 0 > 0
+        }
+        #expect(polled)
     }
 
     @Test("unknown services and oversize requests get Error envelopes and are counted", .timeLimit(.minutes(1)))
@@ -106,9 +111,10 @@ struct BusEndToEndTests {
         #expect(all == 100)
     }
 
-    @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit", .timeLimit(.minutes(1)))
+    @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit; --broker-busy-poll-us 0 turns busy polling off", .timeLimit(.minutes(1)))
     func creditThroughTheHost() async throws {
-        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)], args: ["--credit", "8"]))
+        let host = try await HostFixture.start(
+            manifest: echoManifest([("echo", 1)], args: ["--credit", "8"]), arguments: ["--broker-busy-poll-us", "0"])
         defer { Task { try? await host.stop() } }
         try await Self.waitForEcho(host)
         let answered = try await onThread { try Self.pipelined(host, count: 300) }
@@ -117,6 +123,7 @@ struct BusEndToEndTests {
         let workers = try #require(status["workers"] as? [[String: Any]])
         #expect(workers.compactMap { $0["credit"] as? Int } == [8], "\(workers)")
         #expect(workers.first?["requestsServed"] as? Int == 300)
+        #expect((status["broker"] as? [String: Any])?["busyPolls"] as? Int == 0)
     }
 
     /// Sends `count` requests at once and counts the replies that arrive within two seconds.

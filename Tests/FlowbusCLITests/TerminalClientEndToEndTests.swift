@@ -15,7 +15,7 @@ struct TerminalClientEndToEndTests {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
         let tmux = Tmux()
-        defer { Task { await tmux.stop() } }
+        defer { tmux.stopNow() }
         try await tmux.open("a", Self.client(host))
         try await tmux.waitFor("a", ["Sign in to Amor", "[ Log in ]", "connected"])
         try await tmux.send("a", "demo@flowbus.dev", "Tab", "flowbus123")
@@ -51,7 +51,7 @@ struct TerminalClientEndToEndTests {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
         let tmux = Tmux()
-        defer { Task { await tmux.stop() } }
+        defer { tmux.stopNow() }
         try await tmux.open("a", Self.client(host))
         try await tmux.waitFor("a", ["Sign in to Amor"])
         let session = try await tmux.session("a")
@@ -96,7 +96,7 @@ struct TerminalClientEndToEndTests {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
         let tmux = Tmux()
-        defer { Task { await tmux.stop() } }
+        defer { tmux.stopNow() }
         // After the client, the pane prints the terminal's modes: raw mode left behind shows as -icanon -echo.
         try await tmux.open("a", "FLOWBUS_CLIENT_CRASH_AFTER_FIRST_FRAME=1 " + Self.client(host) + "; echo CRASH=$?; stty -a | tr ' ;' '\\n\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo MODES")
         let screen = try await tmux.waitFor("a", ["MODES"])

@@ -31,7 +31,9 @@ struct Tmux {
             let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { (argv + envp).forEach { free($0) } }
             var pid: pid_t = 0
-            let spawned = posix_spawnp(&pid, "tmux", &actions, nil, argv, envp)
+            var attributes = Tmux.spawnAttributes()
+            defer { posix_spawnattr_destroy(&attributes) }
+            let spawned = posix_spawnp(&pid, "tmux", &actions, &attributes, argv, envp)
             guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .ENOENT) }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
@@ -57,14 +59,7 @@ struct Tmux {
             unstoppedServers.withLock { _ = $0.insert(socket) }
             if !serverCleanupInstalled.exchange(true, ordering: .relaxed) {
                 atexit {
-                    for socket in unstoppedServers.withLock({ $0 }) {
-                        // kill-server hangs up every pane, so the clients in them quit.
-                        var pid: pid_t = 0
-                        let words: [String] = ["tmux", "-L", socket, "kill-server"]
-                        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-                        if posix_spawnp(&pid, "tmux", nil, nil, argv, environ) == 0 { waitpid(pid, nil, 0) }
-                        argv.forEach { free($0) }
-                    }
+                    for socket in unstoppedServers.withLock({ $0 }) { Tmux.killServer(socket) }
                 }
             }
         }
@@ -123,5 +118,43 @@ struct Tmux {
     func stop() async {
         _ = try? await tmux(["kill-server"])
         unstoppedServers.withLock { _ = $0.remove(socket) }
+    }
+
+    /// `stop()` for a `defer`: kills the server before the test returns, whatever way it ends
+    /// (a `Task` started in a `defer` may never run once the last test is done).
+    func stopNow() {
+        Self.killServer(socket)
+        unstoppedServers.withLock { _ = $0.remove(socket) }
+    }
+
+    /// Spawn attributes that give tmux (and so every pane) no blocked signals and the default
+    /// action for hang-up, interrupt, terminate and broken pipe. The test process blocks some of
+    /// them for its own signal handling, and a child inherits its mask: a pane that cannot see
+    /// SIGHUP outlives `kill-server`, and its tmux server with it.
+    static func spawnAttributes() -> posix_spawnattr_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return attributes
+    }
+
+    /// `tmux kill-server` on `socket`, waited for. It hangs up every pane, so the clients in them quit.
+    static func killServer(_ socket: String) {
+        var pid: pid_t = 0
+        let words: [String] = ["tmux", "-L", socket, "kill-server"]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        var attributes = spawnAttributes()
+        defer { posix_spawnattr_destroy(&attributes) }
+        if posix_spawnp(&pid, "tmux", nil, &attributes, argv, environ) == 0 {
+            while waitpid(pid, nil, 0) < 0, errno == EINTR {}
+        }
+        argv.forEach { free($0) }
     }
 }
