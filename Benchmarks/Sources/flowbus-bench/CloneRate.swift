@@ -51,11 +51,27 @@ struct CloneRate {
             let label = "PUB→SUB ×\(subscribers)"
             let name = "\(subscribers) subscriber\(subscribers == 1 ? "" : "s")"
             let isTarget = subscribers == 1
+            // ≥ 1,000,000/s, or the ratio to raw libzmq when the machine cannot reach that: CHP's
+            // path is two hops (writer → server → subscriber), so the question is whether raw
+            // libzmq's own two-hop forwarder reached 1,000,000/s in this run.
+            var verdict = ResultRow.Verdict.info
+            var note = agents.note
+            if isTarget {
+                if agents.rate >= Self.target {
+                    verdict = .pass
+                } else if !forwarded.perSecond.isNaN && forwarded.perSecond < Self.target {
+                    verdict = .ratio
+                    let why = "RATIO: raw libzmq's two-hop forwarder (the path of every CHP update: writer → server → subscriber) reached \(grouped(forwarded.perSecond))/s here, under 1,000,000/s, so the target is the ratio: \(format(agents.rate / forwarded.perSecond, decimals: 2))× the raw two hops, \(format(agents.rate / raw.perSecond, decimals: 2))× raw one hop"
+                    note = note.map { "\($0); \(why)" } ?? why
+                } else {
+                    verdict = .miss
+                }
+            }
             rows.append(ResultRow(
                 "clone-rate", "\(name), CloneAgent", unit: "updates/s", flowbus: agents.rate, raw: raw.perSecond.isNaN ? nil : raw.perSecond, rawLabel: label,
                 target: isTarget ? "≥ 1,000,000/s, else ratio" : "",
-                verdict: isTarget ? (agents.rate >= Self.target ? .pass : .miss) : .info,
-                note: agents.note))
+                verdict: verdict,
+                note: note))
             rows.append(ResultRow(
                 "clone-rate", "\(name), raw SUB decoding KVPUB", unit: "updates/s", flowbus: rawSubs.rate.isNaN ? nil : rawSubs.rate, raw: raw.perSecond.isNaN ? nil : raw.perSecond,
                 rawLabel: label, note: rawSubs.note))

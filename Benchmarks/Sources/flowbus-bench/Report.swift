@@ -5,6 +5,9 @@ struct ResultRow: Sendable, Encodable {
     enum Verdict: String, Sendable, Codable {
         case pass = "PASS"
         case miss = "MISS"
+        /// An absolute target this machine cannot reach even with raw libzmq on the same path, so
+        /// the ratio to raw libzmq stands for it (as the issue allows); `note` says which raw figure.
+        case ratio = "RATIO"
         /// A figure shown for context; no target applies to it.
         case info = "-"
         /// The benchmark could not run; `note` says why.
