@@ -55,6 +55,9 @@ struct ControlHandler {
         guard !session.isEmpty else {
             return failure("trace needs a session id: `flowbus trace SESSION` (`flowbus sessions` lists the live ones)")
         }
+        guard history.isRecording else {
+            return failure("this host keeps no session history (it was started with --history-sessions 0), so it cannot trace \(session); start it again without that option, or with --history-sessions N, to record sessions")
+        }
         guard let trace = history.trace(session: session) else {
             let recorded = history.statistics.sessions
             return failure("this host has recorded nothing for session \(session) (it keeps the history of its last \(history.limits.sessions) sessions since it started; it holds \(recorded) now); check the id with `flowbus sessions`")

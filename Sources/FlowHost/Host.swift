@@ -47,7 +47,7 @@ public final class Host: Sendable {
         let context = try ZMQContext()
         let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger)
         let faults = FaultRules()
-        let history = SessionHistory()
+        let history = SessionHistory(limits: configuration.historyLimits)
         let broker = try startBroker(context: context, security: security, faults: faults, history: history)
         defer { broker.stop() }
         let clone = try startClone(context: context, security: security, faults: faults, history: history)
@@ -109,7 +109,7 @@ public final class Host: Sendable {
         brokerConfiguration.requestExpiry = configuration.unknownServiceExpiry
         brokerConfiguration.busyPoll = configuration.brokerBusyPoll
         brokerConfiguration.rejectionReply = { rejection in ErrorReplies.body(for: rejection) }
-        brokerConfiguration.observer = history.brokerObserver
+        if history.isRecording { brokerConfiguration.observer = history.brokerObserver }
         if let security {
             brokerConfiguration.curveSecretKey = security.serverKeys.secretKey
             brokerConfiguration.zapDomain = BusSecurity.zapDomain
@@ -124,7 +124,7 @@ public final class Host: Sendable {
         var cloneConfiguration = CloneServerConfiguration()
         cloneConfiguration.hugzInterval = configuration.hugzInterval
         cloneConfiguration.maxValueBytes = configuration.maxMessageBytes
-        cloneConfiguration.sessionObserver = history.cloneObserver
+        if history.isRecording { cloneConfiguration.sessionObserver = history.cloneObserver }
         if let security {
             cloneConfiguration.curveSecretKey = security.serverKeys.secretKey
             cloneConfiguration.zapDomain = BusSecurity.zapDomain

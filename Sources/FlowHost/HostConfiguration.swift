@@ -23,6 +23,9 @@ public struct HostConfiguration: Sendable {
     public var hugzInterval: Duration
     /// How long the broker polls without sleeping after traffic (`BrokerConfiguration.busyPoll`).
     public var brokerBusyPoll: Duration = BrokerConfiguration().busyPoll
+    /// What the host keeps for `flowbus trace`. `sessions == 0` keeps nothing: the broker and the
+    /// Clone server then carry no observer at all.
+    public var historyLimits = SessionHistoryLimits()
 
     public init(
         runDirectory: RunDirectory,

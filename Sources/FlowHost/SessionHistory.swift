@@ -57,6 +57,10 @@ public final class SessionHistory: Sendable {
     }
 
     /// The observer to put in `BrokerConfiguration.observer`.
+    /// False when the limits keep no session (`flowbus up --history-sessions 0`): the host then
+    /// attaches no observer to the broker or the Clone server.
+    public var isRecording: Bool { limits.sessions > 0 && limits.eventsPerSession > 0 && limits.totalEvents > 0 }
+
     public var brokerObserver: BrokerObserver {
         BrokerObserver(servicePrefixes: Self.servicePrefixes) { [self] observation in take(.broker(observation)) }
     }

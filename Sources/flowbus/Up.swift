@@ -46,7 +46,13 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "After traffic, how long the broker polls without sleeping before it blocks, in microseconds (0 turns it off; it saves a thread wake-up per message at the cost of that much CPU per burst).")
     var brokerBusyPollUs: Int = 50
 
+    @Option(name: .long, help: "How many sessions' histories the host keeps for `flowbus trace` (about 7 KiB each for a short session; at most 100,000 events in all). 0 keeps none and records nothing.")
+    var historySessions: Int = SessionHistoryLimits().sessions
+
     func validate() throws {
+        guard (0...1_000_000).contains(historySessions) else {
+            throw ValidationError("--history-sessions must be from 0 (keep no history) to 1000000; got \(historySessions)")
+        }
         guard (0...100_000).contains(brokerBusyPollUs) else {
             throw ValidationError("--broker-busy-poll-us must be from 0 to 100000 microseconds; got \(brokerBusyPollUs)")
         }
@@ -89,6 +95,7 @@ struct Up: ParsableCommand {
         configuration.maxMessageBytes = maxMessageBytes
         configuration.unknownServiceExpiry = .milliseconds(requestExpiryMs)
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
+        configuration.historyLimits.sessions = historySessions
         configuration.pluginSearchPath = [ExecutablePath.directory]
         if let manifest {
             let url = URL(fileURLWithPath: manifest).standardizedFileURL

@@ -87,4 +87,16 @@ struct TraceEndToEndTests {
         #expect(unknown.status != 0)
         #expect(unknown.output.contains("no-such-session") && unknown.output.contains("flowbus sessions"), "\(unknown.output)")
     }
+
+    @Test("a host started with --history-sessions 0 records nothing and says so", .timeLimit(.minutes(1)))
+    func historyOff() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]), arguments: ["--history-sessions", "0"])
+        defer { Task { try? await host.stop() } }
+        let traced = try await host.run(["trace", "any-session"])
+        #expect(traced.status != 0)
+        #expect(traced.output.contains("keeps no session history") && traced.output.contains("--history-sessions"), "\(traced.output)")
+        let refused = try await host.run(["up", "--history-sessions", "2000000"])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("--history-sessions must be from 0"), "\(refused.output)")
+    }
 }
