@@ -8,15 +8,23 @@ import ZeroMQ
 /// N requests in flight to that worker. Without it, one at a time, as the RFC has it.
 @Suite("Broker credit")
 struct BrokerCreditTests {
-    /// The REQUESTs a raw worker receives within `timeout`, decoded; heartbeats skipped.
-    static func requests(_ peer: RawPeer, upTo count: Int, timeout: Duration) throws -> [(client: Frame, body: [Frame])] {
+    /// The REQUESTs a raw worker receives, decoded (heartbeats skipped): `expected` of them, each
+    /// waited for up to 5 s (a loaded machine is slow, not wrong), then any more that come within
+    /// `quiet` (what must not come: a request beyond the worker's credit).
+    static func requests(_ peer: RawPeer, expecting expected: Int, thenQuietFor quiet: Duration = .milliseconds(300)) throws -> [(client: Frame, body: [Frame])] {
         var received: [(Frame, [Frame])] = []
-        while received.count < count, let command = try peer.receiveCommand(timeout: timeout) {
+        func next(within timeout: Duration) throws -> Bool {
+            guard let command = try peer.receiveCommand(timeout: timeout) else { return false }
             guard case .request(let client, let body) = command else {
                 Issue.record("expected REQUEST, got \(command)")
-                break
+                return false
             }
             received.append((client, body))
+            return true
+        }
+        while received.count < expected, try next(within: .seconds(5)) {}
+        if received.count == expected {
+            while try next(within: quiet) {}
         }
         return received
     }
@@ -31,17 +39,17 @@ struct BrokerCreditTests {
             let client = try fixture.client()
             for index in 0..<5 { try client.send(service: "credit", body: frames("r\(index)")) }
             // Three arrive; the fourth waits for a reply.
-            let first = try Self.requests(worker, upTo: 4, timeout: .milliseconds(500))
+            let first = try Self.requests(worker, expecting: 3)
             guard first.count == 3 else { return (first.map { text($0.body[0]) }, [], [], []) }
             _ = waitUntil { fixture.broker.workers.first?.inFlight == 3 }
             let held = fixture.broker.workers
             // Replying to the second frees one place: exactly one more request comes.
             try worker.send(.reply(client: first[1].client, body: [Array("done:".utf8) + first[1].body[0]]))
-            let more = try Self.requests(worker, upTo: 2, timeout: .milliseconds(500))
+            let more = try Self.requests(worker, expecting: 1)
             for request in [first[0], first[2]] + more {
                 try worker.send(.reply(client: request.client, body: [Array("done:".utf8) + request.body[0]]))
             }
-            let rest = try Self.requests(worker, upTo: 1, timeout: .seconds(2))
+            let rest = try Self.requests(worker, expecting: 1)
             for request in rest {
                 try worker.send(.reply(client: request.client, body: [Array("done:".utf8) + request.body[0]]))
             }
@@ -69,11 +77,11 @@ struct BrokerCreditTests {
             guard waitUntil({ fixture.broker.statistics.workersPerService["plain"] == 1 }) else { return ([], [], []) }
             let client = try fixture.client()
             for index in 0..<2 { try client.send(service: "plain", body: frames("p\(index)")) }
-            let first = try Self.requests(worker, upTo: 2, timeout: .milliseconds(500))
+            let first = try Self.requests(worker, expecting: 1)
             guard first.count == 1 else { return (first.map { text($0.body[0]) }, [], []) }
             let credit = fixture.broker.workers.map(\.credit)
             try worker.send(.reply(client: first[0].client, body: first[0].body))
-            let second = try Self.requests(worker, upTo: 1, timeout: .seconds(2))
+            let second = try Self.requests(worker, expecting: 1)
             return (first.map { text($0.body[0]) }, second.map { text($0.body[0]) }, credit)
         }
         #expect(first == ["p0"])
@@ -92,7 +100,7 @@ struct BrokerCreditTests {
             guard waitUntil({ fixture.broker.statistics.workersPerService["rr"] == 2 }) else { return [] }
             let client = try fixture.client()
             for index in 0..<6 { try client.send(service: "rr", body: frames("q\(index)")) }
-            return try workers.map { try Self.requests($0, upTo: 4, timeout: .milliseconds(500)).count }
+            return try workers.map { try Self.requests($0, expecting: 3).count }
         }
         // Each worker goes to the back of the line after taking one: 3 and 3, not 4 and 2.
         #expect(counts == [3, 3])
@@ -107,7 +115,7 @@ struct BrokerCreditTests {
             guard waitUntil({ fixture.broker.statistics.workersPerService["strict"] == 1 }) else { return nil }
             let client = try fixture.client()
             try client.send(service: "strict", body: frames("one"))
-            guard try Self.requests(worker, upTo: 1, timeout: .seconds(2)).count == 1 else { return nil }
+            guard try Self.requests(worker, expecting: 1, thenQuietFor: .zero).count == 1 else { return nil }
             try worker.send(.reply(client: Array("someone-else".utf8), body: frames("forged")))
             return try worker.receiveCommand(timeout: .seconds(2))
         }
