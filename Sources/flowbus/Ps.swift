@@ -98,8 +98,13 @@ struct StatusTable {
         lines.append(contentsOf: Self.align(rows))
         lines.append("")
         let broker = status.broker
-        let services = broker.workersPerService.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", ")
-        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped), bad input \(broker.badInput.total)")
+        // A service whose workers offer credit shows it: svc×2 (credit 16).
+        var credits: [String: Int] = [:]
+        for worker in status.workers where worker.credit > 1 { credits[worker.service] = max(credits[worker.service] ?? 1, worker.credit) }
+        let services = broker.workersPerService.sorted { $0.key < $1.key }.map { name, count in
+            credits[name].map { "\(name)×\(count) (credit \($0))" } ?? "\(name)×\(count)"
+        }.joined(separator: ", ")
+        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message)")
         let clone = status.clone
         lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped), bad input \(clone.badInputTotal)")
         if !status.faults.isEmpty {

@@ -124,6 +124,10 @@ struct BusEndToEndTests {
         #expect(workers.compactMap { $0["credit"] as? Int } == [8], "\(workers)")
         #expect(workers.first?["requestsServed"] as? Int == 300)
         #expect((status["broker"] as? [String: Any])?["busyPolls"] as? Int == 0)
+        // The person's view: ps names the credit beside the service and counts busy polls.
+        let ps = try await host.run(["ps"])
+        #expect(ps.status == 0)
+        #expect(ps.output.contains("flowbus.echo×1 (credit 8)") && ps.output.contains("busy polls 0"), "\(ps.output)")
     }
 
     /// Sends `count` requests at once and counts the replies that arrive within two seconds.
