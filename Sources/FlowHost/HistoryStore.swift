@@ -104,6 +104,11 @@ struct EventRing {
     /// Appends; true when the oldest event was dropped to make room.
     mutating func append(_ event: TraceEvent) -> Bool {
         if storage.count < capacity {
+            // Grow by a quarter, not double: an event is a wide struct (TraceEvent's stride, some
+            // 350 bytes), most sessions hold a handful, and thousands of them sit idle.
+            if storage.count == storage.capacity {
+                storage.reserveCapacity(min(capacity, storage.count + max(4, storage.count / 4)))
+            }
             storage.append(event)
             return false
         }
