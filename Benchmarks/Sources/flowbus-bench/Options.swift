@@ -64,10 +64,10 @@ struct Options {
             case "--busy-poll":
                 let text = try value(of: argument)
                 guard let microseconds = Int(text), (0...100_000).contains(microseconds) else {
-                    throw UsageError("--busy-poll takes microseconds from 0 to 100000, e.g. 200; got '\(text)'")
+                    throw UsageError("--busy-poll takes microseconds from 0 to 100000, e.g. 50 (0 turns it off); got '\(text)'")
                 }
                 busyPollMicroseconds = microseconds
-            case "--credits": credits = try Self.counts(try value(of: argument), argument, upTo: 1024)
+            case "--credits": credits = try Self.counts(try value(of: argument), argument, upTo: 1024, example: "1,128")
             case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
             case "--clients": clientCounts = try Self.counts(try value(of: argument), argument)
             case "--json": jsonPath = try value(of: argument)
@@ -86,10 +86,10 @@ struct Options {
         }
     }
 
-    private static func counts(_ text: String, _ flag: String, upTo limit: Int = 64) throws(UsageError) -> [Int] {
+    private static func counts(_ text: String, _ flag: String, upTo limit: Int = 64, example: String = "1,2,4") throws(UsageError) -> [Int] {
         let counts = text.split(separator: ",").compactMap { Int($0) }
         guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 && $0 <= limit }) else {
-            throw UsageError("\(flag) takes a comma-separated list of counts from 1 to \(limit), e.g. 1,2,4")
+            throw UsageError("\(flag) takes a comma-separated list of counts from 1 to \(limit), e.g. \(example)")
         }
         return counts
     }
