@@ -39,18 +39,16 @@ struct PluginSettings {
             credit: 1,
             curve: nil)
         let arguments = CommandLine.arguments
-        if let flag = arguments.firstIndex(of: "--lanes") {
-            guard flag + 1 < arguments.count, let lanes = Int(arguments[flag + 1]), (1...256).contains(lanes) else {
-                throw PluginSettingsError("--lanes takes a number from 1 to 256 (requests served at once), as in `args: [\"--lanes\", \"4\"]`")
+        /// The number after `flag` in the manifest's args, if the flag is there; it must lie in `range`.
+        func number(_ flag: String, in range: ClosedRange<Int>, meaning: String, example: Int) throws -> Int? {
+            guard let index = arguments.firstIndex(of: flag) else { return nil }
+            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), range.contains(value) else {
+                throw PluginSettingsError("\(flag) takes a number from \(range.lowerBound) to \(range.upperBound) (\(meaning)), as in `args: [\"\(flag)\", \"\(example)\"]`")
             }
-            settings.lanes = lanes
+            return value
         }
-        if let flag = arguments.firstIndex(of: "--credit") {
-            guard flag + 1 < arguments.count, let credit = Int(arguments[flag + 1]), (1...MDP.maxCredit).contains(credit) else {
-                throw PluginSettingsError("--credit takes a number from 1 to \(MDP.maxCredit) (requests each worker takes at once), as in `args: [\"--credit\", \"16\"]`")
-            }
-            settings.credit = credit
-        }
+        settings.lanes = try number("--lanes", in: 1...256, meaning: "requests served at once", example: 4) ?? settings.lanes
+        settings.credit = try number("--credit", in: 1...MDP.maxCredit, meaning: "requests each worker takes at once", example: 16) ?? settings.credit
         if let server = environment["FLOWBUS_SERVER_KEY"] {
             let pair = CurveKeyPair(
                 publicKey: try CurveKey(z85: try required("FLOWBUS_CLIENT_PUBLIC_KEY")),

@@ -24,6 +24,13 @@ struct MDPThroughput {
         var credit: Int
         var rate: Rate
 
+        enum Kind: Int, Comparable {
+            case plain, lanes, credit
+            static func < (a: Kind, b: Kind) -> Bool { a.rawValue < b.rawValue }
+        }
+
+        var kind: Kind { lanes > 1 ? .lanes : (credit > 1 ? .credit : .plain) }
+
         var label: String {
             let threads = "\(workers) worker\(workers == 1 ? "" : "s")"
             if lanes > 1 { return "\(workers) worker thread\(workers == 1 ? "" : "s") × \(lanes) lanes" }
@@ -68,22 +75,21 @@ struct MDPThroughput {
         let best = variants.indices.max { variants[$0].rate.perSecond < variants[$1].rate.perSecond }
         // Plain 7/MDP first, then lanes, then credit: the order of the notes below the table.
         let order = variants.indices.sorted { a, b in
-            let rank = { (v: Variant) in v.lanes > 1 ? 1 : (v.credit > 1 ? 2 : 0) }
-            return (rank(variants[a]), variants[a].workers) < (rank(variants[b]), variants[b].workers)
+            (variants[a].kind, variants[a].workers) < (variants[b].kind, variants[b].workers)
         }
-        var noted: Set<Int> = []
+        var noted: Set<Variant.Kind> = []
         var rows = order.map { index in
             let variant = variants[index]
             let raw = results.first { $0.workers == variant.workers }?.raw.perSecond
             let isBest = index == best
-            let kind = variant.lanes > 1 ? 1 : (variant.credit > 1 ? 2 : 0)
+            let kind = variant.kind
             var note: String?
             if !noted.contains(kind) {
                 noted.insert(kind)
                 switch kind {
-                case 1: note = "lanes: each worker thread runs that many MDP workers (MajordomoWorkerLanes), each one request at a time as the RFC says; CPU \(format(variant.rate.cpu)) µs/request"
-                case 2: note = "credit: each worker's READY offers credit=\(variant.credit) (Flowbus's one 7/MDP extension, Protocols/README.md §2): the broker keeps up to that many requests in flight to it; CPU \(format(variant.rate.cpu)) µs/request"
-                default: note = nil
+                case .lanes: note = "lanes: each worker thread runs that many MDP workers (MajordomoWorkerLanes), each one request at a time as the RFC says; CPU \(format(variant.rate.cpu)) µs/request"
+                case .credit: note = "credit: each worker's READY offers credit=\(variant.credit) (Flowbus's one 7/MDP extension, Protocols/README.md §2): the broker keeps up to that many requests in flight to it; CPU \(format(variant.rate.cpu)) µs/request"
+                case .plain: note = nil
                 }
             }
             return ResultRow(
