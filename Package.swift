@@ -108,12 +108,19 @@ let package = Package(
             dependencies: ["CTerminal", "FlowClient", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
+        .target(
+            name: "AccountKit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/AccountKit",
+            swiftSettings: strictSettings
+        ),
         // The sample app of APP.md: domain, services, view models, coordinators (one library;
         // each process is a small executable below).
         .target(
             name: "MoviesApp",
             dependencies: [
-                "FlowKit", "FlowProtocol",
+                "FlowKit", "FlowProtocol", "AccountKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,7 +172,7 @@ let package = Package(
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
-        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "FlowKit", "FlowProtocol"]),
+        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol"]),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

@@ -1,3 +1,4 @@
+import AccountKit
 import Foundation
 @testable import MoviesApp
 import Testing

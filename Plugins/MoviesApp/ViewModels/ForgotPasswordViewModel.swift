@@ -1,3 +1,4 @@
+import AccountKit
 import FlowKit
 import FlowProtocol
 

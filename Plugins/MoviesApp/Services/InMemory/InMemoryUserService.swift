@@ -1,3 +1,4 @@
+import AccountKit
 import FlowProtocol
 import Foundation
 import Synchronization

@@ -3,31 +3,31 @@ import Foundation
 
 /// A stored password: PBKDF2-HMAC-SHA256 (one 32-byte block) with a per-user random salt.
 /// The password itself is never kept.
-struct PasswordHash: Sendable {
-    let salt: [UInt8]
-    let iterations: Int
-    let derived: [UInt8]
+public struct PasswordHash: Sendable {
+    public let salt: [UInt8]
+    public let iterations: Int
+    public let derived: [UInt8]
 
-    init(password: String, iterations: Int) {
+    public init(password: String, iterations: Int) {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
         self.init(password: password, salt: salt, iterations: iterations)
     }
 
-    init(password: String, salt: [UInt8], iterations: Int) {
+    public init(password: String, salt: [UInt8], iterations: Int) {
         self.salt = salt
         self.iterations = iterations
         self.derived = Self.derive(password, salt: salt, iterations: iterations)
     }
 
-    func matches(_ password: String) -> Bool {
+    public func matches(_ password: String) -> Bool {
         let candidate = Self.derive(password, salt: salt, iterations: iterations)
         // Compare every byte so the time taken does not tell how much matched.
         return zip(candidate, derived).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0 && candidate.count == derived.count
     }
 
     /// RFC 8018 PBKDF2, first block only (32 bytes are all a SHA-256 hash needs).
-    static func derive(_ password: String, salt: [UInt8], iterations: Int) -> [UInt8] {
+    public static func derive(_ password: String, salt: [UInt8], iterations: Int) -> [UInt8] {
         let key = SymmetricKey(data: Array(password.utf8))
         var block = Array(HMAC<SHA256>.authenticationCode(for: salt + [0, 0, 0, 1], using: key))
         var result = block
