@@ -126,7 +126,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/MoviesApp",
-            resources: [.copy("Resources/catalog.json")],
+            exclude: ["Protocols"],
+            resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
         // The sample app's processes: each coordinator, each view-model worker and the services
@@ -171,8 +172,10 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
+        // The movies app's screens as the generic terminal client draws them from its view models' presentations.
+        .testTarget(name: "MoviesAppScreenTests", dependencies: ["MoviesApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
-        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol"]),
+        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol", "FlowClient"]),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

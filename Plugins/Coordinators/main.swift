@@ -11,6 +11,7 @@ exit(FlowPlugin.run("flowbus-coordinator") { bus, stop in
         throw PluginEnvironmentError(
             "there is no coordinator \"\(name)\"; use --coordinator with one of \(AppCoordinators.all.keys.sorted().joined(separator: ", "))")
     }
-    let owner = name == AppCoordinator.name ? AppScreens.navigationOwner : nil
-    try CoordinatorRuntime(bus: bus, coordinator: coordinator, navigationOwner: owner).run(until: stop)
+    try CoordinatorRuntime(
+        bus: bus, coordinator: coordinator, peers: AppCoordinators.types, navigationOwner: name == AppCoordinator.name
+    ).run(until: stop)
 })

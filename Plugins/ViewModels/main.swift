@@ -12,5 +12,5 @@ exit(FlowPlugin.run("flowbus-viewmodel") { bus, stop in
         throw PluginEnvironmentError(
             "there is no view model for the screen \"\(screen)\"; use --screen with one of \(factories.keys.sorted().joined(separator: ", "))")
     }
-    try ViewModelRuntime(bus: bus, screen: screen, make: make).run(until: stop)
+    try ViewModelRuntime(bus: bus, screen: screen, schema: try MoviesSchema.bundled(), make: make).run(until: stop)
 })

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 command -v protoc >/dev/null || { echo "encode-pb: protoc is missing; run scripts/generate-protos.sh once, or apt-get install protobuf-compiler" >&2; exit 1; }
-protos=(flowbus/v1/envelope.proto flowbus/v1/errors.proto flowbus/v1/app.proto)
+# Every contract file, so a vector of any of their messages encodes.
+protos=(flowbus/v1/envelope.proto flowbus/v1/errors.proto flowbus/v1/presentation.proto flowbus/v1/flow.proto flowbus/v1/coordination.proto flowbus/v1/services.proto)
 for source in *.txtpb; do
     type="$(sed -n 's/^# type: //p' "$source")"
     [ -n "$type" ] || { echo "encode-pb: $source has no '# type:' line" >&2; exit 1; }

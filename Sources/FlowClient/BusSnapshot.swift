@@ -1,6 +1,7 @@
 import Clone
 import FlowProtocol
 import Foundation
+import SwiftProtobuf
 import Logging
 import ZeroMQ
 
@@ -34,7 +35,25 @@ public struct BusSnapshot: Sendable {
 
     /// Takes the Clone snapshot of `/s/` and `/c/` and stops; throws when the server does not answer.
     public static func take(_ endpoints: BusEndpoints, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> BusSnapshot {
-        var configuration = CloneAgentConfiguration(subtrees: ["/s/", "/c/"])
+        BusSnapshot(entries: try await entries(endpoints, subtrees: ["/s/", "/c/"], timeout: timeout, logger: logger))
+    }
+
+    /// The apps' published payload schemas (`/schema/<package>`), by package.
+    public static func schemas(_ endpoints: BusEndpoints, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> [String: AppSchema] {
+        var schemas: [String: AppSchema] = [:]
+        for entry in try await entries(endpoints, subtrees: ["/schema/"], timeout: timeout, logger: logger) where !entry.value.isEmpty {
+            let package = String(entry.key.dropFirst("/schema/".count))
+            guard let envelope = try? Envelope.decodeChecked(entry.value),
+                  let set = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self),
+                  let schema = try? AppSchema(package: package, serialized: set.serializedData()) else { continue }
+            schemas[package] = schema
+        }
+        return schemas
+    }
+
+    /// Every entry under `subtrees`, from one snapshot.
+    static func entries(_ endpoints: BusEndpoints, subtrees: [String], timeout: Duration, logger: Logger) async throws(SessionClientError) -> [CloneEntry] {
+        var configuration = CloneAgentConfiguration(subtrees: subtrees)
         configuration.serverTimeout = timeout
         let agent: CloneAgent
         do {
@@ -48,7 +67,7 @@ public struct BusSnapshot: Sendable {
         }
         defer { agent.stop() }
         guard await agent.waitUntilSynced(timeout: timeout) else { throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: timeout) }
-        return BusSnapshot(entries: agent.entries(prefix: "/s/") + agent.entries(prefix: "/c/"))
+        return subtrees.flatMap { agent.entries(prefix: $0) }
     }
 
     /// Builds the summaries from Clone entries (keys `/s/<id>/nav`, `/s/<id>/meta`, `/c/<name>/<id>`).

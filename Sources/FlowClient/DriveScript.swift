@@ -12,8 +12,9 @@ public enum DriveStep: Sendable, Equatable {
     /// Sends an action on the top screen. `screen`: first wait for that top screen.
     /// `refused`: the intent must be refused (with that error code name when not empty).
     case send(action: String, fields: [String: String], screen: String?, refused: String?)
-    /// Reads the newest token from `email`'s outbox and saves it as the variable `save`.
-    case outbox(email: String, save: String)
+    /// Calls an MDP service with a `ServiceCall` (e.g. `svc.mail` `outbox`), repeating until its
+    /// result has every key of `save`; saves each as a variable (`save`: variable → result key).
+    case call(service: String, method: String, args: [String: String], save: [String: String])
     /// Pauses.
     case wait(Duration)
     /// Closes the session (`coord.app` closeSession).
@@ -31,7 +32,7 @@ public enum DriveStep: Sendable, Equatable {
         case .attach: "attach"
         case .expect: "expect"
         case .send: "send"
-        case .outbox: "outbox"
+        case .call: "call"
         case .wait: "wait"
         case .close: "close"
         }
@@ -111,7 +112,7 @@ public struct DriveScript: Sendable, Equatable {
 
 /// Parses one step node, every error naming the step.
 struct StepParser {
-    static let kinds = ["open", "attach", "expect", "send", "outbox", "wait", "close", "keys", "see"]
+    static let kinds = ["open", "attach", "expect", "send", "call", "wait", "close", "keys", "see"]
     static let expectKeys = ["screen", "tab", "stack", "modal", "phase", "message", "notice", "state", "user", "coordinators", "data", "timeout"]
     static let sendKeys = ["action", "fields", "screen", "refused", "timeout"]
 
@@ -206,13 +207,16 @@ struct StepParser {
                 number: number, line: line,
                 step: .send(action: action, fields: values, screen: try text(fields["screen"], "screen"), refused: refused),
                 timeout: try duration(fields["timeout"]))
-        case "outbox":
-            let fields = try options(body, allowed: ["email", "save", "timeout"], kind: kind)
-            guard let email = try text(fields["email"], "email"), !email.isEmpty else {
-                throw fail("outbox needs the address: `- outbox: {email: new@x.dev, save: token}`", at: body)
+        case "call":
+            let fields = try options(body, allowed: ["service", "method", "args", "save", "timeout"], kind: kind)
+            guard let service = try text(fields["service"], "service"), !service.isEmpty,
+                  let method = try text(fields["method"], "method"), !method.isEmpty else {
+                throw fail("call needs a service and a method: `- call: {service: svc.mail, method: outbox, args: {email: a@b.c}, save: {token: token}}`", at: body)
             }
-            return ScriptStep(number: number, line: line, step: .outbox(email: email, save: try text(fields["save"], "save") ?? "token"),
-                              timeout: try duration(fields["timeout"]))
+            return ScriptStep(
+                number: number, line: line,
+                step: .call(service: service, method: method, args: try textMapping(fields["args"], "args"), save: try textMapping(fields["save"], "save")),
+                timeout: try duration(fields["timeout"]))
         case "wait":
             guard let duration = try duration(body) else { throw fail("wait takes a duration, e.g. `- wait: 0.5` or `- wait: 200ms`", at: body) }
             return ScriptStep(number: number, line: line, step: .wait(duration))
@@ -252,6 +256,20 @@ struct StepParser {
             fields[name] = value
         }
         return fields
+    }
+
+    /// A mapping of text to text (a call's args, what it saves), empty when absent.
+    func textMapping(_ node: Node?, _ name: String) throws(DriveScriptError) -> [String: String] {
+        guard let node else { return [:] }
+        guard let mapping = node.mapping else { throw fail("\(name) is a mapping of names to values", at: node) }
+        var values: [String: String] = [:]
+        for (key, value) in mapping {
+            guard let key = key.string, let value = value.scalar?.string else {
+                throw fail("each entry of \(name) is a name and a text or number value", at: node)
+            }
+            values[key] = value
+        }
+        return values
     }
 
     func text(_ node: Node?, _ name: String) throws(DriveScriptError) -> String? {

@@ -86,10 +86,13 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
         row("message", message.map { "\"\($0)\"" }, "\"\(fresh?.message ?? "")\"")
         if let notice { row("notice", notice, fresh?.notice ?? "") }
         for (path, expected) in (data ?? [:]).sorted(by: { $0.key < $1.key }) {
-            let actual = stale ? "(from before the last intent)" : DataPath.describe(path, in: fresh?.data)
+            let payload = view.payload(of: fresh)
+            let actual = stale ? "(from before the last intent)"
+                : payload == nil && fresh?.state.payloadKind.isEmpty == false ? "(the schema of \(fresh!.state.payloadKind) is not published)"
+                : DataPath.describe(path, in: payload)
             rows.append(Difference(
                 field: "data \(path)", expected: expected, actual: actual,
-                matches: !stale && DataPath.matches(expected, at: path, in: fresh?.data)))
+                matches: !stale && DataPath.matches(expected, at: path, in: payload)))
         }
         if let user { row("user", user.isEmpty ? "(signed out)" : user, (view.record?.user).map { $0.isEmpty ? "(signed out)" : $0 } ?? "(no record)") }
         if let coordinators { row("coordinators", Self.list(coordinators.sorted()), Self.list(view.coordinatorNames)) }

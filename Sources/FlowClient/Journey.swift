@@ -30,7 +30,7 @@ public struct JourneyFailure: Error, Sendable, CustomStringConvertible {
 }
 
 /// Runs drive steps against one session: the engine of `flowbus drive` and of integration tests,
-/// which call the same steps from Swift (`open()`, `send(_:fields:)`, `expect(_:)`, `outbox(email:)`).
+/// which call the same steps from Swift (`open()`, `send(_:fields:)`, `expect(_:)`, `call(_:method:args:save:)`).
 public final class Journey {
     public let endpoints: BusEndpoints
     public var options: SessionClientOptions
@@ -128,7 +128,7 @@ public final class Journey {
         try await client.waitUntil(timeout: timeout ?? defaultTimeout, waited) { view in
             screen.map { view.screen == $0 } ?? (view.topScreen != nil)
         }
-        let prepared = try client.prepare(action: action, fields: fields)
+        let prepared = try await client.prepareWhenOffered(action: action, fields: fields)
         let outcome = try await client.send(prepared)
         if case .viewModel(let kind) = prepared.route, outcome.applied { sentVersions[kind] = prepared.version }
         if let refused {
@@ -144,23 +144,30 @@ public final class Journey {
         return outcome
     }
 
-    /// The newest 6-digit token in `email`'s outbox, waiting for one to arrive; also saved as `${save}`.
+    /// Calls `service` (`ServiceCall` `method` with `args`) until its result holds every key named
+    /// in `save` (variable → result key), then saves them as variables; with nothing to save,
+    /// one call. A refusal fails at once.
     @discardableResult
-    public func outbox(email: String, save: String = "token", timeout: Duration? = nil) async throws -> String {
+    public func call(_ service: String, method: String, args: [String: String] = [:], save: [String: String] = [:],
+                     timeout: Duration? = nil) async throws -> Flowbus_V1_ServiceReply {
         let connection = try self.connection ?? BusConnection(endpoints: endpoints, options: options, logger: logger)
         self.connection = connection
         let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
-        var mails: [OutboxMail] = []
         while true {
-            mails = try await MailOutbox.read(email: email, via: connection)
-            if let token = MailOutbox.lastToken(in: mails) {
-                variables[save] = token
-                return token
+            let reply = try await connection.serviceCall(service, method: method, args: args)
+            if !reply.refusal.isEmpty {
+                throw JourneyFailure("\(service) \(method) refused: \(reply.refusal) (result \(reply.result.sorted { $0.key < $1.key }))")
             }
-            guard ContinuousClock.now < deadline else { break }
+            let missing = save.values.filter { (reply.result[$0] ?? "").isEmpty }
+            if missing.isEmpty {
+                for (variable, key) in save { variables[variable] = reply.result[key] }
+                return reply
+            }
+            guard ContinuousClock.now < deadline else {
+                throw JourneyFailure("\(service) \(method) did not answer \(missing.sorted().joined(separator: ", ")) within \(timeout ?? defaultTimeout); its result has \(reply.result.keys.sorted().joined(separator: ", "))")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw JourneyFailure("no token in the outbox of \(email) (\(mails.count) mail\(mails.count == 1 ? "" : "s")) within \(timeout ?? defaultTimeout); did the sign-up for that address succeed?")
     }
 
     /// Closes the session on the bus.
@@ -202,7 +209,7 @@ public final class Journey {
         case .expect(let expectation): try await expect(expectation, timeout: timeout)
         case .send(let action, let fields, let screen, let refused):
             try await send(action, fields: fields, screen: screen, refused: refused, timeout: timeout)
-        case .outbox(let email, let save): try await outbox(email: email, save: save, timeout: timeout)
+        case .call(let service, let method, let args, let save): try await call(service, method: method, args: args, save: save, timeout: timeout)
         case .wait(let duration): try await Task.sleep(for: duration)
         case .close: try await close()
         case .keys(let keys):
@@ -236,7 +243,8 @@ public final class Journey {
             return .expect(expectation)
         case .send(let action, let fields, let screen, let refused):
             return .send(action: try expand(action), fields: try fields.mapValues(expand), screen: try screen.map(expand), refused: refused)
-        case .outbox(let email, let save): return .outbox(email: try expand(email), save: save)
+        case .call(let service, let method, let args, let save):
+            return .call(service: try expand(service), method: try expand(method), args: try args.mapValues(expand), save: save)
         case .wait, .close: return step
         case .keys(let keys): return .keys(try expand(keys))
         case .see(let text, let absent): return .see(text: try expand(text), absent: absent)
@@ -254,7 +262,7 @@ public final class Journey {
             }
             let name = String(rest[open.upperBound..<close])
             guard let value = variables[name] else {
-                throw JourneyFailure("${\(name)} is not set; set it with an outbox step (save: \(name)) or --var \(name)=VALUE; known: \(variables.keys.sorted().joined(separator: ", "))")
+                throw JourneyFailure("${\(name)} is not set; set it with a call step (save: {\(name): KEY}) or --var \(name)=VALUE; known: \(variables.keys.sorted().joined(separator: ", "))")
             }
             result += value
             rest = rest[rest.index(after: close)...]
@@ -270,7 +278,9 @@ public final class Journey {
         case .send(let action, let fields, _, let refused):
             "send \(action)" + (fields.isEmpty ? "" : " {" + fields.keys.sorted().joined(separator: ", ") + "}")
                 + (refused.map { " (refused\($0.isEmpty ? "" : " \($0)"))" } ?? "")
-        case .outbox(let email, let save): "outbox \(email) → ${\(save)}"
+        case .call(let service, let method, let args, let save):
+            "call \(service) \(method)" + (args.isEmpty ? "" : " {" + args.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}")
+                + (save.isEmpty ? "" : " → " + save.keys.sorted().map { "${\($0)}" }.joined(separator: ", "))
         case .wait(let duration): "wait \(duration)"
         case .close: "close the session"
         case .keys(let keys): "keys \(keys)"

@@ -1,6 +1,42 @@
 import FlowProtocol
 import Foundation
 
+/// Where an action on a screen goes, as the screen published it (Action.service and handler):
+/// the screen's view model (data) or a coordinator (navigation).
+public enum ActionRoute: Sendable, Equatable, CustomStringConvertible {
+    /// A data action: an Intent to `vm.<kind>`, made on the ViewState.screen_version the client saw.
+    case viewModel(kind: String)
+    /// A navigation action: an Intent to `coord.<name>`, made on the Navigation.version the client saw.
+    case coordinator(name: String)
+
+    /// The route of a published action; nil when its service is neither `vm.*` nor `coord.*`.
+    public init?(_ action: Flowbus_V1_Action) {
+        let service = action.service
+        if service.hasPrefix("vm."), action.handler == .viewModel {
+            self = .viewModel(kind: String(service.dropFirst(3)))
+        } else if service.hasPrefix("coord.") {
+            self = .coordinator(name: String(service.dropFirst(6)))
+        } else {
+            return nil
+        }
+    }
+
+    /// The MDP service the intent is sent to.
+    public var service: String {
+        switch self {
+        case .viewModel(let kind): "vm.\(kind)"
+        case .coordinator(let name): "coord.\(name)"
+        }
+    }
+
+    public var isNavigation: Bool {
+        if case .coordinator = self { return true }
+        return false
+    }
+
+    public var description: String { service }
+}
+
 /// An intent ready to send: built once, so a retry carries the same idempotency key.
 public struct PreparedIntent: Sendable, Equatable {
     public var route: ActionRoute
@@ -29,14 +65,23 @@ public struct IntentOutcome: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension SessionClient {
-    /// Builds the intent for `action` on the top screen: a data action for `vm.<kind>` made on the
-    /// ViewState.screen_version seen, a navigation action for `coord.<owner>` (back, selectTab and
-    /// ok for coord.app) made on the Navigation.version seen. `route` overrides the table.
+    /// Builds the intent for `action` on the top screen, routed as the screen offers it
+    /// (`SessionView.offeredActions`): a view model's action made on the ViewState.screen_version
+    /// seen, a coordinator's on the Navigation.version seen. `route` overrides what is offered.
     public func prepare(action: String, fields: [String: String] = [:], route: ActionRoute? = nil) throws(SessionClientError) -> PreparedIntent {
-        let view = view
-        guard let screen = view.topScreen else { throw .noScreen(session: session) }
+        try Self.prepare(action: action, fields: fields, route: route, in: view, key: nextIdempotencyKey())
+    }
+
+    static func prepare(action: String, fields: [String: String], route: ActionRoute?, in view: SessionView, key: String) throws(SessionClientError) -> PreparedIntent {
+        guard let screen = view.topScreen else { throw .noScreen(session: view.session) }
         let chosen: ActionRoute
-        if let route { chosen = route } else { chosen = try ActionTable.route(action, on: screen) }
+        if let route {
+            chosen = route
+        } else if let offered = view.action(named: action), let published = ActionRoute(offered) {
+            chosen = published
+        } else {
+            throw .unknownAction(action: action, screen: screen.kind, known: view.offeredActions.map(\.name))
+        }
         var intent = Flowbus_V1_Intent()
         intent.screen = screen.kind
         intent.action = action
@@ -47,7 +92,21 @@ extension SessionClient {
         case .coordinator: intent.screenVersion = view.navigationVersion
         case .viewModel(let kind): intent.screenVersion = view.states[kind]?.screenVersion ?? 0
         }
-        return PreparedIntent(route: chosen, intent: intent, idempotencyKey: nextIdempotencyKey())
+        return PreparedIntent(route: chosen, intent: intent, idempotencyKey: key)
+    }
+
+    /// Like `prepare`, but when the top screen does not offer `action` yet (its view model's
+    /// first state is still on its way), waits up to `wait` for it.
+    public func prepareWhenOffered(action: String, fields: [String: String] = [:], wait: Duration = .seconds(2)) async throws(SessionClientError) -> PreparedIntent {
+        let deadline = ContinuousClock.now + wait
+        while true {
+            do {
+                return try prepare(action: action, fields: fields)
+            } catch {
+                guard case .unknownAction = error, ContinuousClock.now < deadline else { throw error }
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// Sends a prepared intent (again, for a retry: same key, applied at most once) and returns
@@ -80,9 +139,11 @@ extension SessionClient {
         return outcome
     }
 
-    /// `prepare` then `send`: the action on the top screen, as the app's action table routes it.
+    /// `prepare` then `send`: the action on the top screen, routed as the screen offers it
+    /// (waiting briefly for the offer when the screen's state has not arrived yet).
     @discardableResult
     public func send(action: String, fields: [String: String] = [:], route: ActionRoute? = nil) async throws(SessionClientError) -> IntentOutcome {
-        try await send(prepare(action: action, fields: fields, route: route))
+        if let route { return try await send(prepare(action: action, fields: fields, route: route)) }
+        return try await send(prepareWhenOffered(action: action, fields: fields))
     }
 }

@@ -82,7 +82,8 @@ public final class SessionClient: Sendable {
         requester = connection.requester
         logger = connection.logger
         store = SessionStore(session: session, maxEvents: options.maxEvents)
-        var configuration = CloneAgentConfiguration(subtrees: ["/s/\(session)/"])
+        // The apps' schemas come with the session, so scripts can read app payloads by path.
+        var configuration = CloneAgentConfiguration(subtrees: ["/s/\(session)/", "/schema/"])
         configuration.serverTimeout = options.cloneServerTimeout
         do {
             configuration.curve = try endpoints.curve()
@@ -92,9 +93,10 @@ public final class SessionClient: Sendable {
         } catch {
             throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)")
         }
-        let updates = agent.updates(prefix: "/s/\(session)/")
+        // One stream for the session and the schemas, in the agent's order (`/c/` has its own).
+        let updates = agent.updates(prefix: "")
         following = Mutex(Task { [store] in
-            for await update in updates { store.apply(update) }
+            for await update in updates where !update.key.hasPrefix("/c/") { store.apply(update) }
         })
         guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
             stop()

@@ -29,7 +29,9 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
         case .noScreen(let session):
             "session \(session) shows no screen yet, so there is nothing to act on; wait for its navigation (waitUntil) or check that coord.app runs (`flowbus ps`)"
         case .unknownAction(let action, let screen, let known):
-            "the \(screen) screen has no action \"\(action)\"; its actions are \(known.joined(separator: ", "))"
+            known.isEmpty
+                ? "the \(screen) screen offers no action \"\(action)\" (it offers none yet: its view model has not published its state); wait for the screen, or check `flowbus ps` that vm.\(screen) runs"
+                : "the \(screen) screen offers no action \"\(action)\" now; it offers \(known.joined(separator: ", "))"
         case .stopped:
             "this session client has been stopped; open or attach a new one"
         }

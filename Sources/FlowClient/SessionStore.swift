@@ -116,6 +116,19 @@ final class SessionStore: Sendable {
             else if rest == "meta" { target = .record }
             else if rest.hasPrefix("vm/") { target = .state(String(rest.dropFirst(3))) }
             else { return false }
+        } else if update.key.hasPrefix("/schema/") {
+            let package = String(update.key.dropFirst("/schema/".count))
+            guard !update.isDelete else {
+                return state.view.schemas.removeValue(forKey: package) != nil
+            }
+            guard let envelope = try? Envelope.decodeChecked(update.value),
+                  let set = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self),
+                  let schema = try? AppSchema(package: package, serialized: set.serializedData()) else {
+                state.view.malformedValues += 1
+                return true
+            }
+            state.view.schemas[package] = schema
+            return true
         } else if update.key.hasPrefix("/c/"), update.key.hasSuffix("/\(session)") {
             let parts = update.key.split(separator: "/")
             guard parts.count == 3 else { return false }
@@ -167,9 +180,7 @@ final class SessionStore: Sendable {
                 event(.record(user: record.user, flow: record.flow, open: record.open), update, envelope, to: &state)
             case .state(let kind):
                 let viewState = try envelope.unwrap(Flowbus_V1_ViewState.self)
-                let data = viewState.payloadKind == Flowbus_V1_ScreenData.protoMessageName
-                    ? try? Flowbus_V1_ScreenData(serializedBytes: viewState.payload) : nil
-                let screen = ScreenState(kind: kind, state: viewState, data: data, writer: envelope.writer,
+                let screen = ScreenState(kind: kind, state: viewState, writer: envelope.writer,
                                          incarnation: envelope.incarnation, sequence: update.sequence)
                 state.view.states[kind] = screen
                 event(.state(screen: kind, phase: screen.phase, screenVersion: screen.screenVersion,

@@ -15,12 +15,10 @@ public enum ScreenPhase: String, Sendable, CaseIterable, Codable {
     }
 }
 
-/// One screen kind's view-model state in the session, with its data decoded.
+/// One screen kind's view-model state in the session.
 public struct ScreenState: Sendable, Equatable {
     public var kind: String
     public var state: Flowbus_V1_ViewState
-    /// The decoded `ScreenData`, when the payload holds one.
-    public var data: Flowbus_V1_ScreenData?
     public var writer: String
     public var incarnation: UInt64
     /// The Clone sequence of the value.
@@ -30,8 +28,11 @@ public struct ScreenState: Sendable, Equatable {
     public var message: String { state.message }
     public var screenVersion: UInt64 { state.screenVersion }
     public var screenID: String { state.screenID }
-    /// The notice code the data carries ("verificationSent", "loggedOut", …), empty when none.
-    public var notice: String { data?.notice.code ?? "" }
+    /// The notice code the state carries ("verificationSent", "loggedOut", …), empty when none.
+    public var notice: String { state.notice }
+    public var presentation: Flowbus_V1_Presentation { state.presentation }
+    /// The view model's actions, enabled or not.
+    public var actions: [Flowbus_V1_Action] { state.actions }
 }
 
 /// A live coordinator instance of the session (`/c/<coordinator>/<session>`).
@@ -60,6 +61,8 @@ public struct SessionView: Sendable, Equatable {
     public var malformedValues = 0
     /// The Clone sequence of the last change applied.
     public var lastSequence: UInt64 = 0
+    /// The apps' payload schemas (`/schema/<package>`), by package.
+    public var schemas: [String: AppSchema] = [:]
 
     public init(session: String) {
         self.session = session
@@ -110,6 +113,32 @@ public struct SessionView: Sendable, Equatable {
         guard let top = topScreen, let state = states[top.kind] else { return nil }
         guard state.screenID.isEmpty || top.id.isEmpty || state.screenID == top.id else { return nil }
         return state
+    }
+
+    /// The state's app payload in its protobuf JSON form, read through the published schema; nil
+    /// when it has none or its app published no schema.
+    public func payload(of state: ScreenState?) -> [String: Any]? {
+        guard let state, !state.state.payloadKind.isEmpty,
+              let schema = schemas[AppSchema.package(of: state.state.payloadKind)] else { return nil }
+        return PayloadReader(schemas: [schema]).object(kind: state.state.payloadKind, bytes: state.state.payload)
+    }
+
+    /// Every action the top screen offers now: its view model's (when its state belongs to it),
+    /// its owner coordinator's, then the session's (back, selectTab, ok).
+    public var offeredActions: [Flowbus_V1_Action] {
+        (topState?.actions ?? []) + (topScreen?.actions ?? []) + (navigation?.actions ?? [])
+    }
+
+    /// The action named `name` on the top screen, if it offers one.
+    public func action(named name: String) -> Flowbus_V1_Action? {
+        offeredActions.first { $0.name == name }
+    }
+
+    /// The presentation of the top screen: its view model's, else the one the screen carries.
+    public var presentation: Flowbus_V1_Presentation? {
+        if let state = topState, state.state.hasPresentation { return state.presentation }
+        if let top = topScreen, top.hasPresentation { return top.presentation }
+        return nil
     }
 
     /// The phase of the top screen's state (`none` when it has none).

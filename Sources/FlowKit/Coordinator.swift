@@ -12,8 +12,15 @@ open class Coordinator {
     open class var name: String { fatalError("\(Self.self) must override `name`") }
     /// Screen kinds whose state changes `screenChanged` receives (the runtime follows `/v/<kind>/`).
     open class var watchedScreens: [String] { [] }
-    /// Actions `handle(intent:)` accepts, for error messages.
-    open class var actions: [String] { [] }
+    /// The navigation actions `handle(intent:)` accepts, per kind of screen this coordinator
+    /// owns (e.g. `["signin": ["register", "forgotPassword"]]`): declared once here, published
+    /// in `Screen.actions` of every such screen it shows, and routed back to `coord.<name>`.
+    open class var screenActions: [String: [ActionSpec]] { [:] }
+
+    /// Every action name `handle(intent:)` accepts, for error messages.
+    public static var actionNames: [String] {
+        Array(Set(screenActions.values.flatMap { $0.map(\.name) })).sorted()
+    }
 
     public let session: String
     /// The parent coordinator's name; empty for the root (app) coordinator.
@@ -47,7 +54,7 @@ open class Coordinator {
 
     /// A navigation action a person made on one of this coordinator's screens.
     open func handle(intent: IntentInput) throws(IntentRefusal) {
-        throw .unknownAction(intent.action, screen: Self.name, known: Self.actions)
+        throw .unknownAction(intent.action, screen: Self.name, known: Self.actionNames)
     }
 
     /// A call from another coordinator (a child reporting, e.g. `goToHome`). The returned
@@ -59,7 +66,7 @@ open class Coordinator {
     }
 
     /// A watched screen's new state in this session (each version at most once, newest only).
-    open func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {}
+    open func screenChanged(_ change: ScreenChange) {}
 
     // MARK: Effects
 

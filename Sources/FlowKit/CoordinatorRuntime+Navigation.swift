@@ -43,7 +43,7 @@ extension CoordinatorRuntime {
         state.withLock { state in
             if let instance = state.instances[session] { release(instance, in: &state) }
             if let navigation = state.navigations[session] {
-                let kinds = Set(navigation.allScreens.map(\.kind)).intersection(owner?.viewModelKinds ?? [])
+                let kinds = Set(navigation.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind))
                 for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: navigation.version + 1) }
             }
             state.navigations[session] = nil
@@ -114,6 +114,10 @@ extension CoordinatorRuntime {
             reply.navVersion = before.version
             return reply
         }
+        let offered = SessionActions.offered(by: navigation)
+        if navigation.actions != offered {
+            navigation.actions = offered
+        }
         if changed {
             navigation.version = before.version + 1
             state.navigations[session] = navigation
@@ -126,21 +130,21 @@ extension CoordinatorRuntime {
         return reply
     }
 
-    /// `appear` to the view model of a new top screen that loads on appear; `reset` to the view
-    /// models whose last screen left the navigation.
+    /// `appear` to the view model of a new top screen (it loads, or publishes its state with its
+    /// presentation and actions); `reset` to the view models whose last screen left the navigation.
     ///
     /// A screen a modal was dismissed from does not appear again (a sheet's semantics: it stayed
     /// loaded underneath), so its state keeps the version a client acted on.
     func followUp(session: String, before: Navigation, after: Navigation) {
-        guard let owner else { return }
+        guard isOwner else { return }
         func same(_ one: Screen?, _ other: Screen?) -> Bool {
             one?.id == other?.id && one?.kind == other?.kind && one?.params == other?.params
         }
         let uncovered = before.hasModal && !after.hasModal && same(before.selectedStack?.screens.last, after.topScreen)
-        if let top = after.topScreen, owner.appearKinds.contains(top.kind), !same(before.topScreen, top), !uncovered {
+        if let top = after.topScreen, !top.viewModel.isEmpty, !same(before.topScreen, top), !uncovered {
             sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: after.version)
         }
-        let left = Set(before.allScreens.map(\.kind)).subtracting(after.allScreens.map(\.kind)).intersection(owner.viewModelKinds)
+        let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
         for kind in left.sorted() {
             sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version)
         }

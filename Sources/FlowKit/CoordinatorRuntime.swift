@@ -6,19 +6,6 @@ import Majordomo
 import SwiftProtobuf
 import ZeroMQ
 
-/// What the navigation owner (the app coordinator's process) needs to know about screens.
-public struct NavigationOwnerOptions: Sendable {
-    /// Kinds whose view model loads when the screen comes on top: the owner sends it `appear`.
-    public var appearKinds: Set<String>
-    /// Kinds served by a view model: the owner sends `reset` when the last screen of a kind leaves.
-    public var viewModelKinds: Set<String>
-
-    public init(appearKinds: Set<String>, viewModelKinds: Set<String>) {
-        self.appearKinds = appearKinds
-        self.viewModelKinds = viewModelKinds
-    }
-}
-
 /// Runs one coordinator kind as the MDP service `coord.<name>`: one instance per session,
 /// recorded at `/c/<name>/<session>` and rebuilt from those records after a restart, fed with
 /// the states of the screens it watches, its effects carried out in order.
@@ -44,27 +31,36 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     let agent: CloneAgent
     let caller: BusCaller
     let viewModelCaller: BusCaller?
-    let owner: NavigationOwnerOptions?
+    /// Whether this process is the navigation owner (the root coordinator's).
+    let isOwner: Bool
     let state = Locked(State())
     let logger: Logger
     var writer: String { bus.environment.writer }
     var incarnation: UInt64 { bus.environment.incarnation }
 
-    public init(bus: PluginBus, coordinator: Coordinator.Type, navigationOwner: NavigationOwnerOptions? = nil) throws {
+    /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
+    /// from the declarations of the coordinator that owns it (Screen.owner).
+    let peers: [String: Coordinator.Type]
+
+    /// `peers`: every coordinator of the app (the owners of the screens this one may show).
+    /// `navigationOwner`: this process is the root coordinator's, the only writer of every
+    /// session's navigation (`/s/<session>/nav`) and record.
+    public init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
         let name = coordinator.name
         _ = try CoordinatorName(name)
         self.name = name
         self.type = coordinator
+        self.peers = Dictionary((peers + [coordinator]).map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.bus = bus
-        self.owner = navigationOwner
+        self.isOwner = navigationOwner
         var logger = bus.logger
         logger[metadataKey: "flowbus.coordinator"] = "\(name)"
         self.logger = logger
         var subtrees = ["/c/\(name)/"] + coordinator.watchedScreens.map { "/v/\($0)/" }
-        if navigationOwner != nil { subtrees.append("/s/") }
+        if navigationOwner { subtrees.append("/s/") }
         self.agent = try bus.makeAgent(subtrees: subtrees)
         self.caller = try bus.makeCaller(name: name)
-        self.viewModelCaller = navigationOwner == nil ? nil : try bus.makeCaller(name: "\(name)-vm")
+        self.viewModelCaller = navigationOwner ? try bus.makeCaller(name: "\(name)-vm") : nil
     }
 
     /// Rebuilds the instances recorded on the bus, then serves until `stop` returns true.
@@ -72,7 +68,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         let worker = try MajordomoWorker(
             context: bus.context, endpoint: bus.environment.broker, service: "coord.\(name)",
             configuration: bus.workerConfiguration(), logger: logger)
-        let navigator = owner == nil
+        let navigator = !isOwner
             ? try MajordomoClient(context: bus.context, endpoint: bus.environment.broker, configuration: bus.clientConfiguration(), logger: logger)
             : nil
         let deadline = ContinuousClock.now + .seconds(5)
@@ -117,7 +113,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     func handleCall(_ call: Flowbus_V1_CoordinatorCall, envelope: Envelope) -> Flowbus_V1_CoordinatorReply {
         let session = envelope.session.isEmpty ? (call.args["session"] ?? "") : envelope.session
-        if owner != nil, call.method == "openSession" { return openSession(requested: call.args["session"] ?? session) }
+        if isOwner, call.method == "openSession" { return openSession(requested: call.args["session"] ?? session) }
         guard (try? SessionID(session)) != nil else {
             return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(session)\")",
                                           hint: "set Envelope.session to the session id"))
@@ -126,8 +122,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         switch call.method {
         case "start": return start(session: session, parent: call.args["parent"] ?? "", args: call.args)
         case "finish": return finish(session: session)
-        case "navigate" where owner != nil: return navigate(session: session, ops: call.ops, expected: call.expectedNavVersion)
-        case "closeSession" where owner != nil: return closeSession(session)
+        case "navigate" where isOwner: return navigate(session: session, ops: call.ops, expected: call.expectedNavVersion)
+        case "closeSession" where isOwner: return closeSession(session)
         default:
             return state.withLock { state -> Flowbus_V1_CoordinatorReply in
                 guard let instance = state.instances[session] else {
@@ -174,7 +170,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(session)\")",
                                                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
-        if owner != nil, ["back", "selectTab", "ok", "dismiss"].contains(intent.action) {
+        if isOwner, SessionActions.names.contains(intent.action) {
             return ownerIntent(intent, session: session)
         }
         let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
@@ -188,7 +184,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 return Self.wireError(error)
             }
             startsChildren = instance.effects.contains { if case .startChild = $0 { true } else { false } }
-            pendingNavigation = apply(instance, in: &state, syncNavigation: owner == nil ? [] : nil)
+            pendingNavigation = apply(instance, in: &state, syncNavigation: isOwner ? nil : [])
             return nil
         }
         if let refusal { return Self.intentRefusal(refusal) }
@@ -207,7 +203,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
             if !answer.ok { reply.error = answer.error }
-        } else if owner != nil {
+        } else if isOwner {
             reply.screenVersion = state.withLock { $0.navigations[session]?.version ?? 0 }
         }
         return reply
@@ -279,8 +275,9 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         let session = instance.session
         for effect in effects {
             switch effect {
-            case .navigate(let ops):
-                if owner != nil {
+            case .navigate(let declared):
+                let ops = declared.map(offeringActions)
+                if isOwner {
                     _ = applyNavigation(session: session, ops: ops, expected: 0, in: &state)
                 } else if collected != nil {
                     collected?.append(contentsOf: ops)
@@ -298,7 +295,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             }
         }
         if persist, state.instances[session] === instance { record(instance, in: state) }
-        if owner != nil, instance.parent.isEmpty { writeSessionRecord(instance, in: &state) }
+        if isOwner, instance.parent.isEmpty { writeSessionRecord(instance, in: &state) }
         return collected
     }
 
@@ -389,6 +386,22 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
+    /// The operation with this coordinator's declared actions on every screen it owns.
+    func offeringActions(_ op: NavigationOp) -> NavigationOp {
+        var op = op
+        op.screens = op.screens.map(offeringActions)
+        for index in op.tabs.indices { op.tabs[index].screens = op.tabs[index].screens.map(offeringActions) }
+        return op
+    }
+
+    func offeringActions(_ screen: Screen) -> Screen {
+        let owner = screen.owner.isEmpty ? name : screen.owner
+        guard screen.actions.isEmpty, let declared = peers[owner]?.screenActions[screen.kind] else { return screen }
+        var screen = screen
+        screen.actions = declared.map { $0.wire(service: "coord.\(owner)", handler: .coordinator) }
+        return screen
+    }
+
     // MARK: Watching screens
 
     func screenUpdate(_ update: CloneUpdate) {
@@ -404,15 +417,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             let handled = state.handled[session]?[screen] ?? 0
             guard value.screenVersion > handled else { return }
             state.handled[session, default: [:]][screen] = value.screenVersion
-            let data = value.payload.isEmpty ? nil : try? Flowbus_V1_ScreenData(serializedBytes: value.payload)
-            let viewState: ViewModelState = switch value.phase {
-            case .success: .success(data ?? Flowbus_V1_ScreenData())
-            case .error: .error(value.message)
-            case .loading: .loading
-            case .none, .UNRECOGNIZED: .none
-            }
             // Act first, record after: a crash in between acts again, and every action is idempotent.
-            instance.screenChanged(screen, state: viewState, data: data, screenID: value.screenID)
+            instance.screenChanged(ScreenChange(screen: screen, state: value.viewModelState, payload: value.shownPayload, screenID: value.screenID))
             apply(instance, in: &state, syncNavigation: nil)
         }
     }
@@ -442,7 +448,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 state.handled[record.session] = record.handled
                 state.startedAt[record.session] = record.startedAtUnixNanos
             }
-            if owner != nil {
+            if isOwner {
                 for entry in agent.entries(prefix: "/s/") where !entry.value.isEmpty {
                     guard let envelope = try? Envelope.decodeChecked(entry.value) else { continue }
                     if entry.key.hasSuffix("/nav"), let navigation = try? envelope.unwrap(Navigation.self) {

@@ -5,14 +5,21 @@ public typealias NavigationOp = Flowbus_V1_NavigationOp
 public typealias Screen = Flowbus_V1_Screen
 
 extension Flowbus_V1_Screen {
-    /// A screen of `kind` owned by `owner`; `id` defaults to the kind (screens shown once per session).
-    public static func make(_ kind: String, id: String? = nil, owner: String, title: String = "", params: [String: String] = [:]) -> Screen {
+    /// A screen of `kind` owned by `owner`; `id` defaults to the kind (screens shown once per
+    /// session). A screen served by a view model (`vm.<kind>`) says so; one without (a
+    /// confirmation) carries its own `presentation`.
+    public static func make(
+        _ kind: String, id: String? = nil, owner: String, title: String = "", params: [String: String] = [:],
+        viewModel: Bool = true, presentation: Presentation? = nil
+    ) -> Screen {
         var screen = Screen()
         screen.kind = kind
         screen.id = id ?? kind
         screen.owner = owner
         screen.title = title
         screen.params = params
+        if viewModel { screen.viewModel = "vm.\(kind)" }
+        if let presentation { screen.presentation = presentation }
         return screen
     }
 }
@@ -189,5 +196,29 @@ extension Flowbus_V1_Navigation {
         case .unspecified, .UNRECOGNIZED:
             throw NavigationError("unknown navigation operation \(op.kind.rawValue); this host knows setRoot, push, pop, popTo, popToRoot, present, dismiss and selectTab")
         }
+    }
+}
+
+/// The navigation actions every screen may have, applied by the navigation owner itself
+/// (`coord.app`) and offered in `Navigation.actions`.
+public enum SessionActions {
+    public static let names: Set<String> = ["back", "selectTab", "ok", "dismiss"]
+    static let service = "coord.app"
+
+    /// What `navigation` offers now: `back` (disabled on a first screen), `selectTab` with a
+    /// tab root, `ok` while a modal shows.
+    public static func offered(by navigation: Navigation) -> [Flowbus_V1_Action] {
+        guard !navigation.stacks.isEmpty else { return [] }
+        let depth = navigation.selectedStack?.screens.count ?? 0
+        var actions = [ActionSpec("back", label: "Back").wire(
+            service: service, handler: .coordinator,
+            disabledReason: navigation.hasModal || depth > 1 ? nil : "this is the first screen: there is nothing to go back to")]
+        if navigation.root == .tabs {
+            actions.append(ActionSpec("selectTab", label: "Tab", fields: ["tab"]).wire(service: service, handler: .coordinator))
+        }
+        if navigation.hasModal {
+            actions.append(ActionSpec("ok", label: "OK").wire(service: service, handler: .coordinator))
+        }
+        return actions
     }
 }

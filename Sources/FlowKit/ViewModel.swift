@@ -1,11 +1,12 @@
-import Foundation
 import FlowProtocol
+import Foundation
+import SwiftProtobuf
 
 /// A view model's one state, as the source documents have it: every change is published.
 public enum ViewModelState: Equatable, Sendable {
     case none
     case loading
-    case success(Flowbus_V1_ScreenData)
+    case success(ScreenPayload)
     case error(String)
 
     public var phase: Flowbus_V1_ViewState.Phase {
@@ -73,24 +74,37 @@ public struct IntentRefusal: Error, Equatable, Sendable, CustomStringConvertible
 /// One instance serves one session; the worker runtime creates it with the services injected
 /// through the subclass's initializer, and calls `handle` on one thread, one intent at a time.
 /// Subclasses set `state` (`loading`, then `success` or `error`) and never navigate: the
-/// coordinator that watches the screen decides what follows.
+/// coordinator that watches the screen decides what follows. They declare their `actions` once;
+/// the runtime publishes them with every state, with `presentation()`, so any client can draw
+/// the screen and act on it.
 open class ViewModel {
     /// The screen kind this view model serves, e.g. `signin` (its service is `vm.<screen>`).
     open class var screen: String { fatalError("\(Self.self) must override `screen`") }
-    /// The actions `handle` accepts, for error messages and the client.
-    open class var actions: [String] { [] }
+    /// The actions `handle` accepts, published with every state (`appear` and `reset` are the
+    /// runtime's own and are not listed).
+    open class var actions: [ActionSpec] { [] }
 
     public let session: String
-    /// Receives every state change with the data to show (the `didSet` of the documents).
-    public var onChange: ((ViewModelState, Flowbus_V1_ScreenData?) -> Void)?
+    /// Receives every state change with the payload to show (the `didSet` of the documents).
+    public var onChange: ((ViewModelState, ScreenPayload?) -> Void)?
 
-    /// The data last shown in `success`; kept while an error is on screen.
-    public private(set) var data: Flowbus_V1_ScreenData?
+    /// The payload last shown in `success`; kept while an error is on screen.
+    public private(set) var data: ScreenPayload?
+
+    /// The parameters of the screen the last intent was made on (Screen.params), e.g. `item`;
+    /// the runtime sets them before each intent.
+    public var screenParams: [String: String] = [:]
+
+    /// Whether a state of this session is on the bus already (published, or restored from it).
+    public internal(set) var hasPublished = false
 
     public var state: ViewModelState = .none {
         didSet {
             if case .success(let shown) = state { data = shown }
-            onChange?(state, data)
+            if let onChange {
+                hasPublished = true
+                onChange(state, data)
+            }
         }
     }
 
@@ -98,22 +112,43 @@ open class ViewModel {
         self.session = session
     }
 
-    /// Shows the error `message` with `data` instead of the last data shown, for an error the
-    /// coordinator must tell apart (e.g. sign-in's notice "unverified" with the account's e-mail).
-    public func showError(_ message: String, data: Flowbus_V1_ScreenData) {
-        self.data = data
+    /// Shows the error `message` with `payload` instead of the last payload shown, for an error
+    /// the coordinator must tell apart (e.g. a notice "unverified" with the account's e-mail).
+    public func showError(_ message: String, payload: ScreenPayload) {
+        self.data = payload
         state = .error(message)
     }
 
     /// Handles one intent. Throw `IntentRefusal` for what is not an intent of this screen at all;
-    /// every rule of the screen ends in `state = .error(message)` instead.
+    /// every rule of the screen ends in `state = .error(message)` instead. The default answers
+    /// `appear` by publishing the current state once (so clients get the presentation and
+    /// actions); a state already on the bus is not published again, which would only make a
+    /// client's action in flight stale.
     open func handle(_ intent: IntentInput) throws(IntentRefusal) {
-        throw .unknownAction(intent.action, screen: Self.screen, known: Self.actions)
+        if intent.action == "appear" {
+            if !hasPublished { republish() }
+            return
+        }
+        throw .unknownAction(intent.action, screen: Self.screen, known: Self.actions.map(\.name))
     }
+
+    /// Publishes the current state again (with the presentation and actions of now).
+    public func republish() {
+        guard let onChange else { return }
+        hasPublished = true
+        onChange(state, data)
+    }
+
+    /// Why `action` cannot be taken now (a person reads it), or nil when it can.
+    open func disabledReason(for action: String) -> String? { nil }
+
+    /// How the screen may be drawn in the current state: a small generic presentation any
+    /// client can render (Protocols/README.md §12).
+    open func presentation() -> Presentation { Presentation() }
 
     /// Puts back what the bus remembers of this session after a restart or on another
     /// replica, without publishing. Subclasses that keep more than `data` read it from there.
-    open func restore(state: ViewModelState, data: Flowbus_V1_ScreenData?) {
+    open func restore(state: ViewModelState, data: ScreenPayload?) {
         let saved = onChange
         onChange = nil
         self.data = data
@@ -121,4 +156,15 @@ open class ViewModel {
         if case .error = state { self.data = data }
         onChange = saved
     }
+
+    /// The declared actions as published now (`vm.<screen>`, enabled or not).
+    public func offeredActions() -> [Flowbus_V1_Action] {
+        let service = "vm.\(Self.screen)"
+        return Self.actions.map { action in
+            action.wire(service: service, handler: .viewModel, disabledReason: disabledReason(for: action.name))
+        }
+    }
+
+    /// The payload last shown as `type` (the app's own message), nil when none or another kind.
+    public func shown<M: SwiftProtobuf.Message>(_ type: M.Type) -> M? { data?.decode(type) }
 }

@@ -38,15 +38,20 @@ public final class ViewModelRuntime {
     public private(set) var malformed = 0
     static let rememberedKeys = 64
 
-    public init(bus: PluginBus, screen: String, make: @escaping Factory) throws {
+    /// The app's payload schemas (a serialized FileDescriptorSet), published at
+    /// `/schema/<package>` so that any client can read this view model's payloads.
+    let schema: AppSchema?
+
+    public init(bus: PluginBus, screen: String, schema: AppSchema? = nil, make: @escaping Factory) throws {
         _ = try ScreenName(screen)
         self.screen = screen
         self.bus = bus
         self.make = make
+        self.schema = schema
         var logger = bus.logger
         logger[metadataKey: "flowbus.screen"] = "\(screen)"
         self.logger = logger
-        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"])
+        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"] + (schema == nil ? [] : ["/schema/"]))
     }
 
     /// Serves until `stop` returns true.
@@ -61,6 +66,7 @@ public final class ViewModelRuntime {
             if !synced { Thread.sleep(forTimeInterval: 0.005) }
         }
         finishInterruptedLoads()
+        if let schema { publish(schema) }
         logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
         try lanes.run(until: stop) { request in
             let (frames, bad) = EnvelopeService.reply(to: request.body, writer: bus.environment.writer) { handle($0) }
@@ -106,11 +112,13 @@ public final class ViewModelRuntime {
         defer { currentKey = ""; currentScreenID = "" }
         instances[session] = instance
         let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
+        if !intent.params.isEmpty || intent.action == "appear" { instance.viewModel.screenParams = intent.params }
         if intent.action == "reset" {
             // Back to `none` (published, so clients and coordinators see it), then a fresh view model.
             instance.viewModel.state = .none
             let fresh = make(session)
             fresh.restore(state: .none, data: nil)
+            fresh.hasPublished = true
             attach(fresh, session: session)
             instances[session]?.viewModel = fresh
         } else {
@@ -162,6 +170,7 @@ public final class ViewModelRuntime {
             stored = waitForStored(session: session, version: version) ?? stored
         }
         viewModel.restore(state: stored?.viewModelState ?? .none, data: stored?.data)
+        viewModel.hasPublished = stored != nil
         attach(viewModel, session: session)
         var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0)
         if let key = stored?.idempotencyKey, !key.isEmpty {
@@ -184,13 +193,13 @@ public final class ViewModelRuntime {
 
     struct Stored {
         var state: Flowbus_V1_ViewState
-        var data: Flowbus_V1_ScreenData?
+        var data: ScreenPayload?
         var idempotencyKey: String
         var writer: String
 
         var viewModelState: ViewModelState {
             switch state.phase {
-            case .success: .success(data ?? Flowbus_V1_ScreenData())
+            case .success: .success(data ?? ScreenPayload())
             case .error: .error(state.message)
             // A restart in the middle of a load: nothing is loading any more.
             case .loading, .none, .UNRECOGNIZED: .none
@@ -202,7 +211,7 @@ public final class ViewModelRuntime {
         guard let entry = agent.get("/v/\(screen)/\(session)"), !entry.value.isEmpty,
               let envelope = try? Envelope.decodeChecked(entry.value),
               let state = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return nil }
-        let data = state.payload.isEmpty ? nil : try? Flowbus_V1_ScreenData(serializedBytes: state.payload)
+        let data = state.shownPayload
         return Stored(state: state, data: data, idempotencyKey: envelope.idempotencyKey, writer: envelope.writer)
     }
 
@@ -231,20 +240,31 @@ public final class ViewModelRuntime {
 
     // MARK: Publishing
 
-    func publish(session: String, state: ViewModelState, data: Flowbus_V1_ScreenData?) {
+    /// Writes the app's schema at `/schema/<package>` unless the map already holds it.
+    func publish(_ schema: AppSchema) {
+        let key = "/schema/\(schema.package)"
+        do {
+            if let current = agent.get(key), let envelope = try? Envelope.decodeChecked(current.value),
+               let published = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self), published == schema.set { return }
+            let bytes = try Envelope.wrapping(schema.set, writer: bus.environment.writer, incarnation: bus.environment.incarnation).encoded()
+            _ = try agent.set(key: key, value: bytes)
+        } catch {
+            logger.error("schema not published", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
+        }
+    }
+
+    func publish(session: String, state: ViewModelState, data: ScreenPayload?) {
         var instance = instances[session]
         let version = (instance?.version ?? stored(session: session)?.state.screenVersion ?? 0) + 1
         instance?.version = version
         if let instance { instances[session] = instance }
-        var value = Flowbus_V1_ViewState()
-        value.phase = state.phase
-        if case .error(let message) = state { value.message = message }
-        if let data, state != .none {
-            value.payload = (try? data.serializedData()) ?? Data()
-            value.payloadKind = Flowbus_V1_ScreenData.protoMessageName
-        }
+        var value = Flowbus_V1_ViewState(state: state, shown: data)
         value.screenVersion = version
         value.screenID = currentScreenID
+        if let viewModel = instance?.viewModel {
+            value.presentation = viewModel.presentation()
+            value.actions = viewModel.offeredActions()
+        }
         do {
             let bytes = try Envelope.wrapping(
                 value, session: session, idempotencyKey: currentKey, writer: bus.environment.writer,

@@ -111,10 +111,7 @@ public final class ClientController {
         if let localAlert { return localAlert }
         guard let state = view.topState, state.phase == .error, !state.message.isEmpty,
               acknowledged[state.kind] != state.screenVersion else { return nil }
-        var buttons = [FormButton(action: "", label: "OK")]
-        if state.kind == "signin", state.notice == "unverified", case .account(let account)? = state.data?.data {
-            buttons.append(FormButton(action: "verifyEmail", label: "Verify e-mail", extraFields: ["email": account.email]))
-        }
+        let buttons = [FormButton(action: "", label: "OK")] + (form?.alertButtons ?? []).filter(\.enabled)
         return Alert(title: "Error", message: state.message, buttons: buttons, source: .viewModel(kind: state.kind, version: state.screenVersion))
     }
 
@@ -227,25 +224,27 @@ public final class ClientController {
         case .buttons(let buttons):
             let button = buttons[target.button]
             guard button.enabled else {
-                notice = "\(button.label) is not available now"
+                notice = "\(button.label) is not available now" + (button.disabledReason.isEmpty ? "" : ": \(button.disabledReason)")
                 return []
             }
-            var fields = button.extraFields
-            let dataAction = ActionTable.dataActions[form.kind]?.contains(button.action) ?? true
-            if dataAction {
-                for name in form.fieldNames { fields[name] = value(name) }
-                if button.action == "adicionar" { clearAfterSuccess = (screenKey, form.kind, form.fieldNames, nil) }
+            // The action reads the form fields it declares; the button may add values of its own.
+            var fields: [String: String] = [:]
+            let declared = form.actions[button.action]?.fields.filter(form.fieldNames.contains) ?? []
+            for name in declared { fields[name] = value(name) }
+            fields.merge(button.extraFields) { _, extra in extra }
+            if form.actions[button.action]?.clearsFields == true, !declared.isEmpty {
+                clearAfterSuccess = (screenKey, form.kind, declared, nil)
             }
             return act(button.action, fields: fields)
-        case .choices(let name, _, let options):
+        case .choices(let name, _, let options, let multiple):
             guard !options.isEmpty else { return [] }
             let id = options[min(cursor(name), options.count - 1)].id
             var chosen = value(name).split(separator: ",").map(String.init)
-            if let index = chosen.firstIndex(of: id) { chosen.remove(at: index) } else { chosen.append(id) }
+            if let index = chosen.firstIndex(of: id) { chosen.remove(at: index) } else if multiple { chosen.append(id) } else { chosen = [id] }
             values[screenKey, default: [:]][name] = chosen.joined(separator: ",")
-        case .carousel(let id, _, let items), .list(let id, _, let items, true):
-            guard !items.isEmpty else { return [] }
-            return act("select", fields: ["item": items[min(cursor(id), items.count - 1)].id])
+        case .carousel(let id, _, let items, let action, let field), .list(let id, _, let items, let action, let field):
+            guard !items.isEmpty, !action.isEmpty else { return [] }
+            return act(action, fields: [field: items[min(cursor(id), items.count - 1)].id])
         default: break
         }
         return []
@@ -267,10 +266,15 @@ public final class ClientController {
     }
 
     private func edit(_ change: (inout String) -> Void) {
-        guard let form, let target = focusedTarget, case .field(let name, _, _) = form.blocks[target.block] else { return }
-        var text = value(name)
+        guard let form, let target = focusedTarget, case .field(let field) = form.blocks[target.block] else { return }
+        var text = value(field.name)
         change(&text)
-        values[screenKey, default: [:]][name] = text
+        if field.numeric { text = String(text.filter { $0.isASCII && ($0.isNumber || ".,-".contains($0)) }) }
+        if text.count > field.maxLength {
+            text = String(text.prefix(field.maxLength))
+            notice = "\(field.label) takes at most \(field.maxLength) characters"
+        }
+        values[screenKey, default: [:]][field.name] = text
     }
 
     private func move(_ step: Int) {
@@ -280,7 +284,7 @@ public final class ClientController {
 
     /// Up/Down inside a list; false at its ends (the focus moves on instead).
     private func moveInList(_ step: Int) -> Bool {
-        guard let form, let target = focusedTarget, case .list(let id, _, let items, _) = form.blocks[target.block] else { return false }
+        guard let form, let target = focusedTarget, case .list(let id, _, let items, _, _) = form.blocks[target.block] else { return false }
         let next = cursor(id) + step
         guard next >= 0, next < items.count else { return false }
         cursors[screenKey + "/" + id] = next
@@ -290,8 +294,8 @@ public final class ClientController {
     private func moveSideways(_ step: Int) {
         guard let form, let target = focusedTarget else { return }
         switch form.blocks[target.block] {
-        case .carousel(let id, _, let items): cursors[screenKey + "/" + id] = max(0, min(items.count - 1, cursor(id) + step))
-        case .choices(let name, _, let options): cursors[screenKey + "/" + name] = max(0, min(options.count - 1, cursor(name) + step))
+        case .carousel(let id, _, let items, _, _): cursors[screenKey + "/" + id] = max(0, min(items.count - 1, cursor(id) + step))
+        case .choices(let name, _, let options, _): cursors[screenKey + "/" + name] = max(0, min(options.count - 1, cursor(name) + step))
         case .buttons: move(step)
         default: break
         }

@@ -179,9 +179,9 @@ public enum ScreenRenderer {
         switch block {
         case .text(let text, _): wrap(text, width: width).count
         case .blank, .field, .buttons: 1
-        case .choices(_, _, let options): 1 + choiceRows(options, width: width).count
+        case .choices(_, _, let options, _): 1 + choiceRows(options, width: width).count
         case .carousel: 3
-        case .list(_, _, let items, _): 1 + min(items.count, listRows)
+        case .list(_, _, let items, _, _): 1 + min(items.count, listRows)
         }
     }
 
@@ -217,10 +217,10 @@ public enum ScreenRenderer {
         case .blank: break
         case .text(let text, let role):
             for (offset, line) in wrap(text, width: width).enumerated() { canvas.put(line, row: offset, column: 0, role: role) }
-        case .field(let name, let label, let masked):
-            let value = controller.value(name)
-            let shown = masked ? String(repeating: "•", count: value.count) : value
-            let column = canvas.put(label.padded(10) + " ", row: 0, column: 0, role: focused ? .title : .normal)
+        case .field(let field):
+            let value = controller.value(field.name)
+            let shown = field.masked ? String(repeating: "•", count: value.count) : value
+            let column = canvas.put(field.label.padded(10) + " ", row: 0, column: 0, role: focused ? .title : .normal)
             let box = max(8, min(40, width - column - 2))
             let visible = focused ? String((shown + "▏").suffix(box)) : shown.clipped(box)
             canvas.put("[" + visible.padded(box) + "]", row: 0, column: column, role: focused ? .focus : .normal)
@@ -230,7 +230,7 @@ public enum ScreenRenderer {
                 let role: CellRole = focused && index == button ? .focus : (!item.enabled || disabled ? .disabled : .accent)
                 column = canvas.put("[ \(item.label) ]", row: 0, column: column, role: role) + 2
             }
-        case .choices(let name, let label, let options):
+        case .choices(let name, let label, let options, let multiple):
             let chosen = Set(controller.value(name).split(separator: ",").map(String.init))
             canvas.put("\(label) (Space chooses, ← → move):", row: 0, column: 0, role: focused ? .title : .normal)
             let cursor = controller.cursor(name)
@@ -238,12 +238,13 @@ public enum ScreenRenderer {
                 var column = 2
                 for index in indices {
                     let option = options[index]
-                    let mark = chosen.contains(option.id) ? "[x]" : "[ ]"
-                    let role: CellRole = focused && index == cursor ? .focus : chosen.contains(option.id) ? .selected : .normal
-                    column = canvas.put("\(mark) \(option.name)", row: 1 + line, column: column, role: role) + 2
+                    let on = chosen.contains(option.id)
+                    let mark = multiple ? (on ? "[x]" : "[ ]") : (on ? "(•)" : "( )")
+                    let role: CellRole = focused && index == cursor ? .focus : on ? .selected : .normal
+                    column = canvas.put("\(mark) \(option.label)", row: 1 + line, column: column, role: role) + 2
                 }
             }
-        case .carousel(let id, let title, let items):
+        case .carousel(let id, let title, let items, _, _):
             let cursor = min(controller.cursor(id), max(0, items.count - 1))
             canvas.put("\(title)  \(cursor + 1)/\(items.count)", row: 0, column: 0, role: focused ? .title : .normal)
             let cards = items.map { " \($0.title.clipped(22)) " }
@@ -262,25 +263,45 @@ public enum ScreenRenderer {
             if focused, cursor < items.count, !items[cursor].subtitle.isEmpty {
                 canvas.put(items[cursor].subtitle.clipped(width - 2), row: 2, column: 2, role: .muted)
             }
-        case .list(let id, let title, let items, let selectable):
+        case .list(let id, let title, let items, let action, _):
+            let selectable = !action.isEmpty
             canvas.put(title, row: 0, column: 0, role: focused ? .title : .normal)
             let cursor = min(controller.cursor(id), max(0, items.count - 1))
             let first = max(0, min(cursor - listRows / 2, items.count - listRows))
+            let columns = listColumns(items, width: width - 4)
             for (line, index) in (first..<min(items.count, first + listRows)).enumerated() {
-                let item = items[index]
-                let text = item.title + (item.subtitle.isEmpty ? "" : " — \(item.subtitle)")
                 let role: CellRole = selectable && focused && index == cursor ? .focus : .normal
-                canvas.put((selectable ? "› " : "  ") + text.clipped(width - 4), row: 1 + line, column: 2, role: role)
+                canvas.put((selectable ? "› " : "  ") + listRow(items[index], columns, width: width - 4), row: 1 + line, column: 2, role: role)
             }
         }
     }
 
+    /// Column widths of a list's rows: the title's, and the subtitle's when entries carry a
+    /// detail (a value at the end of the row, such as an amount), so rows line up as a table.
+    static func listColumns(_ items: [Flowbus_V1_Item], width: Int) -> (title: Int, subtitle: Int) {
+        guard items.contains(where: { !$0.detail.isEmpty }) else { return (0, 0) }
+        let detail = items.map(\.detail.count).max() ?? 0
+        let subtitle = min(items.map(\.subtitle.count).max() ?? 0, max(0, (width - detail) / 3))
+        let title = min(items.map(\.title.count).max() ?? 0, max(4, width - detail - subtitle - 4))
+        return (title, subtitle)
+    }
+
+    static func listRow(_ item: Flowbus_V1_Item, _ columns: (title: Int, subtitle: Int), width: Int) -> String {
+        guard columns.title > 0 else {
+            return (item.title + (item.subtitle.isEmpty ? "" : " — \(item.subtitle)")).clipped(width)
+        }
+        var row = item.title.padded(columns.title)
+        if columns.subtitle > 0 { row += "  " + item.subtitle.padded(columns.subtitle) }
+        let gap = max(2, width - row.count - item.detail.count)
+        return (row + String(repeating: " ", count: gap) + item.detail).clipped(width)
+    }
+
     /// Choice indices per line, flowed to `width`.
-    static func choiceRows(_ options: [Flowbus_V1_Genre], width: Int) -> [[Int]] {
+    static func choiceRows(_ options: [Flowbus_V1_Option], width: Int) -> [[Int]] {
         var rows: [[Int]] = [[]]
         var used = 2
         for (index, option) in options.enumerated() {
-            let cell = option.name.count + 6
+            let cell = option.label.count + 6
             if used + cell > width, !rows[rows.count - 1].isEmpty {
                 rows.append([])
                 used = 2

@@ -10,7 +10,7 @@ struct Drive: AsyncParsableCommand {
           - open: {}                                  # a new session (or: - attach: SESSION)
           - expect: {screen: signin}                  # also tab, stack, modal, phase, message, notice, state, user, coordinators, data, timeout
           - send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}
-          - outbox: {email: "new-${unique}@x.dev", save: token}
+          - call: {service: svc.mail, method: outbox, args: {email: "new-${unique}@x.dev"}, save: {token: token}}
           - send: {action: verify, fields: {token: "${token}"}}
           - close
         data checks values in the state's data by dotted path over its JSON form, e.g.

@@ -35,40 +35,6 @@ struct Sessions: AsyncParsableCommand {
     }
 }
 
-struct Outbox: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Prints the mails the demo sent to an address (there is no real e-mail), with their 6-digit tokens."
-    )
-
-    @OptionGroup var global: GlobalOptions
-
-    @Argument(help: "The e-mail address.")
-    var email: String
-
-    @Flag(name: .long, help: "Print the mails as JSON.")
-    var json = false
-
-    func run() async throws {
-        global.bootstrapLogging()
-        let connection = try BusConnection(endpoints: try BusEndpoints.announced(by: global.runDirectory))
-        defer { connection.stop() }
-        let mails = try await MailOutbox.read(email: email, via: connection)
-        if json {
-            print(String(decoding: try JSONEncoder.cli.encode(mails), as: UTF8.self))
-            return
-        }
-        guard !mails.isEmpty else {
-            print("no mail for \(email); sign up with that address first (the verification token is mailed here)")
-            return
-        }
-        for (index, mail) in mails.enumerated() {
-            print("[\(index + 1)] to \(mail.to.isEmpty ? email : mail.to): \(mail.subject)")
-            print("    \(mail.body)")
-            if let token = mail.token { print("    token \(token)") }
-        }
-    }
-}
-
 extension JSONEncoder {
     static var cli: JSONEncoder {
         let encoder = JSONEncoder()

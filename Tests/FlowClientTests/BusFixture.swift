@@ -92,19 +92,16 @@ final class BusFixture: @unchecked Sendable {
         try writer.set(key: key, value: try envelope.encoded())
     }
 
+    /// A view model's state, offering `actions` (served by `vm.<kind>`).
     func publishState(_ session: String, kind: String, phase: Flowbus_V1_ViewState.Phase, version: UInt64, message: String = "",
-                      notice: String = "", screenID: String? = nil, incarnation: UInt64 = 1) throws {
+                      notice: String = "", screenID: String? = nil, incarnation: UInt64 = 1, actions: [String] = []) throws {
         var state = Flowbus_V1_ViewState()
         state.phase = phase
         state.message = message
         state.screenVersion = version
         state.screenID = screenID ?? kind
-        if !notice.isEmpty {
-            var data = Flowbus_V1_ScreenData()
-            data.notice.code = notice
-            state.payload = try data.serializedBytes()
-            state.payloadKind = Flowbus_V1_ScreenData.protoMessageName
-        }
+        state.notice = notice
+        state.actions = actions.map { Self.action($0, service: "vm.\(kind)", handler: .viewModel) }
         try publish(state, at: "/s/\(session)/vm/\(kind)", writer: "vm-\(kind)", incarnation: incarnation, keyVersion: version)
     }
 
@@ -123,11 +120,24 @@ final class BusFixture: @unchecked Sendable {
         return reply
     }
 
-    static func screen(_ kind: String, owner: String, id: String? = nil) -> Flowbus_V1_Screen {
+    static func action(_ name: String, service: String, handler: Flowbus_V1_Action.Handler, fields: [String] = []) -> Flowbus_V1_Action {
+        var action = Flowbus_V1_Action()
+        action.name = name
+        action.label = name
+        action.service = service
+        action.handler = handler
+        action.fields = fields
+        return action
+    }
+
+    /// A screen whose owner offers `actions` on it (served by `coord.<owner>`).
+    static func screen(_ kind: String, owner: String, id: String? = nil, actions: [String] = []) -> Flowbus_V1_Screen {
         var screen = Flowbus_V1_Screen()
         screen.kind = kind
         screen.id = id ?? kind
         screen.owner = owner
+        screen.viewModel = "vm.\(kind)"
+        screen.actions = actions.map { action($0, service: "coord.\(owner)", handler: .coordinator) }
         return screen
     }
 
@@ -138,6 +148,7 @@ final class BusFixture: @unchecked Sendable {
         stack.screens = screens
         navigation.stacks = [stack]
         navigation.version = version
+        navigation.actions = [action("back", service: "coord.app", handler: .coordinator)]
         return navigation
     }
 
@@ -152,6 +163,8 @@ final class BusFixture: @unchecked Sendable {
         }
         navigation.selectedTab = selected
         navigation.version = version
+        navigation.actions = [action("back", service: "coord.app", handler: .coordinator),
+                              action("selectTab", service: "coord.app", handler: .coordinator, fields: ["tab"])]
         return navigation
     }
 }

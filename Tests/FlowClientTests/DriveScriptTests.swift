@@ -12,7 +12,7 @@ struct DriveScriptTests {
         - expect: {screen: signin}
         - send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}
         - expect: {screen: signin, phase: error, message: "Invalid e-mail or password.", timeout: 2}
-        - outbox: {email: new@x.dev, save: token}
+        - call: {service: svc.mail, method: outbox, args: {email: new@x.dev}, save: {token: token}}
         - send: {action: signUp, fields: {genres: [g1, g2], age: 12}, screen: signup, refused: staleIntent}
         - expect: {screen: home, tab: home, stack: [home, details], modal: none}
         - expect: {coordinators: [app, main, home, settings, expenses], timeout: 250ms}
@@ -20,13 +20,13 @@ struct DriveScriptTests {
         - wait: 0.1
         - close
         """, name: "demo.yaml")
-        #expect(script.steps.map(\.step.name) == ["open", "expect", "send", "expect", "outbox", "send", "expect", "expect", "attach", "wait", "close"])
+        #expect(script.steps.map(\.step.name) == ["open", "expect", "send", "expect", "call", "send", "expect", "expect", "attach", "wait", "close"])
         #expect(script.steps[0].step == .open(session: nil))
         #expect(script.steps[2].step == .send(action: "logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"], screen: nil, refused: nil))
         #expect(script.steps[3].step == .expect(Expectation(screen: "signin", phase: .error, message: "Invalid e-mail or password.")))
         #expect(script.steps[3].timeout == .seconds(2))
         #expect(script.steps[3].line == 4)
-        #expect(script.steps[4].step == .outbox(email: "new@x.dev", save: "token"))
+        #expect(script.steps[4].step == .call(service: "svc.mail", method: "outbox", args: ["email": "new@x.dev"], save: ["token": "token"]))
         #expect(script.steps[5].step == .send(action: "signUp", fields: ["genres": "g1,g2", "age": "12"], screen: "signup", refused: "staleIntent"))
         #expect(script.steps[6].step == .expect(Expectation(screen: "home", tab: "home", stack: ["home", "details"], modal: "none")))
         #expect(script.steps[7].timeout == .milliseconds(250))
@@ -43,7 +43,7 @@ struct DriveScriptTests {
         ("- open: {}\n- send: {action: x, fields: [a]}\n", "step 2", "fields are a mapping"),
         ("- expect: {screen: a, timeout: soon}\n", "step 1", "\"soon\" is not a duration"),
         ("- expect: {stack: home}\n", "step 1", "stack must be a list"),
-        ("- outbox: {save: token}\n", "step 1", "outbox needs the address"),
+        ("- call: {method: outbox}\n", "step 1", "call needs a service and a method"),
         ("- attach: {observe: true}\n", "step 1", "attach needs the session id"),
         ("- open: {}\n  expect: {screen: a}\n", "step 1", "a step is one key"),
         ("open: {}\n", "demo.yaml", "a drive script is a YAML list of steps"),
@@ -57,21 +57,6 @@ struct DriveScriptTests {
             return text.hasPrefix("demo.yaml") && text.contains(location) && text.contains(problem)
         }
     }
-
-    @Test func theOutboxReplyGivesEachMailAndItsToken() throws {
-        var reply = Flowbus_V1_ServiceReply()
-        reply.result = [
-            "count": "2",
-            "mail.0.to": "new@x.dev", "mail.0.subject": "Verify your e-mail",
-            "mail.0.body": "Your verification code is 123456. Type it on the verification screen; it is valid for 10 minutes.",
-            "mail.1.to": "new@x.dev", "mail.1.subject": "Verify again", "mail.1.body": "Code 1234567 is not one", "mail.1.token": "654321",
-        ]
-        let mails = try MailOutbox.mails(in: reply)
-        #expect(mails.map(\.token) == ["123456", "654321"])
-        #expect(mails[0].to == "new@x.dev")
-        #expect(MailOutbox.lastToken(in: mails) == "654321")
-        #expect(throws: SessionClientError.self) { try MailOutbox.mails(in: Flowbus_V1_ServiceReply()) }
-    }
 }
 
 @Suite("Journeys over a real broker and Clone server")
@@ -81,24 +66,24 @@ struct JourneyTests {
     static func app(_ bus: BusFixture, session: String) async throws {
         let signin = BusFixture.stack([BusFixture.screen("signin", owner: "auth")], version: 1)
         try await bus.serveApp(session: session, navigation: signin)
-        try bus.publishState(session, kind: "signin", phase: .error, version: 1, message: "Invalid e-mail or password.")
+        try bus.publishState(session, kind: "signin", phase: .error, version: 1, message: "Invalid e-mail or password.", actions: ["logIn"])
         let version = Counter()
         try await bus.serve("vm.signin") { envelope in
             guard let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) else { return BusFixture.applied() }
             let loading = version.next()
-            try? bus.publishState(session, kind: "signin", phase: .loading, version: loading)
+            try? bus.publishState(session, kind: "signin", phase: .loading, version: loading, actions: ["logIn"])
             if intent.fields["password"] == "flowbus123" {
-                try? bus.publishState(session, kind: "signin", phase: .success, version: version.next())
+                try? bus.publishState(session, kind: "signin", phase: .success, version: version.next(), actions: ["logIn"])
                 let home = BusFixture.tabs([("home", [BusFixture.screen("home", owner: "home")])], selected: "home", version: 2)
                 try? bus.publish(home, at: "/s/\(session)/nav", keyVersion: 2)
             } else {
-                try? bus.publishState(session, kind: "signin", phase: .error, version: version.next(), message: "Invalid e-mail or password.")
+                try? bus.publishState(session, kind: "signin", phase: .error, version: version.next(), message: "Invalid e-mail or password.", actions: ["logIn"])
             }
             return BusFixture.applied(version: loading)
         }
         try await bus.serve("svc.mail") { _ in
             var reply = Flowbus_V1_ServiceReply()
-            reply.result = ["count": "1", "mail.0.to": "new@x.dev", "mail.0.subject": "Verify", "mail.0.body": "Your code is 424242."]
+            reply.result = ["count": "1", "mail.0.to": "new@x.dev", "mail.0.subject": "Verify", "mail.0.body": "Your code is 424242.", "token": "424242"]
             return reply
         }
     }
@@ -111,7 +96,7 @@ struct JourneyTests {
         - expect: {screen: signin}
         - send: {action: logIn, fields: {email: demo@flowbus.dev, password: wrong}}
         - expect: {screen: signin, phase: error, message: "Invalid e-mail or password."}
-        - outbox: {email: new@x.dev, save: code}
+        - call: {service: svc.mail, method: outbox, args: {email: new@x.dev}, save: {code: token}}
         - send: {action: logIn, fields: {email: "${session}@x.dev", password: "flowbus123"}}
         - expect: {screen: home, tab: home, stack: [home]}
         """)
@@ -132,10 +117,10 @@ struct JourneyTests {
         let bus = try await BusFixture()
         let signin = BusFixture.stack([BusFixture.screen("signin", owner: "auth")], version: 1)
         try await bus.serveApp(session: "j3", navigation: signin)
-        try bus.publishState("j3", kind: "signin", phase: .error, version: 4, message: "Invalid e-mail or password.")
+        try bus.publishState("j3", kind: "signin", phase: .error, version: 4, message: "Invalid e-mail or password.", actions: ["logIn"])
         // The view model answers at once and publishes its new error only later.
         try await bus.serve("vm.signin") { _ in
-            Thread { usleep(150_000); try? bus.publishState("j3", kind: "signin", phase: .error, version: 5, message: "Invalid e-mail or password.") }.start()
+            Thread { usleep(150_000); try? bus.publishState("j3", kind: "signin", phase: .error, version: 5, message: "Invalid e-mail or password.", actions: ["logIn"]) }.start()
             return BusFixture.applied()
         }
         let journey = Journey(endpoints: bus.endpoints, options: BusFixture.options, logger: quietLogger)

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Session client over a real broker and Clone server")
 struct SessionClientTests {
-    static let signin = BusFixture.stack([BusFixture.screen("signin", owner: "auth")], version: 1)
+    static let signin = BusFixture.stack([BusFixture.screen("signin", owner: "auth", actions: ["register"])], version: 1)
 
     @Test func theViewFollowsNavigationStatesAndTheRecord() async throws {
         let bus = try await BusFixture()
@@ -84,7 +84,7 @@ struct SessionClientTests {
         #expect(after.fencedValues == 1)
     }
 
-    @Test func actionsGoWhereTheTableSaysWithTheVersionSeenAndAKeyPerIntent() async throws {
+    @Test func actionsGoWhereTheScreenSaysWithTheVersionSeenAndAKeyPerIntent() async throws {
         let bus = try await BusFixture()
         let app = try await bus.serveApp(session: "r1", navigation: Self.signin)
         let auth = try await bus.serve("coord.auth") { _ in BusFixture.applied() }
@@ -92,7 +92,7 @@ struct SessionClientTests {
         let client = try await SessionClient.open(bus.endpoints, options: BusFixture.options, logger: quietLogger)
         defer { client.stop() }
         try await client.waitUntil { $0.screen == "signin" }
-        try bus.publishState("r1", kind: "signin", phase: .none, version: 7)
+        try bus.publishState("r1", kind: "signin", phase: .none, version: 7, actions: ["logIn"])
         try await client.waitUntil { $0.states["signin"]?.screenVersion == 7 }
 
         let logIn = try await client.send(action: "logIn", fields: ["email": "a@b.c", "password": "x"])
@@ -122,7 +122,8 @@ struct SessionClientTests {
         #expect(Set(allKeys).count == 3)
         #expect(signin.received.withLock { $0.allSatisfy { $0.session == "r1" && $0.writer == "test-client" } })
 
-        // An action the screen does not have is refused before anything is sent.
+        // An action the screen does not offer is refused before anything is sent (after a short
+        // wait for the offer).
         await #expect(throws: SessionClientError.self) { try await client.send(action: "logOut") }
         #expect(signin.received.withLock { $0.count } == 3)
     }
@@ -136,6 +137,7 @@ struct SessionClientTests {
         let client = try await SessionClient.open(bus.endpoints, options: BusFixture.options, logger: quietLogger)
         defer { client.stop() }
         try await client.waitUntil { $0.screen == "signin" }
+        try bus.publishState("st1", kind: "signin", phase: .none, version: 1, actions: ["logIn"])
         let outcome = try await client.send(action: "logIn", fields: [:])
         #expect(!outcome.applied)
         #expect(outcome.isStale)
@@ -157,7 +159,7 @@ struct SessionClientTests {
         let client = try await SessionClient.open(bus.endpoints, options: BusFixture.options, logger: quietLogger)
         defer { client.stop() }
         try await client.waitUntil { $0.screen == "signin" }
-        try bus.publishState("w1", kind: "signin", phase: .error, version: 3, message: "Invalid e-mail or password.")
+        try bus.publishState("w1", kind: "signin", phase: .error, version: 3, message: "Invalid e-mail or password.", actions: ["logIn"])
         try await client.waitUntil { $0.phase == .error }
 
         do {

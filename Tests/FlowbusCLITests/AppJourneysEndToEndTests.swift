@@ -139,11 +139,13 @@ struct AppJourneysEndToEndTests {
         defer { Task { try? await host.stop() } }
         let journey = try Self.journey(on: host)
         defer { journey.stop() }
-        let before = try await host.run(["outbox", "demo@flowbus.dev", "--json"])
+        let before = try await host.run(["call", "svc.mail", "outbox", "email=demo@flowbus.dev", "--json"])
         let report = try await Self.play("forgot-password.yaml", on: journey)
         guard report.passed else { return }
-        let after = try await host.run(["outbox", "demo@flowbus.dev", "--json"])
-        let count = { (output: String) in ((try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [Any])?.count ?? -1 }
+        let after = try await host.run(["call", "svc.mail", "outbox", "email=demo@flowbus.dev", "--json"])
+        let count = { (output: String) in
+            Int((((try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any])?["result"] as? [String: String])?["count"] ?? "") ?? -1
+        }
         #expect(count(after.output) == count(before.output) + 1, "one reset mail:\n\(after.output)")
         #expect(after.output.contains("Reset your Flowbus password"))
         Self.checkStateOrder(try #require(journey.client).events())
@@ -187,18 +189,18 @@ struct AppJourneysEndToEndTests {
         let home = try await kill("coord-home", on: host)
         try await journey.send("select", fields: ["item": "movie:19"])
         var view = try await journey.expect(Expectation(screen: "details", stack: ["home", "details", "details"], phase: .success))
-        #expect(view.topState?.data?.details.item.id == "movie:19")
+        #expect(DataPath.values(of: "details.item.id", in: view.payload(of: view.topState)) == ["movie:19"])
         try await restarted("coord-home", was: home, on: host)
 
         // Kill coord-app, the navigation owner, then like (a view-model action) and change tab (its own).
         let app = try await kill("coord-app", on: host)
         try await journey.send("like")
         try await journey.expect(Expectation(screen: "details", phase: .success))
-        #expect(client.view.topState?.data?.details.liked == true)
+        #expect(DataPath.values(of: "details.liked", in: client.view.payload(of: client.view.topState)) == ["true"])
         try await journey.send("selectTab", fields: ["tab": "likes"])
         try await journey.expect(Expectation(screen: "likes", tab: "likes", phase: .success))
         try await restarted("coord-app", was: app, on: host)
-        #expect(client.view.topState?.data?.items.items.map(\.id).contains("movie:19") == true)
+        #expect(DataPath.values(of: "items.items.*.id", in: client.view.payload(of: client.view.topState)).contains("movie:19"))
 
         // The Home tab kept its stack through both restarts; back pops exactly one screen.
         try await journey.send("selectTab", fields: ["tab": "home"])

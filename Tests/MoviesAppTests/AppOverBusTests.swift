@@ -29,28 +29,28 @@ import Testing
     @Test func signUpVerifyBrowseLikeAndLogOut() throws {
         let signUp = try make("signup")
         try signUp.handle(IntentInput(action: "appear"))
-        #expect(signUp.data?.genres.genres.count == 8)
+        #expect(signUp.shownData?.genres.genres.count == 8)
         try signUp.handle(IntentInput(action: "signUp", fields: [
             "email": "ana@example.com", "password": "secret123", "passwordConfirmation": "secret123",
             "name": "Ana", "nickname": "ana", "genres": "drama,comedy",
         ]))
-        #expect(signUp.data?.notice.code == "verificationSent")
+        #expect(signUp.data?.notice?.code == "verificationSent")
 
         let signIn = try make("signin")
         try signIn.handle(IntentInput(action: "logIn", fields: ["email": "ana@example.com", "password": "secret123"]))
         #expect(signIn.state.errorMessage != nil)
-        #expect(signIn.data?.notice.code == "unverified")
+        #expect(signIn.data?.notice?.code == "unverified")
 
         let verification = try make("emailverification")
         let code = try #require(token(in: try backend.mail.outbox(email: "ana@example.com").last))
         try verification.handle(IntentInput(action: "verify", fields: ["token": code], params: ["email": "ana@example.com"]))
-        #expect(verification.data?.notice.code == "verified")
+        #expect(verification.data?.notice?.code == "verified")
 
         let details = try make("details")
         try details.handle(IntentInput(action: "appear", params: ["item": "series:2"]))
         try details.handle(IntentInput(action: "markWatched", params: ["item": "episode:2-1-1"]))
         try details.handle(IntentInput(action: "like", params: ["item": "movie:7"]))
-        #expect(details.data?.details.liked == true)
+        #expect(details.shownData?.details.liked == true)
 
         let home = try make("home")
         try home.handle(IntentInput(action: "appear"))
@@ -60,11 +60,11 @@ import Testing
 
         let likes = try make("likes")
         try likes.handle(IntentInput(action: "appear"))
-        #expect(likes.data?.items.items.map(\.id) == ["movie:7"])
+        #expect(likes.shownData?.items.items.map(\.id) == ["movie:7"])
 
         let settings = try make("settings")
         try settings.handle(IntentInput(action: "logOut"))
-        #expect(settings.data?.notice.code == "loggedOut")
+        #expect(settings.data?.notice?.code == "loggedOut")
         try home.handle(IntentInput(action: "appear"))
         #expect(home.state == .error(HomeViewModel.signedOut))
     }
@@ -72,11 +72,11 @@ import Testing
     @Test func theDemoAccountSignsInAndRegistersAReport() throws {
         let signIn = try make("signin", session: "s2")
         try signIn.handle(IntentInput(action: "logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"]))
-        #expect(signIn.state.successData?.notice.code == "signedIn")
+        #expect(signIn.state.successNotice == "signedIn")
         let expenses = try make("expenses", session: "s2")
         try expenses.handle(IntentInput(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "1", "valor": "1.234,56"]))
         try expenses.handle(IntentInput(action: "registrar"))
-        #expect(expenses.data?.notice.code == "reportRegistered")
+        #expect(expenses.data?.notice?.code == "reportRegistered")
         #expect(try backend.expenses.reports(session: "s2").map(\.totalTexto) == ["R$ 1.234,56"])
     }
 }

@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func expensesRoundTrip() throws {
-        var report = Flowbus_V1_ExpenseReport()
+        var report = Movies_V1_ExpenseReport()
         report.criadoEm = "22/11/2026"
         #expect(throws: ServiceFailure.refused(.emptyReport)) { try bus.expenses.submit(report, session: "s1") }
         report.totalCentavos = 12_345

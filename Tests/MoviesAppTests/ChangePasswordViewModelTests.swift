@@ -40,6 +40,6 @@ import Testing
         try change()
         #expect(users.calls == ["changePassword s1 flowbus123 another123"])
         #expect(log.states.first == .loading)
-        #expect(log.states.last?.successData?.notice.code == "passwordChanged")
+        #expect(log.states.last?.successNotice == "passwordChanged")
     }
 }

@@ -7,11 +7,16 @@ import Testing
 @Suite("Coordinator decisions")
 struct CoordinatorDecisionTests {
     func success(_ code: String, email: String = "ana@example.com", text: String = "") -> ViewModelState {
-        var data = Flowbus_V1_ScreenData()
-        data.notice.code = code
-        data.notice.text = text
+        var data = Movies_V1_ScreenData()
         data.account.email = email
-        return .success(data)
+        return .success(ScreenPayload(data, notice: Notice(code, text)))
+    }
+
+    /// The change a coordinator watching `screen` receives for `state`.
+    func change(_ screen: String, _ state: ViewModelState) -> ScreenChange {
+        var payload: ScreenPayload?
+        if case .success(let shown) = state { payload = shown }
+        return ScreenChange(screen: screen, state: state, payload: payload, screenID: screen)
     }
 
     @Test func appStartsAuthThenMainThenAuthAgain() throws {
@@ -55,28 +60,28 @@ struct CoordinatorDecisionTests {
         try auth.handle(intent: IntentInput(action: "forgotPassword"))
         #expect(auth.effects.last == .navigate([.push(AppScreens.forgotPassword())]))
 
-        auth.screenChanged("signin", state: success("signedIn"), data: nil, screenID: "signin")
+        auth.screenChanged(change("signin", success("signedIn")))
         #expect(auth.effects.last == .call(coordinator: "app", method: "userDidSuccessfullyAuthenticate", args: ["user": "ana@example.com"]))
     }
 
     @Test func authIgnoresErrorsAndLoading() {
         let auth = AuthCoordinator(session: "s1", parent: "app")
-        auth.screenChanged("signin", state: .error("Invalid e-mail or password."), data: nil, screenID: "signin")
-        auth.screenChanged("signin", state: .loading, data: nil, screenID: "signin")
+        auth.screenChanged(change("signin", .error("Invalid e-mail or password.")))
+        auth.screenChanged(change("signin", .loading))
         #expect(auth.effects.isEmpty)
     }
 
     @Test func forgotPasswordPopsToSignInAndConfirms() {
         let auth = AuthCoordinator(session: "s1", parent: "app")
-        auth.screenChanged("forgotpassword", state: success("resetSent", text: "Check your e-mail."), data: nil, screenID: "forgotpassword")
+        auth.screenChanged(change("forgotpassword", success("resetSent", text: "Check your e-mail.")))
         #expect(auth.effects == [.navigate([.popTo("signin"), .present(AppScreens.confirmation("Check your e-mail.", owner: "auth"))])])
     }
 
     @Test func signUpPushesVerificationThenGoesHome() {
         let signUp = SignUpCoordinator(session: "s1", parent: "auth")
-        signUp.screenChanged("signup", state: success("verificationSent"), data: nil, screenID: "signup")
+        signUp.screenChanged(change("signup", success("verificationSent")))
         #expect(signUp.effects == [.navigate([.push(AppScreens.emailVerification(email: "ana@example.com"))])])
-        signUp.screenChanged("emailverification", state: success("verified"), data: nil, screenID: "emailverification")
+        signUp.screenChanged(change("emailverification", success("verified")))
         #expect(signUp.effects.last == .call(coordinator: "auth", method: "goToHome", args: ["user": "ana@example.com"]))
     }
 
@@ -123,19 +128,19 @@ struct CoordinatorDecisionTests {
         let settings = SettingsCoordinator(session: "s1", parent: "main")
         try settings.handle(intent: IntentInput(action: "changePassword"))
         #expect(settings.effects == [.navigate([.push(AppScreens.changePassword(), tab: "settings")])])
-        settings.screenChanged("changepassword", state: success("passwordChanged", text: "Password changed."), data: nil, screenID: "changepassword")
+        settings.screenChanged(change("changepassword", success("passwordChanged", text: "Password changed.")))
         #expect(settings.effects.last == .navigate([
             .popTo("settings", tab: "settings"), .present(AppScreens.confirmation("Password changed.", owner: "settings")),
         ]))
-        settings.screenChanged("settings", state: success("loggedOut"), data: nil, screenID: "settings")
+        settings.screenChanged(change("settings", success("loggedOut")))
         #expect(settings.effects.last == .call(coordinator: "main", method: "userDidLogOut", args: [:]))
     }
 
     @Test func expensesConfirmsARegisteredReport() {
         let expenses = ExpensesCoordinator(session: "s1", parent: "main")
-        expenses.screenChanged("expenses", state: success("expenseAdded"), data: nil, screenID: "expenses")
+        expenses.screenChanged(change("expenses", success("expenseAdded")))
         #expect(expenses.effects.isEmpty)
-        expenses.screenChanged("expenses", state: success("reportRegistered", text: "Relatório registrado."), data: nil, screenID: "expenses")
+        expenses.screenChanged(change("expenses", success("reportRegistered", text: "Relatório registrado.")))
         #expect(expenses.effects == [.navigate([.present(AppScreens.confirmation("Relatório registrado.", owner: "expenses"))])])
     }
 

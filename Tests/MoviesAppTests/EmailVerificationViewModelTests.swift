@@ -39,7 +39,7 @@ import Testing
     @Test func aWrongTokenIsAnError() throws {
         users.verifyResult = .failure(.refused(.wrongToken))
         try verify("123456")
-        #expect(log.states == [.loading, .error("That code is not right. Check the latest e-mail we sent to ana@example.com, or tap Resend for a new code.")])
+        #expect(log.states == [.loading, .error("That code is not right. Check the latest e-mail we sent to ana@example.com, or choose Resend code for a new one.")])
     }
 
     @Test func anExpiredTokenSaysToResend() throws {
@@ -54,7 +54,7 @@ import Testing
         try verify("123456")
         #expect(users.calls == ["verify ana@example.com 123456 s1"])
         #expect(log.states.first == .loading)
-        #expect(log.states.last?.successData?.notice.code == "verified")
+        #expect(log.states.last?.successNotice == "verified")
         #expect(log.states.last?.successData?.account.email == "ana@example.com")
     }
 
@@ -62,7 +62,7 @@ import Testing
         try viewModel.handle(IntentInput(action: "resend", params: ["email": "ana@example.com"]))
         #expect(users.calls == ["resendToken ana@example.com"])
         #expect(log.states.first == .loading)
-        #expect(log.states.last?.successData?.notice.code == "verificationSent")
+        #expect(log.states.last?.successNotice == "verificationSent")
     }
 
     /// The real in-memory user service with a hand-moved clock: the view model sees the expiry.
@@ -75,12 +75,12 @@ import Testing
         let first = try #require(token(in: try services.mail.outbox(email: "ana@example.com").last))
         clock.advance(by: 601)
         try viewModel.handle(IntentInput(action: "verify", fields: ["token": first], params: ["email": "ana@example.com"]))
-        #expect(log.states.last?.errorMessage == "That code has expired. Tap Resend to get a new code, then type it here.")
+        #expect(log.states.last?.errorMessage == "That code has expired. Choose Resend code to get a new one, then type it here.")
         try viewModel.handle(IntentInput(action: "resend", params: ["email": "ana@example.com"]))
         let second = try #require(token(in: try services.mail.outbox(email: "ana@example.com").last))
         clock.advance(by: 599)
         try viewModel.handle(IntentInput(action: "verify", fields: ["token": second], params: ["email": "ana@example.com"]))
-        #expect(log.states.last?.successData?.notice.code == "verified")
+        #expect(log.states.last?.successNotice == "verified")
         #expect(try services.users.account(forSession: "s9").verified)
     }
 }

@@ -43,7 +43,7 @@ import Testing
         try viewModel.handle(IntentInput(action: "adicionar", fields: ["titulo": titulo, "tipo": tipo, "valor": valor]))
     }
 
-    var report: Flowbus_V1_ExpenseReport? { log.lastData?.report }
+    var report: Movies_V1_ExpenseReport? { log.lastData?.report }
 
     @Test func appearStartsAnEmptyReportDatedToday() throws {
         try viewModel.handle(IntentInput(action: "appear"))
@@ -114,8 +114,8 @@ import Testing
         try viewModel.handle(IntentInput(action: "registrar"))
         #expect(service.submitted == [submitted])
         #expect(log.states.suffix(2).map(\.phase) == [.loading, .success])
+        #expect(log.states.last?.successNotice == "reportRegistered")
         let data = try #require(log.states.last?.successData)
-        #expect(data.notice.code == "reportRegistered")
         #expect(data.report.expenses.isEmpty)
         #expect(data.report.totalTexto == "R$ 0,00")
         #expect(data.report.id != submitted.id)
@@ -128,7 +128,7 @@ import Testing
         try adicionar()
         try viewModel.handle(IntentInput(action: "registrar"))
         #expect(log.states.last == .error(ExpensesViewModel.servicoIndisponivel))
-        #expect(viewModel.data?.report.totalTexto == "R$ 1.234,56")
+        #expect(viewModel.shownData?.report.totalTexto == "R$ 1.234,56")
     }
 
     @Test func aRestoredViewModelKeepsItsReport() throws {
@@ -139,9 +139,9 @@ import Testing
         restarted.restore(state: .success(saved), data: saved)
         #expect(restartedLog.states.isEmpty, "restoring publishes nothing")
         try restarted.handle(IntentInput(action: "adicionar", fields: ["titulo": "Teclado", "tipo": "1", "valor": "5,50"]))
-        #expect(restarted.data?.report.expenses.map(\.titulo) == ["Monitor", "Teclado"])
-        #expect(restarted.data?.report.totalTexto == "R$ 15,50")
-        #expect(restarted.data?.report.id == saved.report.id)
+        #expect(restarted.shownData?.report.expenses.map(\.titulo) == ["Monitor", "Teclado"])
+        #expect(restarted.shownData?.report.totalTexto == "R$ 15,50")
+        #expect(restarted.shownData?.report.id == saved.decode(ScreenData.self)?.report.id)
     }
 
     @Test func unknownActionsAreRefused() {

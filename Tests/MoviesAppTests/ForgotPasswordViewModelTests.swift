@@ -24,7 +24,7 @@ import Testing
         try viewModel.handle(IntentInput(action: "send", fields: ["email": "ana@example.com"]))
         #expect(users.calls == ["requestPasswordReset ana@example.com"])
         #expect(log.states.first == .loading)
-        #expect(log.states.last?.successData?.notice.code == "resetSent")
+        #expect(log.states.last?.successNotice == "resetSent")
     }
 
     @Test func anUnavailableServiceIsAnError() throws {

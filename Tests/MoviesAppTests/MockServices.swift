@@ -60,9 +60,9 @@ final class MockUserService: UserService {
 
 final class MockGenreService: GenreService {
     var calls = 0
-    var result: Result<[Flowbus_V1_Genre], ServiceFailure> = .success([genre("drama", "Drama"), genre("scifi", "Science fiction")])
+    var result: Result<[Movies_V1_Genre], ServiceFailure> = .success([genre("drama", "Drama"), genre("scifi", "Science fiction")])
 
-    func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre] {
+    func genres() throws(ServiceFailure) -> [Movies_V1_Genre] {
         calls += 1
         return try result.get()
     }
@@ -78,57 +78,57 @@ final class MockMovieService: MovieService {
         return value
     }
 
-    func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed {
-        var feed = Flowbus_V1_HomeFeed()
-        feed.carousels = [Flowbus_V1_Carousel()]
+    func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
+        var feed = Movies_V1_HomeFeed()
+        feed.carousels = [Movies_V1_Carousel()]
         feed.carousels[0].id = "nowPlaying"
         return try answer("home \(user)", feed)
     }
 
-    func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         try answer("details \(id) \(user)", mockDetails(id))
     }
 
-    func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         var details = mockDetails(id)
         details.liked = true
         return try answer("like \(id) \(user)", details)
     }
 
-    func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         var details = mockDetails(id)
         details.watched = true
         return try answer("markWatched \(id) \(user)", details)
     }
 
-    func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item] {
-        var item = Flowbus_V1_Item()
+    func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item] {
+        var item = Movies_V1_Item()
         item.id = "movie:1"
         return try answer("likes \(user)", [item])
     }
 }
 
 final class MockExpenseService: ExpenseService {
-    var submitted: [Flowbus_V1_ExpenseReport] = []
+    var submitted: [Movies_V1_ExpenseReport] = []
     var failure: ServiceFailure?
 
-    func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure) {
+    func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {
         if let failure { throw failure }
         submitted.append(report)
     }
 
-    func reports(session: String) throws(ServiceFailure) -> [Flowbus_V1_ExpenseReport] { submitted }
+    func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport] { submitted }
 }
 
-func genre(_ id: String, _ name: String) -> Flowbus_V1_Genre {
-    var genre = Flowbus_V1_Genre()
+func genre(_ id: String, _ name: String) -> Movies_V1_Genre {
+    var genre = Movies_V1_Genre()
     genre.id = id
     genre.name = name
     return genre
 }
 
-func mockDetails(_ id: String) -> Flowbus_V1_Details {
-    var details = Flowbus_V1_Details()
+func mockDetails(_ id: String) -> Movies_V1_Details {
+    var details = Movies_V1_Details()
     details.item.id = id
     return details
 }
@@ -144,7 +144,7 @@ func account(_ email: String = "ana@example.com", name: String = "Ana", verified
 /// Every state a view model publishes, in order, with the data it carried.
 final class StateLog {
     var states: [ViewModelState] = []
-    var data: [ScreenData?] = []
+    var data: [ScreenPayload?] = []
 
     init(_ viewModel: ViewModel) {
         viewModel.onChange = { [unowned self] state, data in
@@ -153,13 +153,23 @@ final class StateLog {
         }
     }
 
-    var lastData: ScreenData? { data.last ?? nil }
-    var lastNotice: String { lastData?.notice.code ?? "" }
+    var lastData: ScreenData? { (data.last ?? nil)?.decode(ScreenData.self) }
+    var lastNotice: String { (data.last ?? nil)?.notice?.code ?? "" }
+}
+
+extension ViewModel {
+    /// The movies payload last shown.
+    var shownData: ScreenData? { shown(ScreenData.self) }
 }
 
 extension ViewModelState {
     var successData: ScreenData? {
-        if case .success(let data) = self { return data }
+        if case .success(let payload) = self { return payload.decode(ScreenData.self) }
+        return nil
+    }
+
+    var successNotice: String? {
+        if case .success(let payload) = self { return payload.notice?.code ?? "" }
         return nil
     }
 

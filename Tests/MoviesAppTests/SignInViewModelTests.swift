@@ -37,8 +37,8 @@ import Testing
         #expect(users.calls == ["signIn ana@example.com secret123 s1"])
         #expect(log.states.count == 2)
         #expect(log.states.first == .loading)
+        #expect(log.states.last?.successNotice == "signedIn")
         let data = try #require(log.states.last?.successData)
-        #expect(data.notice.code == "signedIn")
         #expect(data.account.email == "ana@example.com")
     }
 
@@ -56,7 +56,7 @@ import Testing
         #expect(message.contains("not verified"))
         #expect(log.lastNotice == "unverified")
         #expect(log.lastData?.account.email == "ana@example.com")
-        #expect(viewModel.data?.notice.code == "unverified")
+        #expect(viewModel.data?.notice?.code == "unverified")
     }
 
     @Test func anUnavailableServiceSaysToTryAgain() throws {
@@ -65,9 +65,23 @@ import Testing
         #expect(log.states == [.loading, .error("The sign-in service is not available right now. Try again in a moment.")])
     }
 
-    @Test(arguments: ["register", "forgotPassword", "appear", "logout"])
+    @Test(arguments: ["register", "forgotPassword", "logout"])
     func actionsThatAreNotItsOwnAreRefused(action: String) {
         #expect(throws: IntentRefusal.self) { try viewModel.handle(IntentInput(action: action)) }
         #expect(log.states.isEmpty)
+    }
+
+    @Test func appearPublishesTheFirstStateOnceWithItsPresentationAndActions() throws {
+        try viewModel.handle(IntentInput(action: "appear"))
+        #expect(log.states == [.none], "the first appear publishes the state, so clients get the form")
+        try viewModel.handle(IntentInput(action: "appear"))
+        #expect(log.states == [.none], "a state already on the bus is not published again")
+        #expect(viewModel.offeredActions().map(\.name) == ["logIn"])
+        #expect(viewModel.offeredActions().first?.fields == ["email", "password"])
+        #expect(viewModel.offeredActions().first?.service == "vm.signin")
+        let fields = viewModel.presentation().components.compactMap { component -> String? in
+            if case .field(let field)? = component.component { field.name } else { nil }
+        }
+        #expect(fields == ["email", "password"])
     }
 }

@@ -57,7 +57,7 @@ struct AppJourney {
         // `like` toggles: the demo account's like of movie:19 flips on every journey.
         Step(screen: "details", action: "like", milestones: [
             Milestone(label: "like → Details success", fresh: "details") { before in
-                let liked = before.topState?.data?.details.liked ?? false
+                let liked = DataPath.values(of: "details.liked", in: before.payload(of: before.topState)) == ["true"]
                 return details(stack: ["home", "details", "details"], ["details.item.id": "movie:19", "details.liked": liked ? "false" : "true"])
             },
         ]),

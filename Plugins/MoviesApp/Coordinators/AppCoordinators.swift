@@ -3,8 +3,9 @@ import FlowProtocol
 
 /// Every coordinator of the app by name, for `flowbus-coordinator --coordinator NAME`.
 public enum AppCoordinators {
-    public static let all: [String: Coordinator.Type] = Dictionary(uniqueKeysWithValues: [
+    public static let types: [Coordinator.Type] = [
         AppCoordinator.self, AuthCoordinator.self, SignUpCoordinator.self, MainCoordinator.self,
         HomeCoordinator.self, SettingsCoordinator.self, ExpensesCoordinator.self,
-    ].map { ($0.name, $0) })
+    ]
+    public static let all: [String: Coordinator.Type] = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0) })
 }

@@ -3,16 +3,6 @@ import FlowProtocol
 
 /// The app's screens as navigation values: kind, owner coordinator, title, parameters.
 public enum AppScreens {
-    /// Kinds served by a view model (`vm.<kind>`).
-    public static let viewModelKinds: Set<String> = [
-        "signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings",
-        "changepassword", "expenses",
-    ]
-    /// Kinds whose view model loads when the screen comes on top.
-    public static let appearKinds: Set<String> = ["signup", "home", "details", "likes", "settings", "expenses"]
-
-    public static let navigationOwner = NavigationOwnerOptions(appearKinds: appearKinds, viewModelKinds: viewModelKinds)
-
     public static let tabs = ["home", "likes", "settings", "expenses"]
 
     public static func signIn() -> Screen { .make("signin", owner: "auth", title: "Sign in") }
@@ -34,8 +24,10 @@ public enum AppScreens {
         return .make("details", id: id, owner: owner, title: "Details", params: ["item": item])
     }
 
-    /// A confirmation shown as a modal; OK dismisses it.
+    /// A confirmation shown as a modal, with no view model: it carries its own presentation; OK
+    /// (the session's action) dismisses it.
     public static func confirmation(_ text: String, owner: String) -> Screen {
-        .make("confirmation", owner: owner, title: "Done", params: ["text": text])
+        .make("confirmation", owner: owner, title: "Done", params: ["text": text], viewModel: false,
+              presentation: Presentation([.text(text), .buttons("ok")]))
     }
 }

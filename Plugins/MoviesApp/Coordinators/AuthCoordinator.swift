@@ -6,7 +6,10 @@ import FlowProtocol
 public final class AuthCoordinator: Coordinator {
     public override class var name: String { "auth" }
     public override class var watchedScreens: [String] { ["signin", "forgotpassword"] }
-    public override class var actions: [String] { ["register", "forgotPassword", "verifyEmail"] }
+    public override class var screenActions: [String: [ActionSpec]] {
+        ["signin": [ActionSpec("register", label: "Create account"), ActionSpec("forgotPassword", label: "Forgot password"),
+                    ActionSpec("verifyEmail", label: "Verify e-mail", fields: ["email"])]]
+    }
 
     public override func start() {
         navigate(.setRoot([AppScreens.signIn()]))
@@ -27,7 +30,7 @@ public final class AuthCoordinator: Coordinator {
             startChild("signup")
             navigate(.push(AppScreens.emailVerification(email: email)))
         default:
-            throw .unknownAction(intent.action, screen: Self.name, known: Self.actions)
+            throw .unknownAction(intent.action, screen: Self.name, known: Self.actionNames)
         }
     }
 
@@ -38,13 +41,13 @@ public final class AuthCoordinator: Coordinator {
         return [:]
     }
 
-    public override func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {
-        guard case .success(let data) = state else { return }
-        switch (screen, data.notice.code) {
+    public override func screenChanged(_ change: ScreenChange) {
+        guard case .success = change.state else { return }
+        switch (change.screen, change.notice) {
         case ("signin", "signedIn"):
-            report("userDidSuccessfullyAuthenticate", args: ["user": data.account.email])
+            report("userDidSuccessfullyAuthenticate", args: ["user": change.decode(ScreenData.self)?.account.email ?? ""])
         case ("forgotpassword", "resetSent"):
-            navigate(.popTo("signin"), .present(AppScreens.confirmation(data.notice.text, owner: Self.name)))
+            navigate(.popTo("signin"), .present(AppScreens.confirmation(change.noticeText, owner: Self.name)))
         default:
             break
         }

@@ -6,8 +6,8 @@ public final class ExpensesCoordinator: Coordinator {
     public override class var name: String { "expenses" }
     public override class var watchedScreens: [String] { ["expenses"] }
 
-    public override func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {
-        guard case .success(let data) = state, data.notice.code == "reportRegistered" else { return }
-        navigate(.present(AppScreens.confirmation(data.notice.text, owner: Self.name)))
+    public override func screenChanged(_ change: ScreenChange) {
+        guard case .success = change.state, change.notice == "reportRegistered" else { return }
+        navigate(.present(AppScreens.confirmation(change.noticeText, owner: Self.name)))
     }
 }

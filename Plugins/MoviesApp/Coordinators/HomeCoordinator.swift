@@ -4,10 +4,13 @@ import FlowProtocol
 /// The Home tab: Home → Details (push); Details of an actor → Details of a movie (push).
 public final class HomeCoordinator: Coordinator {
     public override class var name: String { "home" }
-    public override class var actions: [String] { ["select"] }
+    /// Selecting a carousel, cast or filmography entry: its id in the field `item`.
+    static let select = ActionSpec("select", label: "Open", fields: ["item"])
+
+    public override class var screenActions: [String: [ActionSpec]] { ["home": [select], "details": [select]] }
 
     public override func handle(intent: IntentInput) throws(IntentRefusal) {
-        guard intent.action == "select" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actions) }
+        guard intent.action == "select" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actionNames) }
         navigate(.push(AppScreens.details(item: try Self.item(of: intent), owner: Self.name), tab: "home"))
     }
 

@@ -5,7 +5,9 @@ import FlowProtocol
 /// Home, Settings and Expenses flows and the Likes tab itself.
 public final class MainCoordinator: Coordinator {
     public override class var name: String { "main" }
-    public override class var actions: [String] { ["select"] }
+    public override class var screenActions: [String: [ActionSpec]] {
+        ["likes": [HomeCoordinator.select], "details": [HomeCoordinator.select]]
+    }
 
     public override func start() {
         // The flows first: effects run in order, each call answered before the next, so no tab
@@ -22,7 +24,7 @@ public final class MainCoordinator: Coordinator {
     }
 
     public override func handle(intent: IntentInput) throws(IntentRefusal) {
-        guard intent.action == "select" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actions) }
+        guard intent.action == "select" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actionNames) }
         navigate(.push(AppScreens.details(item: try HomeCoordinator.item(of: intent), owner: Self.name), tab: "likes"))
     }
 

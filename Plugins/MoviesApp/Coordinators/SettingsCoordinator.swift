@@ -5,18 +5,20 @@ import FlowProtocol
 public final class SettingsCoordinator: Coordinator {
     public override class var name: String { "settings" }
     public override class var watchedScreens: [String] { ["settings", "changepassword"] }
-    public override class var actions: [String] { ["changePassword"] }
+    public override class var screenActions: [String: [ActionSpec]] {
+        ["settings": [ActionSpec("changePassword", label: "Change password")]]
+    }
 
     public override func handle(intent: IntentInput) throws(IntentRefusal) {
-        guard intent.action == "changePassword" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actions) }
+        guard intent.action == "changePassword" else { throw .unknownAction(intent.action, screen: Self.name, known: Self.actionNames) }
         navigate(.push(AppScreens.changePassword(), tab: "settings"))
     }
 
-    public override func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {
-        guard case .success(let data) = state else { return }
-        switch (screen, data.notice.code) {
+    public override func screenChanged(_ change: ScreenChange) {
+        guard case .success = change.state else { return }
+        switch (change.screen, change.notice) {
         case ("changepassword", "passwordChanged"):
-            navigate(.popTo("settings", tab: "settings"), .present(AppScreens.confirmation(data.notice.text, owner: Self.name)))
+            navigate(.popTo("settings", tab: "settings"), .present(AppScreens.confirmation(change.noticeText, owner: Self.name)))
         case ("settings", "loggedOut"):
             report("userDidLogOut")
         default:

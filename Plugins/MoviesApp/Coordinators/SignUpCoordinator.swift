@@ -7,13 +7,14 @@ public final class SignUpCoordinator: Coordinator {
     public override class var name: String { "signup" }
     public override class var watchedScreens: [String] { ["signup", "emailverification"] }
 
-    public override func screenChanged(_ screen: String, state: ViewModelState, data: Flowbus_V1_ScreenData?, screenID: String) {
-        guard case .success(let data) = state else { return }
-        switch (screen, data.notice.code) {
+    public override func screenChanged(_ change: ScreenChange) {
+        guard case .success = change.state else { return }
+        let email = change.decode(ScreenData.self)?.account.email ?? ""
+        switch (change.screen, change.notice) {
         case ("signup", "verificationSent"):
-            navigate(.push(AppScreens.emailVerification(email: data.account.email)))
+            navigate(.push(AppScreens.emailVerification(email: email)))
         case ("emailverification", "verified"):
-            report("goToHome", args: ["user": data.account.email])
+            report("goToHome", args: ["user": email])
         default:
             break
         }

@@ -4,7 +4,7 @@ import Foundation
 /// The catalog as the screens show it: `Item`s for carousels and lists, `Details` for one title.
 extension Catalog {
     /// An item of any kind by id, as carousels and lists show it; nil for an unknown id.
-    public func item(for id: String) -> Flowbus_V1_Item? {
+    public func item(for id: String) -> Movies_V1_Item? {
         if let movie = movie(id) { return item(id, kind: "movie", title: movie.title, image: movie.image, subtitle: String(movie.year)) }
         if let show = series(id) { return item(id, kind: "series", title: show.title, image: show.image, subtitle: String(show.year)) }
         if let actor = actor(id) { return item(id, kind: "actor", title: actor.name, image: actor.image, subtitle: "") }
@@ -15,8 +15,8 @@ extension Catalog {
         return nil
     }
 
-    func item(_ id: String, kind: String, title: String, image: String, subtitle: String) -> Flowbus_V1_Item {
-        var item = Flowbus_V1_Item()
+    func item(_ id: String, kind: String, title: String, image: String, subtitle: String) -> Movies_V1_Item {
+        var item = Movies_V1_Item()
         item.id = id
         item.kind = kind
         item.title = title
@@ -26,15 +26,15 @@ extension Catalog {
     }
 
     /// The actors of a cast, the role as subtitle.
-    func castItems(_ cast: [CastEntry]) -> [Flowbus_V1_Item] {
+    func castItems(_ cast: [CastEntry]) -> [Movies_V1_Item] {
         cast.compactMap { entry in
             actor(entry.actor).map { item($0.id, kind: "actor", title: $0.name, image: $0.image, subtitle: entry.role) }
         }
     }
 
     /// An actor's movies and series, the role as subtitle, oldest first.
-    func filmographyItems(_ actor: Actor) -> [Flowbus_V1_Item] {
-        let entries: [(year: Int, item: Flowbus_V1_Item)] = actor.filmography.compactMap { id in
+    func filmographyItems(_ actor: Actor) -> [Movies_V1_Item] {
+        let entries: [(year: Int, item: Movies_V1_Item)] = actor.filmography.compactMap { id in
             if let movie = movie(id) {
                 let role = movie.cast.first { $0.actor == actor.id }?.role ?? ""
                 return (movie.year, item(id, kind: "movie", title: movie.title, image: movie.image, subtitle: role))
@@ -49,9 +49,9 @@ extension Catalog {
     }
 
     /// Everything the details screen shows of `id`, without the person's liked/watched flags.
-    public func details(for id: String) -> Flowbus_V1_Details? {
+    public func details(for id: String) -> Movies_V1_Details? {
         guard let item = item(for: id) else { return nil }
-        var details = Flowbus_V1_Details()
+        var details = Movies_V1_Details()
         details.item = item
         if let movie = movie(id) {
             details.synopsis = movie.synopsis
@@ -65,7 +65,7 @@ extension Catalog {
             details.cast = castItems(show.cast)
             details.episodes = show.seasons.flatMap { season in
                 season.episodes.map { entry in
-                    var episode = Flowbus_V1_Episode()
+                    var episode = Movies_V1_Episode()
                     episode.id = entry.id
                     episode.season = UInt32(season.number)
                     episode.number = UInt32(entry.number)

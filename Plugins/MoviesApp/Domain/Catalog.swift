@@ -104,9 +104,9 @@ public struct Catalog: Sendable, Codable {
         return nil
     }
 
-    public var genreList: [Flowbus_V1_Genre] {
+    public var genreList: [Movies_V1_Genre] {
         genres.map { entry in
-            var genre = Flowbus_V1_Genre()
+            var genre = Movies_V1_Genre()
             genre.id = entry.id
             genre.name = entry.name
             return genre

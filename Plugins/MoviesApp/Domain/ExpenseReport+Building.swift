@@ -14,10 +14,10 @@ public enum ExpenseKind: String, Sendable, CaseIterable {
     }
 }
 
-extension Flowbus_V1_ExpenseReport {
+extension Movies_V1_ExpenseReport {
     /// An empty report created on `date`, shown in Brasília time as dd/MM/yyyy.
-    public static func empty(id: String = UUID().uuidString, createdOn date: Date) -> Flowbus_V1_ExpenseReport {
-        var report = Flowbus_V1_ExpenseReport()
+    public static func empty(id: String = UUID().uuidString, createdOn date: Date) -> Movies_V1_ExpenseReport {
+        var report = Movies_V1_ExpenseReport()
         report.id = id
         report.criadoEm = brazilianDate(date)
         report.totalTexto = BrazilianReais.format(centavos: 0)
@@ -27,7 +27,7 @@ extension Flowbus_V1_ExpenseReport {
 
     /// Adds one expense and updates the total, its text and whether `registrar` is enabled.
     public mutating func add(titulo: String, kind: ExpenseKind, centavos: Int64) {
-        var expense = Flowbus_V1_Expense()
+        var expense = Movies_V1_Expense()
         expense.titulo = titulo
         expense.tipo = kind.rawValue
         expense.tipoTexto = kind.text

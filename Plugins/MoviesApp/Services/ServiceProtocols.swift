@@ -1,7 +1,7 @@
 import FlowProtocol
 import Foundation
 
-public typealias Account = Flowbus_V1_Account
+public typealias Account = Movies_V1_Account
 
 /// The wall clock as the services read it; tests inject their own.
 public typealias AppClock = @Sendable () -> Date
@@ -29,21 +29,21 @@ public protocol UserService: AnyObject {
 }
 
 public protocol GenreService: AnyObject {
-    func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre]
+    func genres() throws(ServiceFailure) -> [Movies_V1_Genre]
 }
 
 /// Movies, series and actors, and each user's (by account e-mail) likes and watch history.
 public protocol MovieService: AnyObject {
     /// Five carousels in order: nowPlaying, upcoming, popularActors, recentlyWatched, latestEpisodes.
-    func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed
+    func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed
     /// Refuses `unknownItem`.
-    func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details
     /// Toggles the like of `id` (a second like takes it back); returns the details after.
-    func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details
     /// Marks `id` watched now (watching again moves it to the front of "recently watched").
-    func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details
+    func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details
     /// The liked items, oldest like first.
-    func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item]
+    func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item]
 }
 
 public protocol MailService: AnyObject {
@@ -54,7 +54,7 @@ public protocol MailService: AnyObject {
 
 public protocol ExpenseService: AnyObject {
     /// Registers the report for the person of `session`. Refuses `emptyReport` (total not above zero).
-    func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure)
+    func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure)
     /// The reports registered from `session`, oldest first.
-    func reports(session: String) throws(ServiceFailure) -> [Flowbus_V1_ExpenseReport]
+    func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport]
 }

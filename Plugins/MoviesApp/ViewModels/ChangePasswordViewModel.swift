@@ -6,7 +6,9 @@ import FlowProtocol
 /// Success: notice "passwordChanged".
 public final class ChangePasswordViewModel: ViewModel {
     override public class var screen: String { "changepassword" }
-    override public class var actions: [String] { ["change"] }
+    override public class var actions: [ActionSpec] {
+        [ActionSpec("change", label: "Change password", fields: ["current", "password", "passwordConfirmation"])]
+    }
 
     public static let currentRequired = "Enter your current password."
     public static let wrongCurrent = "The current password is not right. Type it again."
@@ -26,9 +28,9 @@ public final class ChangePasswordViewModel: ViewModel {
         if let problem = AccountRules.newPasswordProblem(password, confirmation: intent.rawField("passwordConfirmation")) {
             return state = .error(problem)
         }
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.changePassword(session: session, current: current, new: password)
-            return ScreenData(notice: "passwordChanged", "Your password was changed.")
+            return .notice("passwordChanged", "Your password was changed.")
         }, message: { failure in
             switch failure {
             case .refused(.wrongPassword): Self.wrongCurrent
@@ -37,5 +39,14 @@ public final class ChangePasswordViewModel: ViewModel {
             case .unavailable: CommonMessages.unavailable("account service")
             }
         })
+    }
+
+    override public func presentation() -> Presentation {
+        Presentation([
+            .field("current", label: "Current", kind: .secret, maxLength: FieldLimits.password),
+            .field("password", label: "New", kind: .secret, maxLength: FieldLimits.password),
+            .field("passwordConfirmation", label: "Confirm", kind: .secret, maxLength: FieldLimits.password),
+            .buttons("change"),
+        ])
     }
 }

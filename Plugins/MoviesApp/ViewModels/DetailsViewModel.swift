@@ -5,7 +5,7 @@ import FlowProtocol
 /// `like` (a toggle) and `markWatched` change it and show it again.
 public final class DetailsViewModel: ViewModel {
     override public class var screen: String { "details" }
-    override public class var actions: [String] { ["appear", "like", "markWatched"] }
+    override public class var actions: [ActionSpec] { [ActionSpec("like", label: "Like"), ActionSpec("markWatched", label: "Mark watched")] }
 
     public static let signedOut = "You are signed out. Sign in again to see the details."
 
@@ -19,12 +19,12 @@ public final class DetailsViewModel: ViewModel {
     }
 
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
-        guard Self.actions.contains(intent.action) else { return try super.handle(intent) }
+        guard ["appear", "like", "markWatched"].contains(intent.action) else { return try super.handle(intent) }
         // The intent's screen says which item; two Details screens share this view model.
         let item = (intent.params["item"] ?? "").trimmingWhitespace
         guard !item.isEmpty else { throw Self.missingParameter("item", example: "movie:12") }
         let action = intent.action
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             let user = try users.account(forSession: session).email
             var data = ScreenData()
             switch action {
@@ -32,7 +32,7 @@ public final class DetailsViewModel: ViewModel {
             case "markWatched": data.details = try movies.markWatched(id: item, user: user)
             default: data.details = try movies.details(id: item, user: user)
             }
-            return data
+            return .movies(data)
         }, message: { failure in
             switch failure {
             case .refused(.notSignedIn): Self.signedOut
@@ -41,5 +41,30 @@ public final class DetailsViewModel: ViewModel {
             case .unavailable: CommonMessages.unavailable("movie service")
             }
         })
+    }
+
+    override public func presentation() -> Presentation {
+        guard case .details(let details)? = screenData?.data else { return Presentation([.muted("Loading…")]) }
+        var heading = details.item.title
+        if details.year > 0 { heading += " (\(details.year))" }
+        heading += " · \(details.item.kind)"
+        var components: [PresentationComponent] = [.heading(heading)]
+        if !details.genres.isEmpty { components.append(.muted(details.genres.joined(separator: ", "))) }
+        if !details.synopsis.isEmpty { components.append(.text(details.synopsis)) }
+        var buttons: [Flowbus_V1_ActionRef] = [.to("like", label: details.liked ? "♥ Liked" : "♡ Like")]
+        if details.item.kind != "actor" { buttons.append(.to("markWatched", label: details.watched ? "✓ Watched" : "Mark watched")) }
+        components.append(.buttons(buttons))
+        if !details.cast.isEmpty {
+            components.append(.collection("cast", title: "Cast", items: details.cast.map(\.entry), action: "select", field: "item"))
+        }
+        if !details.filmography.isEmpty {
+            components.append(.collection("filmography", title: "Filmography", items: details.filmography.map(\.entry), action: "select", field: "item"))
+        }
+        if !details.episodes.isEmpty {
+            components.append(.collection("episodes", title: "Episodes", items: details.episodes.map { episode in
+                Flowbus_V1_Item(id: episode.id, title: episode.title, subtitle: "S\(episode.season) E\(episode.number)")
+            }))
+        }
+        return Presentation(components)
     }
 }

@@ -6,7 +6,9 @@ import FlowProtocol
 /// "verificationSent").
 public final class EmailVerificationViewModel: ViewModel {
     override public class var screen: String { "emailverification" }
-    override public class var actions: [String] { ["verify", "resend"] }
+    override public class var actions: [ActionSpec] {
+        [ActionSpec("verify", label: "Verify", fields: ["token"]), ActionSpec("resend", label: "Resend code")]
+    }
 
     let users: any UserService
 
@@ -16,7 +18,7 @@ public final class EmailVerificationViewModel: ViewModel {
     }
 
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
-        guard Self.actions.contains(intent.action) else { return try super.handle(intent) }
+        guard ["verify", "resend"].contains(intent.action) else { return try super.handle(intent) }
         let email = (intent.params["email"] ?? "").trimmingWhitespace
         guard !email.isEmpty else { throw Self.missingParameter("email", example: "ana@example.com") }
         if intent.action == "verify" { verify(email: email, token: intent.field("token")) } else { resend(email: email) }
@@ -27,31 +29,45 @@ public final class EmailVerificationViewModel: ViewModel {
         guard token.count == 6, token.allSatisfy(\.isASCIIDigit) else {
             return state = .error("The code has 6 digits. Check the e-mail we sent to \(email) and type it again.")
         }
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.verify(email: email, token: token, session: session)
-            return ScreenData(account: account, notice: "verified", "Your e-mail is verified. Welcome, \(account.name)!")
+            return .account(account, notice: "verified", "Your e-mail is verified. Welcome, \(account.name)!")
         }, message: { failure in Self.message(failure, email: email) })
     }
 
     func resend(email: String) {
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.resendToken(email: email)
             var account = Account()
             account.email = email
-            return ScreenData(account: account, notice: "verificationSent", "We sent a new code to \(email).")
+            return .account(account, notice: "verificationSent", "We sent a new code to \(email).")
         }, message: { failure in Self.message(failure, email: email) })
     }
 
     static func message(_ failure: ServiceFailure, email: String) -> String {
         switch failure {
         case .refused(.wrongToken):
-            "That code is not right. Check the latest e-mail we sent to \(email), or tap Resend for a new code."
+            "That code is not right. Check the latest e-mail we sent to \(email), or choose Resend code for a new one."
         case .refused(.expiredToken):
-            "That code has expired. Tap Resend to get a new code, then type it here."
+            "That code has expired. Choose Resend code to get a new one, then type it here."
         case .refused(.alreadyVerified): "\(email) is already verified. Go back and sign in."
         case .refused(.unknownAccount): "There is no account for \(email). Go back and sign up again."
         case .refused(let refusal): CommonMessages.unexpected(refusal)
         case .unavailable: CommonMessages.unavailable("verification service")
         }
+    }
+
+    override public func presentation() -> Presentation {
+        let email = screenParams["email"].flatMap { $0.isEmpty ? nil : $0 } ?? "your e-mail"
+        var components: [PresentationComponent] = [
+            .text("We sent a 6-digit code to \(email)."),
+            .muted("No real mail here: `flowbus call svc.mail outbox email=\(email)` prints it."),
+            .field("token", label: "Code", kind: .number, maxLength: FieldLimits.token),
+            .buttons("verify", "resend"),
+        ]
+        if case .success(let shown) = state, shown.notice?.code == "verificationSent", let text = shown.notice?.text {
+            components.append(.notice(text))
+        }
+        return Presentation(components)
     }
 }

@@ -8,7 +8,10 @@ import Foundation
 /// view model (`restore(state:data:)`) keeps it.
 public final class ExpensesViewModel: ViewModel {
     override public class var screen: String { "expenses" }
-    override public class var actions: [String] { ["appear", "adicionar", "registrar"] }
+    override public class var actions: [ActionSpec] {
+        [ActionSpec("adicionar", label: "Adicionar", fields: ["titulo", "tipo", "valor"], clearsFields: true),
+         ActionSpec("registrar", label: "Registrar")]
+    }
 
     public static let tituloInvalido = "Título inválido"
     public static let tipoInvalido = "Tipo de despesa inválido"
@@ -27,8 +30,8 @@ public final class ExpensesViewModel: ViewModel {
     }
 
     /// The report on screen, if one was started.
-    var report: Flowbus_V1_ExpenseReport? {
-        if case .report(let report)? = data?.data { return report }
+    var report: Movies_V1_ExpenseReport? {
+        if case .report(let report)? = screenData?.data { return report }
         return nil
     }
 
@@ -41,11 +44,10 @@ public final class ExpensesViewModel: ViewModel {
         }
     }
 
-    func show(_ report: Flowbus_V1_ExpenseReport, notice: Flowbus_V1_Notice? = nil) {
+    func show(_ report: Movies_V1_ExpenseReport, notice: Notice? = nil) {
         var data = ScreenData()
         data.report = report
-        if let notice { data.notice = notice }
-        state = .success(data)
+        state = .success(ScreenPayload(data, notice: notice))
     }
 
     func adicionar(_ intent: IntentInput) {
@@ -66,7 +68,7 @@ public final class ExpensesViewModel: ViewModel {
         state = .loading
         do {
             try expenses.submit(report, session: session)
-            show(.empty(createdOn: clock()), notice: .init("reportRegistered", "Relatório registrado. Um novo relatório foi iniciado."))
+            show(.empty(createdOn: clock()), notice: Notice("reportRegistered", "Relatório registrado. Um novo relatório foi iniciado."))
         } catch {
             switch error {
             case .refused(.emptyReport): state = .error(Self.relatorioVazio)
@@ -74,5 +76,26 @@ public final class ExpensesViewModel: ViewModel {
             case .unavailable: state = .error(Self.servicoIndisponivel)
             }
         }
+    }
+
+    override public func disabledReason(for action: String) -> String? {
+        guard action == "registrar", (report?.totalCentavos ?? 0) <= 0 else { return nil }
+        return "adicione ao menos uma despesa com valor"
+    }
+
+    override public func presentation() -> Presentation {
+        guard let report else { return Presentation([.muted("Carregando o relatório…")]) }
+        return Presentation([
+            .muted("Relatório de \(report.criadoEm) · \(report.expenses.count) despesa\(report.expenses.count == 1 ? "" : "s")"),
+            .field("titulo", label: "Título", maxLength: FieldLimits.titulo),
+            .field("tipo", label: "Tipo", kind: .choice, options: ExpenseKind.allCases.map { ($0.rawValue, $0.text) }),
+            .field("valor", label: "Valor", kind: .number, maxLength: FieldLimits.valor, hint: "em reais, p. ex. 1.234,56"),
+            .buttons("adicionar"),
+            .collection("despesas", title: "Despesas", items: report.expenses.enumerated().map { index, expense in
+                Flowbus_V1_Item(id: String(index), title: expense.titulo, subtitle: expense.tipoTexto, detail: expense.valorTexto)
+            }, emptyText: "Nenhuma despesa ainda."),
+            .summary("Total", report.totalTexto),
+            .buttons("registrar"),
+        ])
     }
 }

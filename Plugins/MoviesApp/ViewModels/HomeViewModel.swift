@@ -4,7 +4,7 @@ import FlowProtocol
 /// The five carousels of the signed-in person (`appear`).
 public final class HomeViewModel: ViewModel {
     override public class var screen: String { "home" }
-    override public class var actions: [String] { ["appear"] }
+
 
     public static let signedOut = "You are signed out. Sign in again to see your home."
 
@@ -19,17 +19,25 @@ public final class HomeViewModel: ViewModel {
 
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         guard intent.action == "appear" else { return try super.handle(intent) }
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.account(forSession: session)
             var data = ScreenData()
             data.home = try movies.home(user: account.email)
-            return data
+            return .movies(data)
         }, message: { failure in
             switch failure {
             case .refused(.notSignedIn): Self.signedOut
             case .refused(let refusal): CommonMessages.unexpected(refusal)
             case .unavailable: CommonMessages.unavailable("movie service")
             }
+        })
+    }
+
+    override public func presentation() -> Presentation {
+        guard case .home(let feed)? = screenData?.data else { return Presentation([.muted("Loading your home…")]) }
+        return Presentation(feed.carousels.map { carousel in
+            .collection(carousel.id, title: carousel.title, style: .carousel, items: carousel.items.map(\.entry),
+                        action: "select", field: "item", emptyText: "\(carousel.title): nothing yet")
         })
     }
 }

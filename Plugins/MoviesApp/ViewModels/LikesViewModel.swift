@@ -4,7 +4,7 @@ import FlowProtocol
 /// The items the signed-in person liked (`appear`).
 public final class LikesViewModel: ViewModel {
     override public class var screen: String { "likes" }
-    override public class var actions: [String] { ["appear"] }
+
 
     public static let signedOut = "You are signed out. Sign in again to see your likes."
 
@@ -19,11 +19,11 @@ public final class LikesViewModel: ViewModel {
 
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         guard intent.action == "appear" else { return try super.handle(intent) }
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.account(forSession: session)
             var data = ScreenData()
             data.items.items = try movies.likes(user: account.email)
-            return data
+            return .movies(data)
         }, message: { failure in
             switch failure {
             case .refused(.notSignedIn): Self.signedOut
@@ -31,5 +31,13 @@ public final class LikesViewModel: ViewModel {
             case .unavailable: CommonMessages.unavailable("movie service")
             }
         })
+    }
+
+    override public func presentation() -> Presentation {
+        guard case .items(let list)? = screenData?.data else { return Presentation([.muted("Loading your likes…")]) }
+        return Presentation([
+            .collection("likes", title: "Liked", items: list.items.map(\.entry), action: "select", field: "item",
+                        emptyText: "Nothing liked yet: open a movie or a series and choose Like."),
+        ])
     }
 }

@@ -1,32 +1,30 @@
 import FlowKit
 import FlowProtocol
 
-public typealias ScreenData = Flowbus_V1_ScreenData
+public typealias ScreenData = Movies_V1_ScreenData
 
-extension Flowbus_V1_ScreenData {
-    init(account: Account, notice code: String = "", _ text: String = "") {
-        self.init()
-        self.account = account
-        if !code.isEmpty { notice = .init(code, text) }
+extension ScreenPayload {
+    /// The movies app's payload, with an optional notice.
+    static func movies(_ data: ScreenData, notice code: String = "", _ text: String = "") -> ScreenPayload {
+        ScreenPayload(data, notice: code.isEmpty ? nil : Notice(code, text))
     }
 
-    init(notice code: String, _ text: String) {
-        self.init()
-        notice = .init(code, text)
+    /// An account, with an optional notice.
+    static func account(_ account: Account, notice code: String = "", _ text: String = "") -> ScreenPayload {
+        var data = ScreenData()
+        data.account = account
+        return .movies(data, notice: code, text)
     }
-}
 
-extension Flowbus_V1_Notice {
-    init(_ code: String, _ text: String) {
-        self.init()
-        self.code = code
-        self.text = text
+    /// Only a notice.
+    static func notice(_ code: String, _ text: String) -> ScreenPayload {
+        ScreenPayload(notice: Notice(code, text))
     }
 }
 
 extension ViewModel {
     /// `loading`, then `success` with what `body` returns, or `error` with `message(failure)`.
-    func load(_ body: () throws(ServiceFailure) -> ScreenData, message: (ServiceFailure) -> String) {
+    func load(_ body: () throws(ServiceFailure) -> ScreenPayload, message: (ServiceFailure) -> String) {
         state = .loading
         do {
             state = .success(try body())
@@ -34,6 +32,9 @@ extension ViewModel {
             state = .error(message(error))
         }
     }
+
+    /// The movies payload last shown, if any.
+    var screenData: ScreenData? { shown(ScreenData.self) }
 
     /// A refusal for an intent made on a screen that lacks a parameter it needs.
     static func missingParameter(_ name: String, example: String) -> IntentRefusal {
@@ -54,4 +55,19 @@ enum CommonMessages {
     }
 
     static let signedOut = "You are signed out. Sign in again to continue."
+}
+
+/// Field limits of the app's forms, checked by the view models and published to clients.
+enum FieldLimits {
+    static let email = 254
+    static let password = 128
+    static let name = 80
+    static let token = 6
+    static let titulo = 80
+    static let valor = 20
+}
+
+extension Movies_V1_Item {
+    /// The entry of a presentation's collection.
+    var entry: Flowbus_V1_Item { Flowbus_V1_Item(id: id, title: title, subtitle: subtitle) }
 }

@@ -4,7 +4,7 @@ import FlowProtocol
 /// The signed-in account (`appear`) and signing out (`logOut`, notice "loggedOut").
 public final class SettingsViewModel: ViewModel {
     override public class var screen: String { "settings" }
-    override public class var actions: [String] { ["appear", "logOut"] }
+    override public class var actions: [ActionSpec] { [ActionSpec("logOut", label: "Log out")] }
 
     public static let signedOut = "You are signed out. Sign in again to see your settings."
 
@@ -18,13 +18,13 @@ public final class SettingsViewModel: ViewModel {
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         switch intent.action {
         case "appear":
-            load({ () throws(ServiceFailure) -> ScreenData in
-                ScreenData(account: try users.account(forSession: session))
+            load({ () throws(ServiceFailure) -> ScreenPayload in
+                .account(try users.account(forSession: session))
             }, message: Self.message)
         case "logOut":
-            load({ () throws(ServiceFailure) -> ScreenData in
+            load({ () throws(ServiceFailure) -> ScreenPayload in
                 try users.signOut(session: session)
-                return ScreenData(notice: "loggedOut", "You are signed out.")
+                return .notice("loggedOut", "You are signed out.")
             }, message: Self.message)
         default:
             try super.handle(intent)
@@ -37,5 +37,16 @@ public final class SettingsViewModel: ViewModel {
         case .refused(let refusal): CommonMessages.unexpected(refusal)
         case .unavailable: CommonMessages.unavailable("account service")
         }
+    }
+
+    override public func presentation() -> Presentation {
+        var components: [PresentationComponent] = []
+        if case .account(let account)? = screenData?.data {
+            components.append(.heading("\(account.name) (\(account.nickname))"))
+            components.append(.text(account.email))
+            if !account.genres.isEmpty { components.append(.muted("Genres: " + account.genres.joined(separator: ", "))) }
+        }
+        components.append(.buttons("changePassword", "logOut"))
+        return Presentation(components)
     }
 }

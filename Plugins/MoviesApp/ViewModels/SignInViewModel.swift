@@ -6,7 +6,7 @@ import FlowProtocol
 /// unverified account: an error whose data carries notice "unverified" and the e-mail.
 public final class SignInViewModel: ViewModel {
     override public class var screen: String { "signin" }
-    override public class var actions: [String] { ["logIn"] }
+    override public class var actions: [ActionSpec] { [ActionSpec("logIn", label: "Log in", fields: ["email", "password"])] }
 
     public static let invalidCredentials = "Invalid e-mail or password."
     public static let passwordRequired = "Enter your password."
@@ -24,16 +24,17 @@ public final class SignInViewModel: ViewModel {
         let password = intent.rawField("password")
         if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
         if password.isEmpty { return state = .error(Self.passwordRequired) }
+        if email.count > FieldLimits.email || password.count > FieldLimits.password { return state = .error(Self.invalidCredentials) }
         state = .loading
         do {
             let account = try users.signIn(email: email, password: password, session: session)
-            state = .success(ScreenData(account: account, notice: "signedIn", "Welcome back, \(account.name)."))
+            state = .success(.account(account, notice: "signedIn", "Welcome back, \(account.name)."))
         } catch .refused(.unverified) {
             var account = Account()
             account.email = email
             showError(
                 "The e-mail \(email) is not verified yet. Verify it with the code we sent you, then sign in.",
-                data: ScreenData(account: account, notice: "unverified", "Verify your e-mail to sign in."))
+                payload: .account(account, notice: "unverified", "Verify your e-mail to sign in."))
         } catch .refused(.invalidCredentials) {
             state = .error(Self.invalidCredentials)
         } catch .refused(let refusal) {
@@ -41,5 +42,18 @@ public final class SignInViewModel: ViewModel {
         } catch {
             state = .error(CommonMessages.unavailable("sign-in service"))
         }
+    }
+
+    override public func presentation() -> Presentation {
+        var alert: [Flowbus_V1_ActionRef] = []
+        if case .error = state, data?.notice?.code == "unverified", let email = screenData?.account.email {
+            alert.append(.to("verifyEmail", label: "Verify e-mail", values: ["email": email]))
+        }
+        return Presentation([
+            .muted("Sign in to Amor por Filmes e Séries."),
+            .field("email", label: "E-mail", maxLength: FieldLimits.email),
+            .field("password", label: "Password", kind: .secret, maxLength: FieldLimits.password),
+            .buttons("logIn", "register", "forgotPassword"),
+        ], alertButtons: alert)
     }
 }

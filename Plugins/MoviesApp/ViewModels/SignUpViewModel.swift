@@ -6,10 +6,14 @@ import FlowProtocol
 /// registers (success: account + notice "verificationSent").
 public final class SignUpViewModel: ViewModel {
     override public class var screen: String { "signup" }
-    override public class var actions: [String] { ["appear", "signUp"] }
+    override public class var actions: [ActionSpec] {
+        [ActionSpec("signUp", label: "Sign up", fields: ["name", "nickname", "email", "password", "passwordConfirmation", "genres"])]
+    }
 
     let users: any UserService
     let genres: any GenreService
+    /// The genres last loaded, shown while the sign-up's own outcome is on screen.
+    var genreList: [Movies_V1_Genre] = []
 
     public init(session: String, users: any UserService, genres: any GenreService) {
         self.users = users
@@ -26,10 +30,11 @@ public final class SignUpViewModel: ViewModel {
     }
 
     func loadGenres() {
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             var data = ScreenData()
             data.genres.genres = try genres.genres()
-            return data
+            genreList = data.genres.genres
+            return .movies(data)
         }, message: { _ in "Could not load the genres: the genre service is not available. Go back and open this screen again in a moment." })
     }
 
@@ -40,7 +45,7 @@ public final class SignUpViewModel: ViewModel {
         if name.isEmpty { return "Enter your name." }
         if nickname.isEmpty { return "Enter a nickname." }
         if genres.isEmpty { return "Choose at least one genre." }
-        if case .genres(let list)? = data?.data {
+        if case .genres(let list)? = screenData?.data {
             let known = Set(list.genres.map(\.id))
             if let unknown = genres.first(where: { !known.contains($0) }) {
                 return "\"\(unknown)\" is not one of the genres. Choose genres from the list."
@@ -60,9 +65,9 @@ public final class SignUpViewModel: ViewModel {
             name: registration.name, nickname: registration.nickname, genres: genreIDs) {
             return state = .error(problem)
         }
-        load({ () throws(ServiceFailure) -> ScreenData in
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.register(registration)
-            return ScreenData(account: account, notice: "verificationSent", "We sent a 6-digit code to \(account.email). Type it on the next screen.")
+            return .account(account, notice: "verificationSent", "We sent a 6-digit code to \(account.email). Type it on the next screen.")
         }, message: { failure in
             switch failure {
             case .refused(.emailTaken): "An account already exists for \(email). Sign in instead, or use another e-mail."
@@ -70,5 +75,29 @@ public final class SignUpViewModel: ViewModel {
             case .unavailable: CommonMessages.unavailable("sign-up service")
             }
         })
+    }
+
+    /// The genres loaded on appear, kept while the sign-up itself shows its outcome.
+    var loadedGenres: [Movies_V1_Genre] {
+        if case .genres(let list)? = screenData?.data { return list.genres }
+        return genreList
+    }
+
+    override public func presentation() -> Presentation {
+        var components: [PresentationComponent] = [
+            .field("name", label: "Name", maxLength: FieldLimits.name),
+            .field("nickname", label: "Nickname", maxLength: FieldLimits.name),
+            .field("email", label: "E-mail", maxLength: FieldLimits.email),
+            .field("password", label: "Password", kind: .secret, maxLength: FieldLimits.password),
+            .field("passwordConfirmation", label: "Confirm", kind: .secret, maxLength: FieldLimits.password),
+        ]
+        let genres = loadedGenres
+        if genres.isEmpty {
+            components.append(.muted(state == .loading ? "Genres: loading…" : "Genres: not loaded (go back and open this screen again)"))
+        } else {
+            components.append(.field("genres", label: "Genres", kind: .multiChoice, options: genres.map { ($0.id, $0.name) }))
+        }
+        components.append(.buttons("signUp"))
+        return Presentation(components)
     }
 }

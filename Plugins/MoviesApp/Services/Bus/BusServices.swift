@@ -11,8 +11,8 @@ public final class BusGenreService: GenreService {
         channel = ServiceChannel(transport: transport, service: AppServiceName.genres)
     }
 
-    public func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre] {
-        try channel.call("genres", [:], as: Flowbus_V1_GenreList.self).genres
+    public func genres() throws(ServiceFailure) -> [Movies_V1_Genre] {
+        try channel.call("genres", [:], as: Movies_V1_GenreList.self).genres
     }
 }
 
@@ -24,24 +24,24 @@ public final class BusMovieService: MovieService {
         channel = ServiceChannel(transport: transport, service: AppServiceName.movies)
     }
 
-    public func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed {
-        try channel.call("home", ["user": user], as: Flowbus_V1_HomeFeed.self)
+    public func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
+        try channel.call("home", ["user": user], as: Movies_V1_HomeFeed.self)
     }
 
-    public func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
-        try channel.call("details", ["id": id, "user": user], as: Flowbus_V1_Details.self)
+    public func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("details", ["id": id, "user": user], as: Movies_V1_Details.self)
     }
 
-    public func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
-        try channel.call("like", ["id": id, "user": user], as: Flowbus_V1_Details.self)
+    public func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("like", ["id": id, "user": user], as: Movies_V1_Details.self)
     }
 
-    public func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
-        try channel.call("markWatched", ["id": id, "user": user], as: Flowbus_V1_Details.self)
+    public func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("markWatched", ["id": id, "user": user], as: Movies_V1_Details.self)
     }
 
-    public func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item] {
-        try channel.call("likes", ["user": user], as: Flowbus_V1_ItemList.self).items
+    public func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item] {
+        try channel.call("likes", ["user": user], as: Movies_V1_ItemList.self).items
     }
 }
 
@@ -74,7 +74,7 @@ public final class BusExpenseService: ExpenseService {
         channel = ServiceChannel(transport: transport, service: AppServiceName.expenses)
     }
 
-    public func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure) {
+    public func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {
         let bytes: Data
         do {
             bytes = try report.serializedData()
@@ -84,12 +84,12 @@ public final class BusExpenseService: ExpenseService {
         _ = try channel.call("submit", ["report": bytes.base64EncodedString(), "session": session])
     }
 
-    public func reports(session: String) throws(ServiceFailure) -> [Flowbus_V1_ExpenseReport] {
+    public func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport] {
         let result = try channel.call("reports", ["session": session]).result
         let count = Int(result["count"] ?? "") ?? 0
         return try (0..<count).map { index throws(ServiceFailure) in
             guard let bytes = Data(base64Encoded: result["report.\(index)"] ?? ""),
-                  let report = try? Flowbus_V1_ExpenseReport(serializedBytes: bytes) else {
+                  let report = try? Movies_V1_ExpenseReport(serializedBytes: bytes) else {
                 throw .unavailable("svc.expenses reports answered an unreadable report.\(index)")
             }
             return report

@@ -48,7 +48,7 @@ public enum ServiceHandlers {
         { call in
             ServiceReply.answering { () throws(ServiceFailure) -> ServiceReply in
                 guard call.method == "genres" else { return .unknownMethod(call.method, service: AppServiceName.genres, known: ["genres"]) }
-                var list = Flowbus_V1_GenreList()
+                var list = Movies_V1_GenreList()
                 list.genres = try genres.genres()
                 return .payload(list)
             }
@@ -66,7 +66,7 @@ public enum ServiceHandlers {
                 case "like": return try .payload(movies.like(id: id, user: user))
                 case "markWatched": return try .payload(movies.markWatched(id: id, user: user))
                 case "likes":
-                    var list = Flowbus_V1_ItemList()
+                    var list = Movies_V1_ItemList()
                     list.items = try movies.likes(user: user)
                     return .payload(list)
                 default: return .unknownMethod(call.method, service: AppServiceName.movies, known: movieMethods)
@@ -75,7 +75,8 @@ public enum ServiceHandlers {
         }
     }
 
-    /// `outbox` answers in result values: `count`, then `mail.<i>.to`, `.subject`, `.body`, newest last.
+    /// `outbox` answers in result values: `count`, then `mail.<i>.to`, `.subject`, `.body` (and
+    /// `.token` for a mail with a code), newest last; `token` is the newest code.
     public static func mail(_ mail: any MailService) -> ServiceHandler {
         { call in
             ServiceReply.answering { () throws(ServiceFailure) -> ServiceReply in
@@ -90,7 +91,10 @@ public enum ServiceHandlers {
                         values["mail.\(index).to"] = mail.to
                         values["mail.\(index).subject"] = mail.subject
                         values["mail.\(index).body"] = mail.body
+                        if let token = mail.token { values["mail.\(index).token"] = token }
                     }
+                    // The newest code, so a script can wait for it by one name.
+                    if let token = mails.reversed().lazy.compactMap(\.token).first { values["token"] = token }
                     return .result(values)
                 default: return .unknownMethod(call.method, service: AppServiceName.mail, known: ["send", "outbox"])
                 }
@@ -106,7 +110,7 @@ public enum ServiceHandlers {
                 switch call.method {
                 case "submit":
                     guard let bytes = Data(base64Encoded: call.arg("report")),
-                          let report = try? Flowbus_V1_ExpenseReport(serializedBytes: bytes) else {
+                          let report = try? Movies_V1_ExpenseReport(serializedBytes: bytes) else {
                         var reply = ServiceReply()
                         reply.error = Flowbus_V1_Error(
                             .invalidField, "svc.expenses submit got no readable report",

@@ -18,16 +18,16 @@ public final class InMemoryMovieService: MovieService, Sendable {
         self.catalog = catalog
     }
 
-    public func home(user: String) throws(ServiceFailure) -> Flowbus_V1_HomeFeed {
+    public func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
         let data = users.withLock { $0[user] ?? UserData() }
-        func carousel(_ id: String, _ title: String, _ ids: [String]) -> Flowbus_V1_Carousel {
-            var carousel = Flowbus_V1_Carousel()
+        func carousel(_ id: String, _ title: String, _ ids: [String]) -> Movies_V1_Carousel {
+            var carousel = Movies_V1_Carousel()
             carousel.id = id
             carousel.title = title
             carousel.items = ids.compactMap { catalog.item(for: $0) }
             return carousel
         }
-        var feed = Flowbus_V1_HomeFeed()
+        var feed = Movies_V1_HomeFeed()
         feed.carousels = [
             carousel("nowPlaying", "Now playing", catalog.movies.filter(\.nowPlaying).map(\.id)),
             carousel("upcoming", "Upcoming", catalog.movies.filter(\.upcoming).map(\.id)),
@@ -53,7 +53,7 @@ public final class InMemoryMovieService: MovieService, Sendable {
         return next
     }
 
-    public func details(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    public func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         guard var details = catalog.details(for: id) else { throw .refused(.unknownItem) }
         let data = users.withLock { $0[user] ?? UserData() }
         details.liked = data.liked.contains(id)
@@ -61,7 +61,7 @@ public final class InMemoryMovieService: MovieService, Sendable {
         return details
     }
 
-    public func like(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    public func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
         users.withLock { users in
             var data = users[user] ?? UserData()
@@ -71,7 +71,7 @@ public final class InMemoryMovieService: MovieService, Sendable {
         return try details(id: id, user: user)
     }
 
-    public func markWatched(id: String, user: String) throws(ServiceFailure) -> Flowbus_V1_Details {
+    public func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
         users.withLock { users in
             var data = users[user] ?? UserData()
@@ -82,7 +82,7 @@ public final class InMemoryMovieService: MovieService, Sendable {
         return try details(id: id, user: user)
     }
 
-    public func likes(user: String) throws(ServiceFailure) -> [Flowbus_V1_Item] {
+    public func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item] {
         users.withLock { $0[user]?.liked ?? [] }.compactMap { catalog.item(for: $0) }
     }
 }

@@ -9,7 +9,7 @@ public final class InMemoryGenreService: GenreService, Sendable {
         self.catalog = catalog
     }
 
-    public func genres() throws(ServiceFailure) -> [Flowbus_V1_Genre] { catalog.genreList }
+    public func genres() throws(ServiceFailure) -> [Movies_V1_Genre] { catalog.genreList }
 }
 
 /// Mail kept in per-address outboxes (`flowbus outbox EMAIL` reads them).
@@ -28,16 +28,16 @@ public final class InMemoryMailService: MailService, Sendable {
 }
 
 public final class InMemoryExpenseService: ExpenseService, Sendable {
-    let registered = Mutex<[String: [Flowbus_V1_ExpenseReport]]>([:])
+    let registered = Mutex<[String: [Movies_V1_ExpenseReport]]>([:])
 
     public init() {}
 
-    public func submit(_ report: Flowbus_V1_ExpenseReport, session: String) throws(ServiceFailure) {
+    public func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {
         guard report.totalCentavos > 0 else { throw .refused(.emptyReport) }
         registered.withLock { $0[session, default: []].append(report) }
     }
 
-    public func reports(session: String) throws(ServiceFailure) -> [Flowbus_V1_ExpenseReport] {
+    public func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport] {
         registered.withLock { $0[session] ?? [] }
     }
 }

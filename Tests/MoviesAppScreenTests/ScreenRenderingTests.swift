@@ -1,4 +1,5 @@
 @testable import FlowClient
+import MoviesApp
 import FlowProtocol
 @testable import FlowTerminal
 import Testing
@@ -67,7 +68,7 @@ struct ScreenRenderingTests {
             Views.screen("emailverification", owner: "signup", title: "Verify e-mail", params: ["email": "rita@flowbus.dev"]),
         ])
         let (canvas, _) = Self.render(view, rows: size.rows, columns: size.columns)
-        Self.expectShows(canvas, "Verify e-mail", "rita@flowbus.dev", "flowbus outbox", "Code", "[ Verify ]", "[ Resend code ]", "‹ Back")
+        Self.expectShows(canvas, "Verify e-mail", "rita@flowbus.dev", "flowbus call svc.mail outbox", "Code", "[ Verify ]", "[ Resend code ]", "‹ Back")
     }
 
     @Test("forgot password, and its confirmation drawn as a modal over sign-in", arguments: sizes)
@@ -118,15 +119,15 @@ struct ScreenRenderingTests {
     @Test("likes: the liked items, or what to do when there are none", arguments: sizes)
     func likes(size: (rows: Int, columns: Int)) {
         var view = Views.main(selected: "likes", screens: [Views.screen("likes", owner: "main", title: "Likes")])
-        var data = Flowbus_V1_ScreenData()
-        var list = Flowbus_V1_ItemList()
+        var data = Movies_V1_ScreenData()
+        var list = Movies_V1_ItemList()
         list.items = [Views.item("movie:19", "Central do Brasil", subtitle: "1998")]
         data.items = list
         view.states["likes"] = Views.state("likes", .success, data: data)
         let (canvas, controller) = Self.render(view, rows: size.rows, columns: size.columns)
         Self.expectShows(canvas, "Likes", "Liked", "Central do Brasil — 1998")
         #expect(controller.handle(.enter) == [.send(action: "select", fields: ["item": "movie:19"])])
-        data.items = Flowbus_V1_ItemList()
+        data.items = Movies_V1_ItemList()
         view.states["likes"] = Views.state("likes", .success, data: data, version: 3)
         let (empty, _) = Self.render(view, rows: size.rows, columns: size.columns)
         Self.expectShows(empty, "Nothing liked yet")
@@ -153,18 +154,19 @@ struct ScreenRenderingTests {
         var view = Views.main(selected: "expenses", screens: [Views.screen("expenses", owner: "expenses", title: "Relatório de despesas")])
         view.states["expenses"] = Views.state("expenses", .success, data: Views.report([]))
         let (empty, emptyController) = Self.render(view, rows: size.rows, columns: size.columns)
-        Self.expectShows(empty, "Relatório de despesas", "Título", "Tipo", "1 Eletrônicos · 2 Escritório", "Valor", "[ Adicionar ]",
+        // Tipo is a choice of the two types; the expenses are a list with the value in its own column.
+        Self.expectShows(empty, "Relatório de despesas", "Título", "Tipo", "( ) Eletrônicos", "( ) Escritório", "Valor", "[ Adicionar ]",
                          "Nenhuma despesa ainda.", "Total: R$ 0,00", "[ Registrar ]")
-        // Registrar is disabled with an empty report: focusing it and pressing Enter sends nothing.
+        // Registrar is disabled with an empty report: focusing it and pressing Enter sends nothing, saying why.
         for _ in 0..<4 { _ = emptyController.handle(.tab) }
         #expect(emptyController.handle(.enter) == [])
-        #expect(emptyController.notice.contains("Registrar is not available"))
+        #expect(emptyController.notice.contains("Registrar is not available now: adicione ao menos uma despesa com valor"))
 
         view.states["expenses"] = Views.state("expenses", .success, data: Views.report([
             ("Monitor", "1", "R$ 1.234,56", 123_456), ("Cadeira", "2", "R$ 450,00", 45_000), ("Teclado", "1", "R$ 15,44", 1_544),
         ]), version: 5)
         let (full, controller) = Self.render(view, rows: size.rows, columns: size.columns,
-                                             keys: "Mouse".map(Key.character) + [.tab, .character("1"), .tab] + "89,90".map(Key.character) + [.tab])
+                                             keys: "Mouse".map(Key.character) + [.tab, .character(" "), .tab] + "89,90".map(Key.character) + [.tab])
         Self.expectShows(full, "Monitor", "Eletrônicos", "R$ 1.234,56", "Cadeira", "Escritório", "R$ 450,00", "Teclado", "R$ 15,44", "Total: R$ 1.700,00")
         #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Mouse", "tipo": "1", "valor": "89,90"])])
     }
@@ -183,12 +185,11 @@ struct ScreenRenderingTests {
     @Test("an unverified account's error offers to verify the e-mail")
     func unverified() {
         var view = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")])
-        var data = Flowbus_V1_ScreenData()
-        var account = Flowbus_V1_Account()
+        var data = Movies_V1_ScreenData()
+        var account = Movies_V1_Account()
         account.email = "new@flowbus.dev"
         data.account = account
-        data.notice.code = "unverified"
-        view.states["signin"] = Views.state("signin", .error, data: data, message: "Verify your e-mail to sign in.", version: 4)
+        view.states["signin"] = Views.state("signin", .error, data: data, notice: "unverified", message: "Verify your e-mail to sign in.", version: 4)
         let (canvas, controller) = Self.render(view, rows: 24, columns: 80, keys: [.tab])
         Self.expectShows(canvas, "Verify your e-mail to sign in.", "[ OK ]", "[ Verify e-mail ]")
         #expect(controller.handle(.enter) == [.send(action: "verifyEmail", fields: ["email": "new@flowbus.dev"])])

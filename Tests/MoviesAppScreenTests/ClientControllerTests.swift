@@ -1,4 +1,5 @@
 @testable import FlowClient
+import MoviesApp
 import FlowProtocol
 @testable import FlowTerminal
 import Testing
@@ -24,25 +25,26 @@ struct ClientControllerTests {
     @Test("the expense form keeps what was typed when adicionar ends in error, and empties when it ends in success")
     func expenseFormClearsOnlyOnSuccess() {
         let controller = ClientController(view: Self.expenses(.success, version: 4))
-        for key in Array("Monitor".map(Key.character)) + [.tab, .character("3"), .tab] + "100,00".map(Key.character) + [.tab] {
+        // Tipo is a choice: Space chooses the option under the cursor ("1 Eletrônicos").
+        for key in Array("Monitor".map(Key.character)) + [.tab, .character(" "), .tab] + "100,00".map(Key.character) + [.tab] {
             _ = controller.handle(key)
         }
-        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "3", "valor": "100,00"])])
+        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "1", "valor": "100,00"])])
         controller.finished(Self.outcome("adicionar", applied: true, version: 5))
         controller.update(Self.expenses(.loading, version: 5))
-        controller.update(Self.expenses(.error, version: 6, message: "Tipo de despesa inválido"))
-        #expect(controller.value("titulo") == "Monitor" && controller.value("tipo") == "3", "the form was emptied by an error")
+        controller.update(Self.expenses(.error, version: 6, message: "Valor inválido"))
+        #expect(controller.value("titulo") == "Monitor" && controller.value("tipo") == "1", "the form was emptied by an error")
         _ = controller.handle(.enter)  // OK on the alert
         #expect(controller.alert == nil)
 
-        // Correct the type and add again: success empties the form.
+        // Choose the other type and add again: success empties the form.
         _ = controller.handle(.backTab)
         _ = controller.handle(.backTab)
-        _ = controller.handle(.backspace)
-        _ = controller.handle(.character("1"))
-        #expect(controller.value("tipo") == "1")
+        _ = controller.handle(.right)
+        _ = controller.handle(.character(" "))
+        #expect(controller.value("tipo") == "2")
         for _ in 0..<2 { _ = controller.handle(.tab) }
-        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "1", "valor": "100,00"])])
+        #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Monitor", "tipo": "2", "valor": "100,00"])])
         controller.finished(Self.outcome("adicionar", applied: true, version: 7))
         controller.update(Self.expenses(.loading, version: 7))
         #expect(controller.value("titulo") == "Monitor", "emptied before the state settled")
