@@ -7,8 +7,15 @@ public struct CloneAgentConfiguration: Sendable {
     /// with `subscribe(_:)`.
     public var subtrees: [String] = [""]
     /// Nothing heard (no HUGZ, no update) for this long means the server is gone; the agent resyncs
-    /// when it is back. Also the time a snapshot may take before the request is sent again.
+    /// when it is back. Applies once the server has sent a HUGZ: silence from one that never does
+    /// is not a loss (a dropped connection still is). Also the time a snapshot may take before the
+    /// request is sent again.
     public var serverTimeout: Duration = .seconds(3)
+    /// How long, once connected to the publisher, a snapshot waits for a first message (HUGZ or an
+    /// update) proving the subscription reached the server. A Flowbus server answers every
+    /// subscription with a HUGZ at once; past this wait (a server that sends none, like the zguide's
+    /// clonesrv5) the snapshot is asked for anyway and checked against the first message that comes.
+    public var probeWait: Duration = .milliseconds(500)
     /// Live updates kept while a snapshot is on its way; past this the snapshot is asked for again.
     public var maxBufferedUpdates = 1_000_000
     /// Writes kept while the collector is not reachable; past this `set` throws.
@@ -37,6 +44,7 @@ public struct CloneAgentConfiguration: Sendable {
 
     func validate() throws(CloneStartError) {
         guard serverTimeout > .zero else { throw .invalidConfiguration("serverTimeout must be positive, e.g. 3 s") }
+        guard probeWait >= .zero else { throw .invalidConfiguration("probeWait must not be negative, e.g. 500 ms") }
         guard maxBufferedUpdates > 0, maxHeldWrites > 0, maxValueBytes > 0, batchLimit > 0 else {
             throw .invalidConfiguration("maxBufferedUpdates, maxHeldWrites, maxValueBytes and batchLimit must be positive")
         }

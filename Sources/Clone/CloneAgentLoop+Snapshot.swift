@@ -3,16 +3,27 @@ import Synchronization
 import ZeroMQ
 
 extension CloneAgentLoop {
-    /// Sends ICANHAZ for the next subtree once the subscriber is proven in place; one at a time.
+    /// Sends ICANHAZ for the next subtree once its subscription is proven in place, or `probeWait`
+    /// after it could be (see CloneAgentLoop+Probe); one at a time.
     func requestNextSnapshot(now: MonotonicTime) throws(ZMQError) {
-        guard inFlight == nil, !awaitingProbe, !serverLost, let subtree = pendingSyncs.first else { return }
+        guard inFlight == nil, !serverLost, let subtree = pendingSyncs.first else { return }
         guard let index = subscriptions.firstIndex(where: { $0.subtree == subtree }) else {
             pendingSyncs.removeFirst()
             return
         }
+        let unproven = !subscriptions[index].proven
+        if unproven {
+            guard let deadline = probeDeadline(index), deadline <= now else { return }
+        }
         guard try snapshot.send(CloneMessage.icanhaz(subtree: subtree).frames, dontWait: true) else { return }
         pendingSyncs.removeFirst()
         subscriptions[index].phase = .syncing
+        subscriptions[index].snapshotUnproven = unproven
+        subscriptions[index].proof = nil
+        if unproven {
+            statistics.unprovenSnapshots += 1
+            logOnce("unproven-snapshot", "clone agent: no HUGZ within \(configuration.probeWait) of subscribing to '\(subtree)'; asking for its snapshot anyway and checking it against the first message that comes")
+        }
         inFlight = SnapshotInFlight(subtree: subtree, deadline: now + configuration.serverTimeout)
     }
 
@@ -27,7 +38,10 @@ extension CloneAgentLoop {
                 continue
             }
             do {
-                switch try CloneMessage.decode(message.frames, on: .snapshotReply, maxValueBytes: configuration.maxValueBytes) {
+                let (decoded, tolerated) = try CloneMessage.decodeLiberally(
+                    message.frames, on: .snapshotReply, maxValueBytes: configuration.maxValueBytes)
+                if let tolerated { tolerate(tolerated) }
+                switch decoded {
                 case .kvsync(let key, let sequence, let value):
                     guard inFlight != nil, key.utf8.starts(with: inFlight!.subtree.utf8) else {
                         badInput[CloneBadInput.unexpected.index] += 1
@@ -36,10 +50,13 @@ extension CloneAgentLoop {
                     statistics.snapshotEntriesReceived += 1
                     inFlight!.entries[key] = value.isEmpty ? nil : CloneEntry(key: key, value: value, sequence: sequence)
                 case .kthxbai(let sequence, let subtree):
-                    guard let flight = inFlight, flight.subtree == subtree else {
+                    guard let flight = inFlight, flight.subtree == subtree || subtree.isEmpty else {
                         badInput[CloneBadInput.unexpected.index] += 1
                         continue
                     }
+                    // One request at a time on a socket renewed when one is abandoned: this ends it.
+                    if subtree != flight.subtree { tolerate(.kthxbaiWithoutSubtree) }
+                    heardFromServer = true
                     inFlight = nil
                     completeSnapshot(flight, sequence: sequence)
                 default:
@@ -88,6 +105,7 @@ extension CloneAgentLoop {
         let buffered = subscriptions[index].buffer
         subscriptions[index].buffer = []
         for record in buffered where !apply(record, to: index, live: false) { break }
+        settleUnprovenSnapshot(index)
         publishChanges()
         updateSynced()
     }

@@ -15,8 +15,13 @@ extension CloneAgentLoop {
                 continue
             }
             do {
-                switch try CloneMessage.decode(message.frames, on: .publisher, maxValueBytes: configuration.maxValueBytes) {
-                case .hugz: statistics.hugzReceived += 1
+                let (decoded, tolerated) = try CloneMessage.decodeLiberally(
+                    message.frames, on: .publisher, maxValueBytes: configuration.maxValueBytes)
+                if let tolerated { tolerate(tolerated) }
+                switch decoded {
+                case .hugz(let sequence):
+                    statistics.hugzReceived += 1
+                    provedByHugz(sequence: sequence)
                 case .kvpub(let record): received(record)
                 default: break
                 }
@@ -26,10 +31,9 @@ extension CloneAgentLoop {
         }
     }
 
-    /// Any message from the publisher: the server is alive and has our subscriptions.
+    /// Any message from the publisher: the server is alive.
     private func heard() {
         lastHeard = .now()
-        awaitingProbe = false
         heardFromServer = true
         if serverLost {
             serverLost = false
@@ -48,6 +52,7 @@ extension CloneAgentLoop {
             countBadInput(.invalidKey("'\(record.key)' lies in none of the subscribed subtrees"), channel: "subscriber")
             return
         }
+        proved(index, by: .update(record.sequence))
         switch subscriptions[index].phase {
         case .synced:
             _ = apply(record, to: index, live: true)
@@ -114,12 +119,14 @@ extension CloneAgentLoop {
     }
 
     /// Forgets what the subscription knows beyond its map and queues a new snapshot for it.
-    func markForResync(_ index: Int) {
-        if subscriptions[index].phase == .synced { statistics.resyncs += 1 }
+    func markForResync(_ index: Int, countedAsResync: Bool = true) {
+        if countedAsResync && subscriptions[index].phase == .synced { statistics.resyncs += 1 }
         subscriptions[index].phase = .waiting
         subscriptions[index].buffer = []
         subscriptions[index].overflowed = false
         subscriptions[index].sessions = [:]
+        subscriptions[index].snapshotUnproven = false
+        subscriptions[index].proof = nil
         let subtree = subscriptions[index].subtree
         if !pendingSyncs.contains(subtree) && inFlight?.subtree != subtree {
             pendingSyncs.append(subtree)

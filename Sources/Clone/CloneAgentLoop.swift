@@ -17,6 +17,13 @@ final class CloneAgentLoop {
         var sessions: [String: UInt64] = [:]
         var buffer: [CloneRecord] = []
         var overflowed = false
+        /// A message since (re)subscribing or (re)connecting proved the server has this subscription.
+        var proven = false
+        var subscribedAt = MonotonicTime.now()
+        /// Its snapshot was asked for before `proven`; the first message decides whether to ask again.
+        var snapshotUnproven = false
+        /// That first message, kept until the snapshot's sequence is known.
+        var proof: Proof?
     }
 
     struct SnapshotInFlight {
@@ -46,9 +53,10 @@ final class CloneAgentLoop {
     var subscriptions: [Subscription] = []
     var pendingSyncs: [String] = []
     var inFlight: SnapshotInFlight?
-    /// Set until a message arrives on the subscriber after (re)subscribing: proof the server has
-    /// our subscription, so a snapshot asked for now cannot miss an update (the slow joiner).
-    var awaitingProbe = true
+    /// When the subscriber's connection to the publisher last came up (its handshake); nil while down.
+    var connectedAt: MonotonicTime?
+    /// Set by the first HUGZ: only then does silence mean the server is gone.
+    var serverSendsHugz = false
     var serverLost = false
     var heardFromServer = false
     var lastHeard = MonotonicTime.now()
@@ -79,7 +87,7 @@ final class CloneAgentLoop {
             try socket.setReceiveHighWaterMark(configuration.receiveHighWaterMark)
         }
         do {
-            monitor = try SocketMonitor(subscriber, events: .disconnected)
+            monitor = try SocketMonitor(subscriber, events: [.disconnected, .handshakeSucceeded])
         } catch {
             throw .socket(role: "subscriber monitor", error)
         }
@@ -88,7 +96,7 @@ final class CloneAgentLoop {
             subscriptions.append(Subscription(subtree: subtree, subtreeBytes: Array(subtree.utf8)))
             pendingSyncs.append(subtree)
         }
-        // Subscribed last: the first message that reaches us proves the subtrees' subscriptions arrived.
+        // Subscribed last: a HUGZ that reaches us proves the subtrees' subscriptions arrived.
         try Self.subscribe(subscriber, to: "HUGZ")
         try Self.connect(subscriber, endpoints.publisher, "subscriber")
         snapshot = try Self.makeSnapshotSocket(context, endpoints, configuration)
@@ -138,8 +146,9 @@ final class CloneAgentLoop {
         if writeBlocked && collectorSubscriptions > 0 { return .milliseconds(1) }
         var deadline = nextFlush
         let silence = lastHeard + configuration.serverTimeout
-        if !serverLost && silence < deadline { deadline = silence }
+        if serverSendsHugz && !serverLost && silence < deadline { deadline = silence }
         if let inFlight, inFlight.deadline < deadline { deadline = inFlight.deadline }
+        if let probe = probeDeadline(), probe < deadline { deadline = probe }
         return now.until(deadline)
     }
 
@@ -164,24 +173,35 @@ final class CloneAgentLoop {
         pendingSyncs.removeAll { $0.utf8.starts(with: subtree.utf8) }
         subscriptions.append(Subscription(subtree: subtree, subtreeBytes: Array(subtree.utf8)))
         pendingSyncs.append(subtree)
-        // Re-subscribing HUGZ makes the server answer with one, after it has the new subtree.
+        // Re-subscribing HUGZ makes a Flowbus server answer with one, after it has the new subtree.
         try subscriber.unsubscribe("HUGZ")
         try subscriber.subscribe("HUGZ")
-        awaitingProbe = true
         shared.synced.store(false, ordering: .releasing)
     }
 
     private func drainMonitor() throws(ZMQError) {
         while let frames = try monitor.socket.receiveMessage(dontWait: true) {
-            _ = frames
-            if heardFromServer && !serverLost {
-                serverGone(reason: "the connection to the publisher dropped")
+            guard let event = MonitorEvent(frames: frames) else { continue }
+            if event.event.contains(.handshakeSucceeded) {
+                connectedAt = .now()
+                if serverLost {
+                    serverLost = false
+                    logOnce("server-back", "clone server connected again; resyncing")
+                }
+            } else if event.event.contains(.disconnected) {
+                let wasConnected = connectedAt != nil
+                connectedAt = nil
+                // The subscriptions travel again on the next connection, maybe to a new server.
+                for index in subscriptions.indices { subscriptions[index].proven = false }
+                if wasConnected && !serverLost {
+                    serverGone(reason: "the connection to the publisher dropped")
+                }
             }
         }
     }
 
     private func checkTimers(now: MonotonicTime) throws(ZMQError) {
-        if !serverLost && lastHeard + configuration.serverTimeout <= now {
+        if serverSendsHugz && !serverLost && lastHeard + configuration.serverTimeout <= now {
             serverGone(reason: "nothing (not even HUGZ) heard for \(configuration.serverTimeout)")
         }
         if let inFlight, inFlight.deadline <= now {
@@ -233,6 +253,16 @@ final class CloneAgentLoop {
         if logLimiter.shouldLog(peer: Array(channel.utf8), kind: error.kind.rawValue) {
             logger.warning("clone agent \(channel): dropped bad input: \(error)", metadata: [
                 "flowbus.service": "clone-agent", "flowbus.kind": "\(error.kind.rawValue)",
+            ])
+        }
+    }
+
+    /// Counts a message accepted although 12/CHP lays it out otherwise; logged once per kind and period.
+    func tolerate(_ kind: CloneLeniency) {
+        statistics.tolerated[kind.rawValue, default: 0] += 1
+        if logLimiter.shouldLog(peer: [], kind: "tolerated-\(kind.rawValue)") {
+            logger.info("clone agent accepted a message that differs from 12/CHP as the zguide's reference servers do (\(kind.rawValue)); counted in statistics.tolerated", metadata: [
+                "flowbus.service": "clone-agent", "flowbus.kind": "\(kind.rawValue)",
             ])
         }
     }

@@ -10,12 +10,14 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     /// Complete snapshots (KTHXBAI received).
     public var snapshotsCompleted = 0
     public var snapshotEntriesReceived = 0
-    /// Snapshots asked for again after the first one of a subtree, whatever the reason.
+    /// Snapshots asked for again after the first one of a subtree: a gap, a lost server, an
+    /// overflow (an unproven snapshot asked for again counts in `unprovenSnapshotsRetaken`).
     public var resyncs = 0
     /// Missed updates noticed: a broken session chain, a global sequence gap, or a sequence
     /// that went backwards (a restarted server).
     public var gapsDetected = 0
-    /// Times the server went silent for `serverTimeout` or the connection to it dropped.
+    /// Times the server went silent for `serverTimeout` (once it has sent a HUGZ) or the
+    /// connection to it dropped.
     public var serverLosses = 0
     /// Snapshot requests that got no KTHXBAI in time and were sent again.
     public var snapshotTimeouts = 0
@@ -33,8 +35,21 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var writesBlocked = 0
     /// Invalid input dropped, by kind (`CloneBadInput` raw values).
     public var badInput: [String: Int] = [:]
+    /// Messages accepted although they differ from 12/CHP as the zguide's reference servers do,
+    /// by kind (`CloneLeniency` raw values).
+    public var tolerated: [String: Int] = [:]
+    /// Snapshots asked for after `probeWait` with no message yet proving the subscription in
+    /// place (a server that sends no HUGZ, like the zguide's clonesrv5).
+    public var unprovenSnapshots = 0
+    /// Of those, the ones the first message from the publisher then showed complete.
+    public var unprovenSnapshotsConfirmed = 0
+    /// Of those, the ones asked for again because an update may have been published before the
+    /// subscription reached the server.
+    public var unprovenSnapshotsRetaken = 0
 
     public init() {}
 
     public func badInput(_ kind: CloneBadInput) -> Int { badInput[kind.rawValue, default: 0] }
+
+    public func tolerated(_ kind: CloneLeniency) -> Int { tolerated[kind.rawValue, default: 0] }
 }

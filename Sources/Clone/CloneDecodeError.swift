@@ -65,3 +65,17 @@ public enum CloneBadInput: String, Sendable, Codable, CaseIterable {
     /// A snapshot reply or update that did not fit what the agent was waiting for.
     case unexpected
 }
+
+/// What a Clone client accepts although 12/CHP lays it out otherwise, because the zguide's
+/// reference servers (clonesrv5, clonesrv6 with kvmsg) send it. Counted, never fatal.
+public enum CloneLeniency: String, Sendable, Codable, CaseIterable {
+    /// KVSYNC with bytes in frame 2 (uuid) or 3 (properties): kvmsg sends the stored record's.
+    case kvsyncFrames
+    /// KTHXBAI with bytes in frame 2 or 3 (the Python kvmsg puts a new UUID in every message).
+    case kthxbaiFrames
+    /// HUGZ with bytes in frame 2 or 3.
+    case hugzFrames
+    /// KTHXBAI with an empty subtree frame while another subtree was asked for (the C clonesrv5
+    /// and clonesrv6 send it empty); it ends the one snapshot in flight.
+    case kthxbaiWithoutSubtree
+}

@@ -15,10 +15,27 @@ public enum CloneChannel: Sendable {
 }
 
 extension CloneMessage {
-    /// Decodes the frames of one message received on `channel`.
+    /// Decodes the frames of one message received on `channel`, exactly as 12/CHP lays it out.
     public static func decode(
         _ frames: [Frame], on channel: CloneChannel, maxValueBytes: Int = .max
     ) throws(CloneDecodeError) -> CloneMessage {
+        try decode(frames, on: channel, maxValueBytes: maxValueBytes, liberal: false).message
+    }
+
+    /// Decodes as `decode`, but accepts what the zguide's reference servers send a client: any
+    /// bytes in frames 2 and 3 (uuid, properties) of KVSYNC, KTHXBAI and HUGZ, where their kvmsg
+    /// puts a UUID and the stored properties and 12/CHP has empty frames. Returns what it let
+    /// through, for the caller to count. Only a client reads this way; what a Flowbus server
+    /// sends and accepts stays exactly the RFC's.
+    public static func decodeLiberally(
+        _ frames: [Frame], on channel: CloneChannel, maxValueBytes: Int = .max
+    ) throws(CloneDecodeError) -> (message: CloneMessage, tolerated: CloneLeniency?) {
+        try decode(frames, on: channel, maxValueBytes: maxValueBytes, liberal: true)
+    }
+
+    private static func decode(
+        _ frames: [Frame], on channel: CloneChannel, maxValueBytes: Int, liberal: Bool
+    ) throws(CloneDecodeError) -> (message: CloneMessage, tolerated: CloneLeniency?) {
         switch channel {
         case .snapshotRequest:
             guard let first = frames.first, first == icanhazCommand else {
@@ -26,29 +43,29 @@ extension CloneMessage {
             }
             guard frames.count == 2 else { throw .wrongFrameCount(command: "ICANHAZ?", expected: 2, got: frames.count) }
             try CloneKeyRules.validate(subtree: frames[1])
-            return .icanhaz(subtree: String(decoding: frames[1], as: UTF8.self))
+            return (.icanhaz(subtree: String(decoding: frames[1], as: UTF8.self)), nil)
         case .snapshotReply:
             if frames.first == kthxbaiCommand {
                 try requireFiveFrames(frames, "KTHXBAI")
-                try requireEmpty(frames, 2, 3, "KTHXBAI")
+                let tolerated = try requireEmpty(frames, 2, 3, "KTHXBAI", orTolerate: liberal ? .kthxbaiFrames : nil)
                 try CloneKeyRules.validate(subtree: frames[4])
-                return .kthxbai(sequence: try sequence(frames[1]), subtree: String(decoding: frames[4], as: UTF8.self))
+                return (.kthxbai(sequence: try sequence(frames[1]), subtree: String(decoding: frames[4], as: UTF8.self)), tolerated)
             }
             try requireFiveFrames(frames, "KVSYNC")
-            try requireEmpty(frames, 2, 3, "KVSYNC")
+            let tolerated = try requireEmpty(frames, 2, 3, "KVSYNC", orTolerate: liberal ? .kvsyncFrames : nil)
             let key = try validKey(frames[0])
             try checkValue(frames[4], maxValueBytes)
-            return .kvsync(key: key, sequence: try sequence(frames[1]), value: frames[4])
+            return (.kvsync(key: key, sequence: try sequence(frames[1]), value: frames[4]), tolerated)
         case .publisher:
             if frames.first == hugzCommand {
                 try requireFiveFrames(frames, "HUGZ")
-                try requireEmpty(frames, 2, 4, "HUGZ")
-                _ = try sequence(frames[1])
-                return .hugz
+                let tolerated = try requireEmpty(frames, 2, 3, "HUGZ", orTolerate: liberal ? .hugzFrames : nil)
+                try requireEmpty(frames, 4, 4, "HUGZ", orTolerate: nil)
+                return (.hugz(sequence: try sequence(frames[1])), tolerated)
             }
-            return .kvpub(try record(frames, "KVPUB", maxValueBytes))
+            return (.kvpub(try record(frames, "KVPUB", maxValueBytes)), nil)
         case .collector:
-            return .kvset(try record(frames, "KVSET", maxValueBytes))
+            return (.kvset(try record(frames, "KVSET", maxValueBytes)), nil)
         }
     }
 
@@ -71,10 +88,16 @@ extension CloneMessage {
         guard frames.count == 5 else { throw .wrongFrameCount(command: command, expected: 5, got: frames.count) }
     }
 
-    private static func requireEmpty(_ frames: [Frame], _ first: Int, _ last: Int, _ command: String) throws(CloneDecodeError) {
+    /// Throws for the first non-empty frame in `first...last`, or, given `leniency`, returns it instead.
+    @discardableResult
+    private static func requireEmpty(
+        _ frames: [Frame], _ first: Int, _ last: Int, _ command: String, orTolerate leniency: CloneLeniency?
+    ) throws(CloneDecodeError) -> CloneLeniency? {
         for index in first...last where !frames[index].isEmpty {
-            throw .frameNotEmpty(command: command, frame: index)
+            guard let leniency else { throw .frameNotEmpty(command: command, frame: index) }
+            return leniency
         }
+        return nil
     }
 
     static func sequence(_ frame: Frame) throws(CloneDecodeError) -> UInt64 {

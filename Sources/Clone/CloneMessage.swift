@@ -31,8 +31,9 @@ public enum CloneMessage: Sendable, Equatable {
     case kvpub(CloneRecord)
     /// Client → server on the collector port.
     case kvset(CloneRecord)
-    /// Server → clients on the publisher port when idle.
-    case hugz
+    /// Server → clients on the publisher port when idle. A Flowbus server sends sequence 0, as the
+    /// RFC's layout has it; the zguide's clonesrv6 sends its current sequence.
+    case hugz(sequence: UInt64)
 
     static let icanhazCommand = Array("ICANHAZ?".utf8)
     static let kthxbaiCommand = Array("KTHXBAI".utf8)
@@ -49,8 +50,8 @@ public enum CloneMessage: Sendable, Equatable {
             [Self.kthxbaiCommand, sequence.bigEndianFrame, [], [], Array(subtree.utf8)]
         case .kvpub(let record), .kvset(let record):
             record.frames
-        case .hugz:
-            [Self.hugzCommand, UInt64(0).bigEndianFrame, [], [], []]
+        case .hugz(let sequence):
+            [Self.hugzCommand, sequence.bigEndianFrame, [], [], []]
         }
     }
 }

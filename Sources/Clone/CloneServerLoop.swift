@@ -145,7 +145,7 @@ final class CloneServerLoop {
         guard hugzRequested || lastPublished + configuration.hugzInterval <= now else { return }
         hugzRequested = false
         lastPublished = now
-        let frames = CloneMessage.hugz.frames
+        let frames = CloneMessage.hugz(sequence: 0).frames
         if try !sendPublished(frames[0], frames[1], frames[2], frames[3], frames[4]) {
             statistics.publishBlocked += 1
         }

@@ -25,6 +25,11 @@ enum ErrorReplies {
             frame = ErrorReply.frame(
                 .unavailable, message: "the queue of service \(service) is full (\(rejection.detail))",
                 hint: "retry later; its workers are not keeping up or none are running (`flowbus ps`)", writer: "broker")
+        case .malformed:
+            // Worded as a worker words a request with several body frames (FlowKit's EnvelopeService).
+            frame = ErrorReply.frame(
+                .malformed, message: "the request had 0 body frames; a Flowbus request is exactly one Envelope frame",
+                hint: "send one serialized flowbus.v1.Envelope after the service name (Protocols/README.md §2)", writer: "broker")
         }
         return [frame]
     }

@@ -77,6 +77,9 @@ public struct BrokerRejection: Sendable, Equatable {
         case expired
         /// The service's queue (or the broker's table of services) was full.
         case queueFull
+        /// The request had no body frame (7/MDP gives a request at least one). A request with
+        /// several is the worker's to refuse: only it knows what its body holds.
+        case malformed
     }
 
     public var reason: Reason

@@ -26,6 +26,17 @@ extension BrokerLoop {
         route(frames, bodyStart: layout.bodyStart, service: service)
     }
 
+    /// A client request that ends at its service name is malformed 7/MDP, yet says whom to answer:
+    /// it gets a `malformed` rejection, as a request with several body frames gets a MALFORMED
+    /// reply from its worker. 8/MMI requests are the broker's own and plain text: only counted.
+    func requestWithoutBody(_ frames: [Frame], _ error: MDPDecodeError) {
+        countBadInput(error.kind, peer: frames[0], error.description)
+        let service = frames[3]
+        guard !service.starts(with: MDP.mmiPrefix) else { return }
+        reject(.malformed, client: frames[0], service: service,
+               detail: "the request to \(service.printable) had 0 body frames; a Flowbus request is exactly one Envelope frame")
+    }
+
     /// Hands the request to the worker of its service that has waited longest with room, or queues it.
     func route(_ frames: [Frame], bodyStart: Int, service name: Frame) {
         guard let service = serviceEntry(for: name) else {

@@ -112,6 +112,8 @@ final class BrokerLoop {
                 } else {
                     countBadInput(.oversize, peer: frames[0], "message of \(received.totalBytes) bytes is over the limit and not valid MDP in its first frames")
                 }
+            } else if case .missingBody = error {
+                requestWithoutBody(frames, error)
             } else {
                 countBadInput(error.kind, peer: frames[0], error.description)
             }

@@ -47,7 +47,8 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
         public var oversizeReply = 0
         public var expired = 0
         public var queueFull = 0
-        public var total: Int { oversize + oversizeReply + expired + queueFull }
+        public var malformed = 0
+        public var total: Int { oversize + oversizeReply + expired + queueFull + malformed }
         public init() {}
 
         mutating func count(_ reason: BrokerRejection.Reason) {
@@ -56,6 +57,7 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
             case .oversizeReply: oversizeReply += 1
             case .expired: expired += 1
             case .queueFull: queueFull += 1
+            case .malformed: malformed += 1
             }
         }
     }

@@ -11,6 +11,8 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
     case wrongHeader(Frame)
     /// Fewer frames than the command needs.
     case truncated(command: String, frames: Int, atLeast: Int)
+    /// A client REQUEST or REPLY ends at its service name: 7/MDP gives it at least one body frame.
+    case missingBody(command: String)
     /// More frames than a fixed-size command has (READY is 4 frames, or 5 with a credit, HEARTBEAT and DISCONNECT are 3).
     case extraFrames(command: String, frames: Int, expected: Int)
     /// Frame 2 of an MDP/Worker command is not one byte from 0x01 to 0x05 (first bytes kept).
@@ -43,6 +45,8 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
             "frame 1 is \(header.printable), expected MDPC01 (client) or MDPW01 (worker)"
         case .truncated(let command, let frames, let atLeast):
             "\(command) has \(frames) frames, needs at least \(atLeast) (see 7/MDP)"
+        case .missingBody(let command):
+            "\(command) has no body frame after the service name; 7/MDP gives it at least one (a Flowbus request is exactly one Envelope frame, Protocols/README.md §2)"
         case .extraFrames(let command, let frames, _) where command == "READY":
             "READY has \(frames) frames; it has 4, or 5 with Flowbus's credit=N frame (see 7/MDP and Protocols/README.md)"
         case .extraFrames(let command, let frames, let expected):

@@ -24,8 +24,9 @@ struct MDPLayout: Equatable {
         guard count >= 2 else { throw .truncated(command: "MDP message", frames: count, atLeast: 3) }
         let header = frames[start + 1]
         if header == MDP.clientHeader {
-            guard count >= 4 else { throw .truncated(command: "client REQUEST/REPLY", frames: count, atLeast: 4) }
+            guard count >= 3 else { throw .truncated(command: "client REQUEST/REPLY", frames: count, atLeast: 4) }
             guard !frames[start + 2].isEmpty else { throw .emptyServiceName }
+            guard count >= 4 else { throw .missingBody(command: "client REQUEST/REPLY") }
             return MDPLayout(kind: .client, subject: start + 2, bodyStart: start + 3)
         }
         guard header == MDP.workerHeader else { throw .wrongHeader(Array(header.prefix(16))) }

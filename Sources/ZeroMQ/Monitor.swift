@@ -44,6 +44,15 @@ public struct MonitorEvent: Sendable, CustomStringConvertible {
     public let value: UInt32
     public let endpoint: String
     public var description: String { "\(event) \(endpoint) (\(value))" }
+
+    /// Reads one message of the monitor's PAIR socket (event header, endpoint); nil if it is not one.
+    public init?(frames: [Frame]) {
+        guard frames.count >= 2, frames[0].count >= 6 else { return nil }
+        let header = frames[0]
+        event = SocketEvent(rawValue: UInt16(header[0]) | UInt16(header[1]) << 8)
+        value = UInt32(header[2]) | UInt32(header[3]) << 8 | UInt32(header[4]) << 16 | UInt32(header[5]) << 24
+        endpoint = String(decoding: frames[1], as: UTF8.self)
+    }
 }
 
 /// Receives the transport events of one socket through the inproc PAIR libzmq publishes them on.
@@ -66,11 +75,8 @@ public final class SocketMonitor {
     /// The next event, or nil if none arrives within `timeout` (nil waits forever).
     public func nextEvent(timeout: Duration?) throws(ZMQError) -> MonitorEvent? {
         try socket.setReceiveTimeout(timeout)
-        guard let frames = try socket.receiveMessage(), frames.count >= 2, frames[0].count >= 6 else { return nil }
-        let header = frames[0]
-        let event = UInt16(header[0]) | UInt16(header[1]) << 8
-        let value = UInt32(header[2]) | UInt32(header[3]) << 8 | UInt32(header[4]) << 16 | UInt32(header[5]) << 24
-        return MonitorEvent(event: SocketEvent(rawValue: event), value: value, endpoint: String(decoding: frames[1], as: UTF8.self))
+        guard let frames = try socket.receiveMessage() else { return nil }
+        return MonitorEvent(frames: frames)
     }
 }
 

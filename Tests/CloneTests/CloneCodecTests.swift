@@ -13,7 +13,7 @@ struct CloneCodecTests {
         (.kvsync(key: "/s/abc/nav", sequence: 42, value: Array("stack".utf8)), .snapshotReply),
         (.kthxbai(sequence: 1 << 40, subtree: "/s/"), .snapshotReply),
         (.kthxbai(sequence: 0, subtree: ""), .snapshotReply),
-        (.hugz, .publisher),
+        (.hugz(sequence: 0), .publisher),
         (.kvpub(CloneRecord(key: "/a", sequence: 7, uuid: uuid, properties: [.init(name: "ttl", value: "2"), .init(name: "sprev", value: "5")], value: [1, 2, 3])), .publisher),
         (.kvpub(CloneRecord(key: "/a", sequence: 8, value: [])), .publisher),
         (.kvset(CloneRecord(key: "/vm/signin/state", uuid: uuid, properties: [.init(name: "x", value: "a=b")], value: [0])), .collector),
@@ -29,7 +29,7 @@ struct CloneCodecTests {
 
     @Test func layoutsAreTheRFCs() {
         #expect(CloneMessage.icanhaz(subtree: "/s/").frames == [Array("ICANHAZ?".utf8), Array("/s/".utf8)])
-        #expect(CloneMessage.hugz.frames == [Array("HUGZ".utf8), [0, 0, 0, 0, 0, 0, 0, 0], [], [], []])
+        #expect(CloneMessage.hugz(sequence: 0).frames == [Array("HUGZ".utf8), [0, 0, 0, 0, 0, 0, 0, 0], [], [], []])
         #expect(CloneMessage.kthxbai(sequence: 258, subtree: "/x/").frames
             == [Array("KTHXBAI".utf8), [0, 0, 0, 0, 0, 0, 1, 2], [], [], Array("/x/".utf8)])
         let record = CloneRecord(key: "/k", sequence: 1, uuid: Self.uuid, properties: [.init(name: "ttl", value: "1")], value: [9])
@@ -67,6 +67,54 @@ struct CloneCodecTests {
             _ = try CloneMessage.decode(frames, on: channel)
         } throws: { error in
             (error as? CloneDecodeError)?.kind == kind
+        }
+    }
+
+    static let zguideUUID: [UInt8] = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+    static let sequence7: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 7]
+
+    /// What the zguide's kvmsg sends a client, and what a liberal client makes of it.
+    static let liberalInputs: [([[UInt8]], CloneChannel, CloneMessage, CloneLeniency?)] = [
+        ([Array("/k".utf8), sequence7, zguideUUID, Array("ttl=1700000000.5\n".utf8), [1]], .snapshotReply,
+         .kvsync(key: "/k", sequence: 7, value: [1]), .kvsyncFrames),
+        ([Array("/k".utf8), sequence7, [], Array("ttl=30\n".utf8), [1]], .snapshotReply,
+         .kvsync(key: "/k", sequence: 7, value: [1]), .kvsyncFrames),
+        ([Array("KTHXBAI".utf8), sequence7, zguideUUID, [], Array("/s/".utf8)], .snapshotReply,
+         .kthxbai(sequence: 7, subtree: "/s/"), .kthxbaiFrames),
+        ([Array("KTHXBAI".utf8), sequence7, [], [], []], .snapshotReply, .kthxbai(sequence: 7, subtree: ""), nil),
+        ([Array("HUGZ".utf8), sequence7, zguideUUID, [], []], .publisher, .hugz(sequence: 7), .hugzFrames),
+        ([Array("HUGZ".utf8), sequence7, [], [], []], .publisher, .hugz(sequence: 7), nil),
+        ([Array("/k".utf8), sequence7, zguideUUID, Array("ttl=30\n".utf8), [1]], .publisher,
+         .kvpub(CloneRecord(key: "/k", sequence: 7, uuid: uuid, properties: [.init(name: "ttl", value: "30")], value: [1])), nil),
+    ]
+
+    @Test("a client accepts the zguide's frames 2-3 and says so; the strict reading refuses them", arguments: 0..<liberalInputs.count)
+    func liberalDecoding(index: Int) throws {
+        let (frames, channel, message, leniency) = Self.liberalInputs[index]
+        let decoded = try CloneMessage.decodeLiberally(frames, on: channel)
+        #expect(decoded.message == message)
+        #expect(decoded.tolerated == leniency)
+        if leniency != nil {
+            #expect(throws: CloneDecodeError.self) { _ = try CloneMessage.decode(frames, on: channel) }
+        } else {
+            #expect(try CloneMessage.decode(frames, on: channel) == message)
+        }
+    }
+
+    @Test func liberalDecodingStillRefusesWhatNoServerSends() {
+        let refused: [([[UInt8]], CloneChannel, CloneBadInput)] = [
+            ([Array("HUGZ".utf8), Self.sequence7, Self.zguideUUID, [], [1]], .publisher, .malformedFrames),
+            ([Array("/k".utf8), Self.sequence7, [1, 2, 3], [], [1]], .publisher, .malformedFrames),
+            ([Array("/k".utf8), [0, 7], Self.zguideUUID, [], [1]], .snapshotReply, .malformedFrames),
+            ([Array("KTHXBAI".utf8), Self.sequence7, Self.zguideUUID, [], Array("bad".utf8)], .snapshotReply, .invalidSubtree),
+            ([Array("/k".utf8), Self.sequence7, [1, 2, 3], [], [1]], .collector, .malformedFrames),
+        ]
+        for (frames, channel, kind) in refused {
+            #expect {
+                _ = try CloneMessage.decodeLiberally(frames, on: channel)
+            } throws: { error in
+                (error as? CloneDecodeError)?.kind == kind
+            }
         }
     }
 

@@ -96,7 +96,9 @@ struct CodecTests {
         BadCase(name: "REPLY with empty address", frames: [[], W, [0x03], [], [], [2]], error: .emptyClientAddress, kind: .malformedFrames),
         BadCase(name: "HEARTBEAT with extra frame", frames: [[], W, [0x04], []], error: .extraFrames(command: "HEARTBEAT", frames: 4, expected: 3), kind: .malformedFrames),
         BadCase(name: "DISCONNECT with extra frame", frames: [[], W, [0x05], [1]], error: .extraFrames(command: "DISCONNECT", frames: 4, expected: 3), kind: .malformedFrames),
-        BadCase(name: "client request without body", frames: [[], C, Array("s".utf8)], error: .truncated(command: "client REQUEST/REPLY", frames: 3, atLeast: 4), kind: .malformedFrames),
+        BadCase(name: "client request without body", frames: [[], C, Array("s".utf8)], error: .missingBody(command: "client REQUEST/REPLY"), kind: .malformedFrames),
+        BadCase(name: "client request without service or body", frames: [[], C, []], error: .emptyServiceName, kind: .malformedFrames),
+        BadCase(name: "client header only", frames: [[], C], error: .truncated(command: "client REQUEST/REPLY", frames: 2, atLeast: 4), kind: .malformedFrames),
         BadCase(name: "client request with empty service", frames: [[], C, [], [1]], error: .emptyServiceName, kind: .malformedFrames),
     ]
 
