@@ -1,3 +1,5 @@
+import FlowKit
+import FlowProtocol
 import Foundation
 import PhotosApp
 import Synchronization
@@ -27,4 +29,39 @@ func otherCode(than code: String) -> String {
 /// The in-memory services over the bundled catalog, with cheap password hashing for speed.
 func makeServices(clock: TestClock = TestClock(), codeLifetime: TimeInterval = 900) throws -> PhotosServices {
     PhotosServices.inMemory(catalog: try PhotoCatalog.bundled(), codeLifetime: codeLifetime, clock: clock.now, hashIterations: 16)
+}
+
+/// A `ServiceTransport` that hands each call to in-process handlers and records it, so tests
+/// see exactly what a bus adapter sends; `override` replaces the reply of one method.
+final class RecordingTransport: ServiceTransport {
+    struct Sent: Equatable {
+        var service: String
+        var method: String
+        var args: [String: String]
+    }
+
+    let handlers: [String: ServiceHandler]
+    var sent: [Sent] = []
+    var override: [String: Flowbus_V1_ServiceReply] = [:]
+
+    init(_ handlers: [String: ServiceHandler]) {
+        self.handlers = handlers
+    }
+
+    func call(service: String, _ call: Flowbus_V1_ServiceCall) throws(ServiceTransportError) -> Flowbus_V1_ServiceReply {
+        sent.append(Sent(service: service, method: call.method, args: call.args))
+        if let reply = override[call.method] { return reply }
+        guard let handler = handlers[service] else {
+            throw ServiceTransportError(service: service, reason: "no handler registered for \(service)")
+        }
+        return handler(call)
+    }
+}
+
+extension Flowbus_V1_ServiceCall {
+    init(_ method: String, _ args: [String: String] = [:]) {
+        self.init()
+        self.method = method
+        self.args = args
+    }
 }
