@@ -13,7 +13,7 @@ public enum Refusal: String, Sendable, CaseIterable, CustomStringConvertible {
     case nameMissing
     /// signIn: unknown e-mail or wrong password (the two are not told apart).
     case invalidCredentials
-    /// account: the session is not signed in as any account.
+    /// account: the session is not signed in as any account; like, unlike: no user was named.
     case notSignedIn
     /// resetPassword: not the code last mailed to this address (also for unknown addresses,
     /// for a code already used, and after too many wrong tries).

@@ -32,10 +32,10 @@ public protocol PhotoService: AnyObject {
     /// Refuses `unknownPhoto`.
     func photo(id: String, user: String) throws(ServiceFailure) -> Photos_V1_Photo
     /// Adds `user`'s like; liking again changes nothing (a retried call counts once).
-    /// Returns the photo after. Refuses `unknownPhoto`.
+    /// Returns the photo after. Refuses `unknownPhoto`, and `notSignedIn` when `user` is empty.
     func like(id: String, user: String) throws(ServiceFailure) -> Photos_V1_Photo
     /// Takes `user`'s like back; unliking a photo not liked changes nothing. Returns the photo
-    /// after. Refuses `unknownPhoto`.
+    /// after. Refuses `unknownPhoto`, and `notSignedIn` when `user` is empty.
     func unlike(id: String, user: String) throws(ServiceFailure) -> Photos_V1_Photo
     /// The photos `user` likes, oldest like first.
     func likes(user: String) throws(ServiceFailure) -> [Photos_V1_Photo]
