@@ -130,6 +130,20 @@ let package = Package(
             resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
+        // The second sample app (APP.md, "The second app: Photos"): its schema, catalog, domain and
+        // services. Its executables, journeys, tests and manifest live beside it, outside the library.
+        .target(
+            name: "PhotosApp",
+            dependencies: [
+                "FlowKit", "FlowProtocol", "AccountKit",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Plugins/Photos",
+            exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
+            resources: [.copy("Resources/catalog.json")],
+            swiftSettings: strictSettings
+        ),
         // The sample app's processes: each coordinator, each view-model worker and the services
         // run as their own process, from these three small executables (see Plugins/README.md).
         .executableTarget(
@@ -176,6 +190,11 @@ let package = Package(
         .testTarget(name: "MoviesAppScreenTests", dependencies: ["MoviesApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
         .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol", "FlowClient"]),
+        .testTarget(
+            name: "PhotosAppTests",
+            dependencies: ["PhotosApp", "AccountKit", "FlowKit", "FlowProtocol"],
+            path: "Plugins/Photos/Tests"
+        ),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

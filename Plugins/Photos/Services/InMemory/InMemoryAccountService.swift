@@ -1,0 +1,156 @@
+import AccountKit
+import Foundation
+import Synchronization
+
+/// Accounts in memory: hashed passwords, signed-in sessions and 6-digit reset codes that expire.
+public final class InMemoryAccountService: AccountService, Sendable {
+    struct StoredAccount {
+        var account: Photos_V1_Account
+        var password: PasswordHash
+    }
+
+    struct ResetCode {
+        var code: String
+        var issued: Date
+        var wrongTries = 0
+    }
+
+    struct Store {
+        /// By e-mail key (see `emailKey`).
+        var accounts: [String: StoredAccount] = [:]
+        /// Session id → e-mail key of the account it is signed in as.
+        var sessions: [String: String] = [:]
+        /// E-mail key → the code last mailed to it.
+        var resetCodes: [String: ResetCode] = [:]
+    }
+
+    /// The demo account of the README.
+    public static let demoEmail = "demo@photos.dev"
+    public static let demoPassword = "photos123"
+    public static let demoName = "Demo Photographer"
+    /// PBKDF2 rounds per password; tests may lower it to run faster.
+    public static let defaultHashIterations = 4096
+    /// How long a reset code stays valid: 15 minutes.
+    public static let defaultCodeLifetime: TimeInterval = 15 * 60
+    /// Wrong codes accepted before the code is void (6 digits must not be guessable by trying).
+    public static let maximumWrongCodes = 5
+
+    let store = Mutex(Store())
+    let mail: any MailService & Sendable
+    let codeLifetime: TimeInterval
+    let clock: PhotosClock
+    let hashIterations: Int
+
+    /// - Parameters:
+    ///   - codeLifetime: how long a password reset code stays valid, in seconds.
+    ///   - clock: the time codes are issued and checked at.
+    public init(
+        mail: any MailService & Sendable, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
+        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
+    ) {
+        self.mail = mail
+        self.codeLifetime = codeLifetime
+        self.clock = clock
+        self.hashIterations = hashIterations
+    }
+
+    /// Adds the demo account (demo@photos.dev / photos123, "Demo Photographer").
+    public func seedDemoAccount() {
+        var account = Photos_V1_Account()
+        account.email = Self.demoEmail
+        account.name = Self.demoName
+        let stored = StoredAccount(account: account, password: PasswordHash(password: Self.demoPassword, iterations: hashIterations))
+        store.withLock { $0.accounts[Self.demoEmail] = stored }
+    }
+
+    public func register(name: String, email: String, password: String, session: String) throws(ServiceFailure) -> Photos_V1_Account {
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let email = emailKey(email)
+        guard !name.isEmpty else { throw .refused(.nameMissing) }
+        guard AccountRules.isWellFormedEmail(email) else { throw .refused(.invalidEmail) }
+        guard password.count >= AccountRules.minimumPasswordLength else { throw .refused(.passwordTooShort) }
+        // Hashing runs outside the lock: it is the slow part.
+        let hash = PasswordHash(password: password, iterations: hashIterations)
+        let created: Photos_V1_Account? = store.withLock { store in
+            guard store.accounts[email] == nil else { return nil }
+            var account = Photos_V1_Account()
+            account.name = name
+            account.email = email
+            store.accounts[email] = StoredAccount(account: account, password: hash)
+            if !session.isEmpty { store.sessions[session] = email }
+            return account
+        }
+        guard let created else { throw .refused(.emailTaken) }
+        return created
+    }
+
+    public func signIn(email: String, password: String, session: String) throws(ServiceFailure) -> Photos_V1_Account {
+        let email = emailKey(email)
+        guard let stored = store.withLock({ $0.accounts[email] }), stored.password.matches(password) else {
+            throw .refused(.invalidCredentials)
+        }
+        store.withLock { $0.sessions[session] = email }
+        return stored.account
+    }
+
+    public func account(forSession session: String) throws(ServiceFailure) -> Photos_V1_Account {
+        let account = store.withLock { store in store.sessions[session].flatMap { store.accounts[$0]?.account } }
+        guard let account else { throw .refused(.notSignedIn) }
+        return account
+    }
+
+    public func signOut(session: String) throws(ServiceFailure) {
+        store.withLock { _ = $0.sessions.removeValue(forKey: session) }
+    }
+
+    public func requestPasswordReset(email: String) throws(ServiceFailure) {
+        let email = emailKey(email)
+        let code = Self.newCode()
+        let now = clock()
+        let known = store.withLock { store in
+            guard store.accounts[email] != nil else { return false }
+            store.resetCodes[email] = ResetCode(code: code, issued: now)
+            return true
+        }
+        guard known else { return }
+        try mail.send(Self.resetMail(to: email, code: code, lifetime: codeLifetime))
+    }
+
+    public func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure) {
+        let email = emailKey(email)
+        let code = code.trimmingCharacters(in: .whitespaces)
+        guard newPassword.count >= AccountRules.minimumPasswordLength else { throw .refused(.passwordTooShort) }
+        let hash = PasswordHash(password: newPassword, iterations: hashIterations)
+        let now = clock()
+        let lifetime = codeLifetime
+        let refusal: Refusal? = store.withLock { store in
+            // An unknown address, no code asked for and a wrong code all answer alike.
+            guard var reset = store.resetCodes[email], store.accounts[email] != nil else { return .wrongCode }
+            guard !code.isEmpty, reset.code == code else {
+                reset.wrongTries += 1
+                store.resetCodes[email] = reset.wrongTries >= Self.maximumWrongCodes ? nil : reset
+                return .wrongCode
+            }
+            guard now.timeIntervalSince(reset.issued) <= lifetime else { return .expiredCode }
+            store.accounts[email]?.password = hash
+            store.resetCodes[email] = nil
+            store.sessions = store.sessions.filter { $0.value != email }
+            return nil
+        }
+        if let refusal { throw .refused(refusal) }
+    }
+
+    static func newCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = String(Int.random(in: 0...999_999, using: &generator))
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    static func resetMail(to email: String, code: String, lifetime: TimeInterval) -> Mail {
+        let minutes = Int((lifetime / 60).rounded(.up))
+        let validity = lifetime >= 60 ? "\(minutes) minute\(minutes == 1 ? "" : "s")" : "\(Int(lifetime)) seconds"
+        return Mail(
+            to: email, subject: "Your Photos password reset code",
+            body: "Your password reset code is \(code). Type it on the Forgot password screen with your new password; it is valid for \(validity). If you did not ask for it, ignore this mail: your password stays as it is.")
+    }
+}

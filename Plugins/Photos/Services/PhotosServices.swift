@@ -1,0 +1,81 @@
+import FlowKit
+import FlowProtocol
+import Foundation
+import Logging
+
+/// The MDP service names of the Photos app's services.
+public enum PhotosServiceName {
+    public static let accounts = "svc.accounts"
+    public static let photos = "svc.photos"
+    public static let mail = "svc.mail"
+    public static let all = [accounts, photos, mail]
+}
+
+/// The app's three services, as view models receive them (each view model takes the ones it uses).
+public struct PhotosServices {
+    public var accounts: any AccountService
+    public var photos: any PhotoService
+    public var mail: any MailService
+
+    public init(accounts: any AccountService, photos: any PhotoService, mail: any MailService) {
+        self.accounts = accounts
+        self.photos = photos
+        self.mail = mail
+    }
+
+    /// In-memory services over `catalog`, the demo account seeded (demo@photos.dev / photos123).
+    /// Serve them with `handlers`.
+    public static func inMemory(
+        catalog: PhotoCatalog, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
+        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
+    ) -> PhotosServices {
+        let mail = InMemoryMailService()
+        let accounts = InMemoryAccountService(mail: mail, codeLifetime: codeLifetime, clock: clock, hashIterations: hashIterations)
+        accounts.seedDemoAccount()
+        return PhotosServices(accounts: accounts, photos: InMemoryPhotoService(catalog: catalog), mail: mail)
+    }
+
+    /// The in-memory services over the bundled catalog, as the app's services process will serve them.
+    public static func inMemory(
+        codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime, clock: @escaping PhotosClock = { Date() }
+    ) throws(PhotoCatalogError) -> PhotosServices {
+        inMemory(catalog: try PhotoCatalog.bundled(), codeLifetime: codeLifetime, clock: clock)
+    }
+
+    /// The services as adapters over `transport` (`svc.*` on the bus), as view-model workers use them.
+    public static func bus(transport: any ServiceTransport) -> PhotosServices {
+        PhotosServices(
+            accounts: BusAccountService(transport: transport), photos: BusPhotoService(transport: transport),
+            mail: BusMailService(transport: transport))
+    }
+
+    /// The server side of these services, keyed by MDP service name (`svc.accounts`, ...).
+    public var handlers: [String: ServiceHandler] { handlers(logger: nil) }
+
+    /// The handlers, logging each failed or refused call (service, method and outcome, never the
+    /// arguments: they hold passwords and reset codes).
+    public func handlers(logger: Logger?) -> [String: ServiceHandler] {
+        let plain: [String: ServiceHandler] = [
+            PhotosServiceName.accounts: ServiceHandlers.accounts(accounts),
+            PhotosServiceName.photos: ServiceHandlers.photos(photos),
+            PhotosServiceName.mail: ServiceHandlers.mail(mail),
+        ]
+        guard let logger else { return plain }
+        return plain.reduce(into: [:]) { logged, entry in
+            let (service, handler) = entry
+            logged[service] = { call in
+                let reply = handler(call)
+                if reply.hasError {
+                    logger.warning("service call failed", metadata: [
+                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.error": "\(reply.error.message)",
+                    ])
+                } else if !reply.refusal.isEmpty {
+                    logger.debug("service call refused", metadata: [
+                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.refusal": "\(reply.refusal)",
+                    ])
+                }
+                return reply
+            }
+        }
+    }
+}
