@@ -126,7 +126,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/MoviesApp",
-            exclude: ["Protocols"],
+            exclude: ["Protocols", "Executables", "manifest.yaml"],
             resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
@@ -144,24 +144,24 @@ let package = Package(
             resources: [.copy("Resources/catalog.json")],
             swiftSettings: strictSettings
         ),
-        // The sample app's processes: each coordinator, each view-model worker and the services
-        // run as their own process, from these three small executables (see Plugins/README.md).
+        // The movies app's processes: each coordinator, each view-model worker and the services
+        // run as their own process, from these three small executables (Plugins/MoviesApp/manifest.yaml).
         .executableTarget(
-            name: "flowbus-coordinator",
+            name: "movies-coordinator",
             dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/Coordinators",
+            path: "Plugins/MoviesApp/Executables/movies-coordinator",
             swiftSettings: strictSettings
         ),
         .executableTarget(
-            name: "flowbus-viewmodel",
+            name: "movies-viewmodel",
             dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/ViewModels",
+            path: "Plugins/MoviesApp/Executables/movies-viewmodel",
             swiftSettings: strictSettings
         ),
         .executableTarget(
-            name: "flowbus-services",
+            name: "movies-services",
             dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/Services",
+            path: "Plugins/MoviesApp/Executables/movies-services",
             swiftSettings: strictSettings
         ),
         // The example plugin.
@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "flowbus-coordinator", "flowbus-viewmodel", "flowbus-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+            dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
     ]

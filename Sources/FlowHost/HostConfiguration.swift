@@ -8,7 +8,8 @@ public struct HostConfiguration: Sendable {
     public var brokerEndpoint: String?
     /// The Clone server's base endpoint (`tcp://HOST:P` or `ipc://PATH`); nil means `ipc://<run-dir>/clone`.
     public var cloneBase: String?
-    /// The manifest's YAML text and the folder relative commands resolve against.
+    /// The manifest's YAML text and the folder relative commands resolve against (`flowbus up`
+    /// reads it from --manifest, or from the app registry's manifest of --app or the default app).
     public var manifestYAML: String
     public var manifestDirectory: URL
     /// Where plugin commands without a slash are looked for before PATH.
@@ -31,7 +32,7 @@ public struct HostConfiguration: Sendable {
         runDirectory: RunDirectory,
         brokerEndpoint: String? = nil,
         cloneBase: String? = nil,
-        manifestYAML: String = DefaultManifest.yaml,
+        manifestYAML: String = "",
         manifestDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
         pluginSearchPath: [String] = [],
         curveSecretPath: String? = nil,

@@ -12,6 +12,8 @@ public enum HostError: Error, CustomStringConvertible, Equatable {
     case invalidEndpoint(String, reason: String)
     case rejected(command: String, reason: String)
     case startFailed(String)
+    /// The app registry (Plugins/apps.yaml) is missing, unreadable, or does not name the app.
+    case appRegistry(String)
 
     public var description: String {
         switch self {
@@ -35,6 +37,8 @@ public enum HostError: Error, CustomStringConvertible, Equatable {
             "the host refused `\(command)`: \(reason)"
         case .startFailed(let reason):
             "the host could not start: \(reason)"
+        case .appRegistry(let problem):
+            problem
         }
     }
 }

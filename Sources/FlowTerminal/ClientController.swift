@@ -58,6 +58,11 @@ public final class ClientController {
         rebuild()
     }
 
+    /// Shows `text` in the notice line until the next thing happens.
+    public func say(_ text: String) {
+        notice = text
+    }
+
     // MARK: State from the bus
 
     /// A new view of the session: rebuilds the form and keeps the focus where it makes sense.

@@ -9,6 +9,7 @@ import Synchronization
 public final class TerminalClient: Sendable {
     let client: SessionClient
     let readOnly: Bool
+    let welcome: String
     let logger: Logger
     private let inbox = Mutex<[Reply]>([])
 
@@ -21,7 +22,10 @@ public final class TerminalClient: Sendable {
         var description: String
     }
 
-    public init(client: SessionClient, readOnly: Bool, logger: Logger) {
+    /// `welcome`: a line the status area shows until the first thing happens (an app's note,
+    /// e.g. its demo account).
+    public init(client: SessionClient, readOnly: Bool, welcome: String = "", logger: Logger) {
+        self.welcome = welcome
         self.client = client
         self.readOnly = readOnly
         self.logger = logger
@@ -48,6 +52,7 @@ public final class TerminalClient: Sendable {
         try device.start()
         defer { device.stop() }
         let controller = ClientController(view: client.view, readOnly: readOnly)
+        if !welcome.isEmpty { controller.say(welcome) }
         var lastDrawn: Canvas?
         var frame = 0
         while !device.stopRequested {

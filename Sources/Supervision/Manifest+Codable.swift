@@ -1,19 +1,22 @@
 /// The manifest's YAML shape: snake_case keys, durations as text, unknown keys refused.
 struct ManifestDocument: Codable {
+    var app: AppInfo?
     var supervisor: SupervisorSettings
     var plugins: [PluginSpec]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case supervisor, plugins
+        case app, supervisor, plugins
     }
 
-    init(supervisor: SupervisorSettings, plugins: [PluginSpec]) {
+    init(app: AppInfo? = nil, supervisor: SupervisorSettings, plugins: [PluginSpec]) {
+        self.app = app
         self.supervisor = supervisor
         self.plugins = plugins
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        app = try container.decodeIfPresent(AppInfo.self, forKey: .app)
         supervisor = try container.decodeIfPresent(SupervisorSettings.self, forKey: .supervisor) ?? SupervisorSettings()
         plugins = try container.decode([PluginSpec].self, forKey: .plugins)
     }

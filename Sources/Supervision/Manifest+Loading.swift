@@ -33,14 +33,14 @@ extension Manifest {
         } catch {
             throw ManifestError(reading: error)
         }
-        let manifest = Manifest(supervisor: document.supervisor, plugins: document.plugins, baseDirectory: baseDirectory)
+        let manifest = Manifest(supervisor: document.supervisor, plugins: document.plugins, app: document.app, baseDirectory: baseDirectory)
         try manifest.validate()
         return manifest
     }
 
     /// The manifest as YAML that `parse` reads back to an equal value.
     public func yaml() throws -> String {
-        try YAMLEncoder().encode(ManifestDocument(supervisor: supervisor, plugins: plugins))
+        try YAMLEncoder().encode(ManifestDocument(app: app, supervisor: supervisor, plugins: plugins))
     }
 }
 

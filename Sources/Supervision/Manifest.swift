@@ -4,13 +4,41 @@ import Foundation
 public struct Manifest: Sendable, Equatable {
     public var supervisor: SupervisorSettings
     public var plugins: [PluginSpec]
+    /// What the manifest says about the app it runs, for people (`flowbus demo` prints it).
+    public var app: AppInfo?
     /// The folder a command with a slash, but not absolute, is relative to.
     public var baseDirectory: URL
 
-    public init(supervisor: SupervisorSettings = SupervisorSettings(), plugins: [PluginSpec], baseDirectory: URL) {
+    public init(supervisor: SupervisorSettings = SupervisorSettings(), plugins: [PluginSpec], app: AppInfo? = nil, baseDirectory: URL) {
         self.supervisor = supervisor
         self.plugins = plugins
+        self.app = app
         self.baseDirectory = baseDirectory
+    }
+}
+
+/// The manifest's optional `app:` section: the app's name and title, and notes for a newcomer
+/// (a demo account, where to look next).
+public struct AppInfo: Sendable, Equatable, Codable {
+    public var name: String
+    public var title: String
+    public var notes: String
+
+    public init(name: String, title: String = "", notes: String = "") {
+        self.name = name
+        self.title = title
+        self.notes = notes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        title = try container.decodeIfPresent(String.self, forKey: .title) ?? ""
+        notes = try container.decodeIfPresent(String.self, forKey: .notes) ?? ""
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, title, notes
     }
 }
 

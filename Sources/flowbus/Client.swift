@@ -61,7 +61,7 @@ struct Client: AsyncParsableCommand {
     }
 
     /// Opens or attaches, runs the full-screen client, and says how to come back.
-    static func interactive(directory: RunDirectory, session: String?, observe: Bool, global: GlobalOptions) async throws {
+    static func interactive(directory: RunDirectory, session: String?, observe: Bool, welcome: String = "", global: GlobalOptions) async throws {
         global.bootstrapLogging()
         let endpoints = try BusEndpoints.announced(by: directory)
         var options = SessionClientOptions()
@@ -77,7 +77,7 @@ struct Client: AsyncParsableCommand {
         // While the screen is ours, stderr (the log) goes to a file; errors after it show as usual.
         let redirect = StandardErrorRedirect(to: directory.logDirectory + "/client-\(getpid()).log")
         defer { redirect.restore() }
-        try await TerminalClient(client: client, readOnly: observe, logger: logger).run()
+        try await TerminalClient(client: client, readOnly: observe, welcome: welcome, logger: logger).run()
         print("left session \(client.session); `flowbus client --session \(client.session)` attaches to it again")
     }
 }

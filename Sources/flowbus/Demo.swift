@@ -10,7 +10,8 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Starts the whole app on embedded defaults and opens it in this terminal; quitting stops what it started.",
         discussion: """
-        Sign in with the demo account: e-mail demo@flowbus.dev, password flowbus123.
+        Runs the package's default app (Plugins/apps.yaml), or --app NAME, or --manifest FILE, and
+        prints the app's notes (its manifest's `app.notes`: a demo account, where to look next).
         If a host already runs in the run directory, the demo uses it and leaves it running.
         """
     )
@@ -20,14 +21,27 @@ struct Demo: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for every plugin of the app to run.")
     var timeout: Double = 60
 
+    @Option(name: .long, help: "The app to run, by its name in the package's Plugins/apps.yaml (default: $FLOWBUS_APP, else the registry's default app).")
+    var app: String?
+
+    @Option(name: .long, help: "The manifest (YAML) to run instead of an app of the registry.")
+    var manifest: String?
+
+    func validate() throws {
+        if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
+    }
+
     func run() async throws {
         // Fail before starting anything when there is no terminal to show the app in.
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { throw TerminalError.notATerminal }
         let directory = global.runDirectory
+        let manifestURL = try manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
+        let info = (try? Manifest.load(from: manifestURL))?.app
         var started = false
         if try directory.liveHost() == nil {
-            print("flowbus demo: starting the host and the app's plugins (run directory \(directory.path))…")
-            try Detached.start(arguments: [ExecutablePath.path, "up", "--run-dir", directory.path, "--log-level", global.logLevel], runDirectory: directory)
+            print("flowbus demo: starting \(info.map { $0.title.isEmpty ? $0.name : $0.title } ?? "the app") (\(manifestURL.path), run directory \(directory.path))…")
+            try Detached.start(arguments: [ExecutablePath.path, "up", "--manifest", manifestURL.path, "--run-dir", directory.path, "--log-level", global.logLevel],
+                               runDirectory: directory)
             started = true
             Self.stopOnSignals(directory)
         } else {
@@ -35,7 +49,10 @@ struct Demo: AsyncParsableCommand {
         }
         do {
             try await waitForApp(directory)
-            try await Client.interactive(directory: directory, session: nil, observe: false, global: global)
+            let notes = info?.notes.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            if !notes.isEmpty { print(notes) }
+            try await Client.interactive(directory: directory, session: nil, observe: false,
+                                         welcome: notes.split(separator: "\n").first.map(String.init) ?? "", global: global)
         } catch {
             if started { stopHost(directory) }
             throw error

@@ -7,8 +7,8 @@ struct Up: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Starts the host: broker, Clone server, and the manifest's plugins, supervised.",
         discussion: """
-        Without --manifest, runs the embedded default manifest. Endpoints default to ipc:// sockets in
-        the run directory; --broker tcp://127.0.0.1:5555 --clone tcp://127.0.0.1:5556 put the broker
+        Without --manifest, runs the manifest of --app, or of the default app of the package's
+        Plugins/apps.yaml. Endpoints default to ipc:// sockets in the run directory; --broker tcp://127.0.0.1:5555 --clone tcp://127.0.0.1:5556 put the broker
         and the Clone server (ports 5556, 5557, 5558) on TCP. Listening beyond loopback requires
         --curve-secret and --allow. Stops on Ctrl-C, SIGTERM or `flowbus down`.
         """
@@ -16,8 +16,11 @@ struct Up: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .long, help: "The manifest (YAML). Default: the embedded example manifest.")
+    @Option(name: .long, help: "The manifest (YAML). Default: the manifest of --app.")
     var manifest: String?
+
+    @Option(name: .long, help: "The app to run, by its name in the package's Plugins/apps.yaml (default: $FLOWBUS_APP, else the registry's default app).")
+    var app: String?
 
     @Flag(name: .long, help: "Run in the background; return once the host is ready.")
     var detach = false
@@ -63,7 +66,10 @@ struct Up: ParsableCommand {
             throw ValidationError("CURVE needs both --curve-secret FILE and --allow FILE (make keys with `flowbus keys --out NAME`)")
         }
         if let manifest, !FileManager.default.isReadableFile(atPath: manifest) {
-            throw ValidationError("cannot read the manifest \(manifest); give the path of a YAML manifest, or omit --manifest for the default one")
+            throw ValidationError("cannot read the manifest \(manifest); give the path of a YAML manifest, or omit --manifest for the default app's")
+        }
+        if manifest != nil, app != nil {
+            throw ValidationError("--manifest and --app both say what to run; give one of them")
         }
     }
 
@@ -97,12 +103,20 @@ struct Up: ParsableCommand {
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
         configuration.historyLimits.sessions = historySessions
         configuration.pluginSearchPath = [ExecutablePath.directory]
-        if let manifest {
-            let url = URL(fileURLWithPath: manifest).standardizedFileURL
-            configuration.manifestYAML = try String(contentsOf: url, encoding: .utf8)
-            configuration.manifestDirectory = url.deletingLastPathComponent()
-        }
+        let url = try manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
+        configuration.manifestYAML = try String(contentsOf: url, encoding: .utf8)
+        configuration.manifestDirectory = url.deletingLastPathComponent()
         return configuration
+    }
+}
+
+/// Which app `flowbus up` and `flowbus demo` run when no manifest is given: `--app`, else
+/// `$FLOWBUS_APP`, else the default of the package's app registry (Plugins/apps.yaml).
+enum AppChoice {
+    static func manifest(app: String?) throws -> URL {
+        let registry = try AppRegistry.locate(executableDirectory: ExecutablePath.directory)
+        let chosen = app ?? ProcessInfo.processInfo.environment["FLOWBUS_APP"].flatMap { $0.isEmpty ? nil : $0 }
+        return try registry.manifest(for: chosen)
     }
 }
 

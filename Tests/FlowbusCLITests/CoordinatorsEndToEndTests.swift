@@ -20,9 +20,9 @@ struct CoordinatorsEndToEndTests {
       backoff: { initial: 50ms, max: 1s }
       shutdown_timeout: 3s
     plugins:
-      - { name: coord-app, command: flowbus-coordinator, args: ["--coordinator", "app"] }
-      - { name: coord-auth, command: flowbus-coordinator, args: ["--coordinator", "auth"] }
-      - { name: coord-signup, command: flowbus-coordinator, args: ["--coordinator", "signup"] }
+      - { name: coord-app, command: movies-coordinator, args: ["--coordinator", "app"] }
+      - { name: coord-auth, command: movies-coordinator, args: ["--coordinator", "auth"] }
+      - { name: coord-signup, command: movies-coordinator, args: ["--coordinator", "signup"] }
     """
 
     struct Bus: @unchecked Sendable {

@@ -15,7 +15,7 @@ struct MalformedRequestEndToEndTests {
           shutdown_timeout: 3s
         plugins:
           - name: services
-            command: flowbus-services
+            command: movies-services
             restart: permanent
 
         """

@@ -14,7 +14,7 @@ final class AppHost {
             .map { "vm.\($0)" }
         + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }
     /// The products the default manifest needs beside `flowbus` (found next to it).
-    static let products = ["flowbus", "flowbus-services", "flowbus-viewmodel", "flowbus-coordinator"]
+    static let products = ["flowbus", "movies-services", "movies-viewmodel", "movies-coordinator"]
     /// Built once per run even when both app benchmarks run.
     private static let built = Mutex<Bool>(false)
 

@@ -1,7 +1,7 @@
 import FlowKit
 import FlowProtocol
 
-/// Every coordinator of the app by name, for `flowbus-coordinator --coordinator NAME`.
+/// Every coordinator of the app by name, for `movies-coordinator --coordinator NAME`.
 public enum AppCoordinators {
     public static let types: [Coordinator.Type] = [
         AppCoordinator.self, AuthCoordinator.self, SignUpCoordinator.self, MainCoordinator.self,

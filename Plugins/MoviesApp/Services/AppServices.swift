@@ -43,7 +43,7 @@ public struct AppServices {
             mail: mail, expenses: InMemoryExpenseService())
     }
 
-    /// The in-memory services over the bundled catalog, as `flowbus-services` serves them.
+    /// The in-memory services over the bundled catalog, as `movies-services` serves them.
     public static func inMemory(tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() }) throws(CatalogError) -> AppServices {
         inMemory(catalog: try Catalog.bundled(), tokenLifetime: tokenLifetime, clock: clock)
     }

@@ -24,7 +24,7 @@ struct ServiceChannel {
         let reply = try call(method, args)
         guard reply.payloadKind == M.protoMessageName, let message = try? M(serializedBytes: reply.payload) else {
             let got = reply.payloadKind.isEmpty ? "no payload" : reply.payloadKind
-            throw .unavailable("\(service) \(method) answered with \(got) instead of \(M.protoMessageName); check that flowbus-services is the same version as this plugin")
+            throw .unavailable("\(service) \(method) answered with \(got) instead of \(M.protoMessageName); check that movies-services is the same version as this plugin")
         }
         return message
     }

@@ -1,11 +1,11 @@
-// flowbus-coordinator --coordinator NAME: one coordinator of the sample app per process
+// movies-coordinator --coordinator NAME: one coordinator of the sample app per process
 // (app, auth, signup, main, home, settings, expenses). The app coordinator's process also
 // owns every session's navigation.
 import FlowKit
 import Foundation
 import MoviesApp
 
-exit(FlowPlugin.run("flowbus-coordinator") { bus, stop in
+exit(FlowPlugin.run("movies-coordinator") { bus, stop in
     let name = bus.environment.options["coordinator"] ?? bus.environment.plugin
     guard let coordinator = AppCoordinators.all[name] else {
         throw PluginEnvironmentError(

@@ -1,11 +1,11 @@
-// flowbus-viewmodel --screen KIND: the view-model worker of one screen kind of the sample app
+// movies-viewmodel --screen KIND: the view-model worker of one screen kind of the sample app
 // (signin, signup, verify, forgot, home, details, likes, settings, password, expenses), served
 // as the MDP service vm.<kind> for every session. Its services are the svc.* workers on the bus.
 import FlowKit
 import Foundation
 import MoviesApp
 
-exit(FlowPlugin.run("flowbus-viewmodel") { bus, stop in
+exit(FlowPlugin.run("movies-viewmodel") { bus, stop in
     let factories = AppViewModels.factories(services: AppServices.bus(transport: try bus.makeServiceTransport()))
     let screen = bus.environment.options["screen"] ?? bus.environment.plugin
     guard let make = factories[screen] else {
