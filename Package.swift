@@ -7,6 +7,13 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+import Foundation
+
+/// Whether `path` (relative to this file) exists: an app is built only when its folder is there.
+func present(_ path: String) -> Bool {
+    FileManager.default.fileExists(atPath: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(path).path)
+}
+
 let package = Package(
     name: "flowbus",
     platforms: [.macOS(.v15)],
@@ -108,62 +115,6 @@ let package = Package(
             dependencies: ["CTerminal", "FlowClient", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
-        // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
-        .target(
-            name: "AccountKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-            path: "Plugins/AccountKit",
-            swiftSettings: strictSettings
-        ),
-        // The sample app of APP.md: domain, services, view models, coordinators (one library;
-        // each process is a small executable below).
-        .target(
-            name: "MoviesApp",
-            dependencies: [
-                "FlowKit", "FlowProtocol", "AccountKit",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Plugins/MoviesApp",
-            exclude: ["Protocols", "Executables", "manifest.yaml"],
-            resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
-            swiftSettings: strictSettings
-        ),
-        // The second sample app (APP.md, "The second app: Photos"): its schema, catalog, domain and
-        // services. Its executables, journeys, tests and manifest live beside it, outside the library.
-        .target(
-            name: "PhotosApp",
-            dependencies: [
-                "FlowKit", "FlowProtocol", "AccountKit",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Plugins/Photos",
-            exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
-            resources: [.copy("Resources/catalog.json")],
-            swiftSettings: strictSettings
-        ),
-        // The movies app's processes: each coordinator, each view-model worker and the services
-        // run as their own process, from these three small executables (Plugins/MoviesApp/manifest.yaml).
-        .executableTarget(
-            name: "movies-coordinator",
-            dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/MoviesApp/Executables/movies-coordinator",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "movies-viewmodel",
-            dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/MoviesApp/Executables/movies-viewmodel",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "movies-services",
-            dependencies: ["FlowKit", "MoviesApp"],
-            path: "Plugins/MoviesApp/Executables/movies-services",
-            swiftSettings: strictSettings
-        ),
         // The example plugin.
         .executableTarget(
             name: "flowbus-echo",
@@ -186,20 +137,115 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
-        // The movies app's screens as the generic terminal client draws them from its view models' presentations.
-        .testTarget(name: "MoviesAppScreenTests", dependencies: ["MoviesApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
-        .testTarget(name: "MoviesAppTests", dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol", "FlowClient"]),
+        // Shared fixtures of the tests that start real processes (the core's and every app's).
+        .target(
+            name: "FlowbusTesting",
+            dependencies: [],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FlowbusCLITests",
+            // The executables are dependencies so that `swift test` builds them beside the tests.
+            dependencies: ["flowbus", "flowbus-echo", "FlowbusTesting", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
+    ]
+)
+
+// The sample apps: plugin sets under Plugins/, each with its own library, executables and tests.
+// The core above depends on none of them, and builds and tests without them: an app whose folder
+// is absent is left out (scripts/check-core proves it).
+
+if present("Plugins/AccountKit") {
+    package.targets += [
+        // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
+        .target(
+            name: "AccountKit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/AccountKit",
+            swiftSettings: strictSettings
+        ),
+    ]
+}
+if present("Plugins/MoviesApp") {
+    package.targets += [
+        // The sample app of APP.md: domain, services, view models, coordinators (one library;
+        // each process is a small executable below).
+        .target(
+            name: "MoviesApp",
+            dependencies: [
+                "FlowKit", "FlowProtocol", "AccountKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Plugins/MoviesApp",
+            exclude: ["Protocols", "Executables", "Tests", "ScreenTests", "EndToEndTests", "Journeys", "ClientScripts", "manifest.yaml"],
+            resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
+            swiftSettings: strictSettings
+        ),
+        // The movies app's processes: each coordinator, each view-model worker and the services
+        // run as their own process, from these three small executables (Plugins/MoviesApp/manifest.yaml).
+        .executableTarget(
+            name: "movies-coordinator",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/MoviesApp/Executables/movies-coordinator",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "movies-viewmodel",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/MoviesApp/Executables/movies-viewmodel",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "movies-services",
+            dependencies: ["FlowKit", "MoviesApp"],
+            path: "Plugins/MoviesApp/Executables/movies-services",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MoviesAppTests",
+            dependencies: ["MoviesApp", "AccountKit", "FlowKit", "FlowProtocol", "FlowClient"],
+            path: "Plugins/MoviesApp/Tests"
+        ),
+        // The movies app's screens as the generic terminal client draws them from its view models' presentations.
+        .testTarget(
+            name: "MoviesAppScreenTests",
+            dependencies: ["MoviesApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"],
+            path: "Plugins/MoviesApp/ScreenTests"
+        ),
+        // The whole movies app as real processes: journeys, the terminal client under tmux, kill -9.
+        .testTarget(
+            name: "MoviesAppEndToEndTests",
+            dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services", "FlowbusTesting",
+                           "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Plugins/MoviesApp/EndToEndTests"
+        ),
+    ]
+}
+if present("Plugins/Photos") {
+    package.targets += [
+        // The second sample app (APP.md, "The second app: Photos"): its schema, catalog, domain and
+        // services. Its executables, journeys, tests and manifest live beside it, outside the library.
+        .target(
+            name: "PhotosApp",
+            dependencies: [
+                "FlowKit", "FlowProtocol", "AccountKit",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Plugins/Photos",
+            exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
+            resources: [.copy("Resources/catalog.json")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PhotosAppTests",
             dependencies: ["PhotosApp", "AccountKit", "FlowKit", "FlowProtocol"],
             path: "Plugins/Photos/Tests"
         ),
-        .testTarget(
-            name: "FlowbusCLITests",
-            // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf")]
-        ),
     ]
-)
+}

@@ -1,4 +1,3 @@
 flowbus.v1.Navigation,(
 signinsignin-1
-signupsignup-1(*abc0:
-coord-auth@H€¼©†ªÊœÃ
+signupsignup-1(*abc0:	coord-app@H€¼©†ªÊœÃ

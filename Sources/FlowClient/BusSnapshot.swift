@@ -51,6 +51,12 @@ public struct BusSnapshot: Sendable {
         return schemas
     }
 
+    /// The keys that hold a value under `subtrees`, from one snapshot.
+    public static func keys(_ endpoints: BusEndpoints, subtrees: [String], timeout: Duration = .seconds(5),
+                            logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> [String] {
+        try await entries(endpoints, subtrees: subtrees, timeout: timeout, logger: logger).filter { !$0.value.isEmpty }.map(\.key)
+    }
+
     /// Every entry under `subtrees`, from one snapshot.
     static func entries(_ endpoints: BusEndpoints, subtrees: [String], timeout: Duration, logger: Logger) async throws(SessionClientError) -> [CloneEntry] {
         var configuration = CloneAgentConfiguration(subtrees: subtrees)

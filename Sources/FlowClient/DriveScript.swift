@@ -98,7 +98,7 @@ public struct DriveScript: Sendable, Equatable {
         }
         guard let root, let sequence = root.sequence else {
             throw DriveScriptError(script: name, line: root?.mark?.line,
-                                   problem: "a drive script is a YAML list of steps, e.g. `- open: {}` then `- expect: {screen: signin}`")
+                                   problem: "a drive script is a YAML list of steps, e.g. `- open: {}` then `- expect: {screen: cart}`")
         }
         var steps: [ScriptStep] = []
         for (offset, node) in sequence.enumerated() {
@@ -129,7 +129,7 @@ struct StepParser {
             return ScriptStep(number: number, line: node.mark?.line ?? 0, step: .close)
         }
         guard let mapping = node.mapping, mapping.count == 1, let (keyNode, body) = mapping.first, let kind = keyNode.string else {
-            throw fail("a step is one key naming what to do (\(Self.kinds.joined(separator: ", "))), e.g. `- expect: {screen: signin}`")
+            throw fail("a step is one key naming what to do (\(Self.kinds.joined(separator: ", "))), e.g. `- expect: {screen: cart}`")
         }
         let line = node.mark?.line ?? 0
         switch kind {
@@ -168,7 +168,7 @@ struct StepParser {
             expectation.coordinators = try list(fields["coordinators"], "coordinators")
             if let node = fields["data"] {
                 guard let mapping = node.mapping else {
-                    throw fail("data is a mapping of paths to values, e.g. `data: {details.liked: true, items.items.*.id: movie:19}`", at: node)
+                    throw fail("data is a mapping of paths to values, e.g. `data: {cart.paid: true, cart.items.*.id: item:19}`", at: node)
                 }
                 var values: [String: String] = [:]
                 for (key, value) in mapping {
@@ -190,7 +190,7 @@ struct StepParser {
                 for (key, value) in mapping {
                     guard let name = key.string else { throw fail("a field name must be text", at: key) }
                     if let items = value.sequence {
-                        // A multi-select (genres) is sent comma-separated.
+                        // A multi-choice field is sent comma-separated.
                         values[name] = items.compactMap { $0.scalar?.string }.joined(separator: ",")
                     } else if let scalar = value.scalar {
                         values[name] = scalar.string
@@ -224,7 +224,7 @@ struct StepParser {
             return ScriptStep(number: number, line: line, step: .close)
         case "keys":
             guard let keys = body.scalar?.string, !keys.isEmpty else {
-                throw fail("keys takes the keys to type, e.g. `- keys: \"demo@flowbus.dev<Tab>flowbus123<Enter>\"`", at: body)
+                throw fail("keys takes the keys to type, e.g. `- keys: \"me@example.com<Tab>secret<Enter>\"`", at: body)
             }
             return ScriptStep(number: number, line: line, step: .keys(keys))
         case "see":

@@ -20,8 +20,8 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     public var user: String?
     /// The session's live coordinator instances (names, any order).
     public var coordinators: [String]?
-    /// Values in the state's data by `DataPath` (`details.liked: true`, `items.items.*.id: movie:19`,
-    /// `report.expenses: 3`), read from the same state as phase and message.
+    /// Values in the state's app payload by `DataPath` (`order.paid: true`, `cart.items.*.id: item:19`,
+    /// `cart.items: 3`), read from the same state as phase and message.
     public var data: [String: String]?
     /// Per screen kind, a state must be newer than this version to count: a driver sets it to the
     /// version an intent was made on, so the error of the last try does not pass for the next.

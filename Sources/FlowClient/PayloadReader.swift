@@ -39,7 +39,7 @@ public struct PayloadReader: Sendable {
         Dictionary(type.value.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Whether the schemas define `kind` (a full protobuf name such as `movies.v1.ScreenData`).
+    /// Whether the schemas define `kind` (a full protobuf name such as `shop.v1.Cart`).
     public func knows(_ kind: String) -> Bool { messages["." + kind] != nil }
 
     /// The payload's JSON form, nil when the kind is unknown or the bytes do not decode.

@@ -34,7 +34,7 @@ public struct SessionEvent: Sendable, Equatable {
     /// When this client received or sent it.
     public var at: Date
 
-    /// One human line: `#12 seq 340 nav v4 signin [signin, signup] by coord-app/3`.
+    /// One human line: `#12 seq 340 nav v4 checkout [cart, checkout] by coord-app/3`.
     public var line: String {
         let origin = writer.isEmpty ? "" : " by \(writer)" + (incarnation > 0 ? "/\(incarnation)" : "")
         let prefix = "#\(index)" + (sequence > 0 ? " seq \(sequence)" : "")

@@ -75,7 +75,7 @@ public struct SessionView: Sendable, Equatable {
         return selectedStack?.screens.last
     }
 
-    /// The top screen's kind ("signin", "details", …), nil while there is none.
+    /// The top screen's kind ("cart", "checkout", …), nil while there is none.
     public var screen: String? { topScreen?.kind }
 
     /// The stack shown now: the single stack, or the selected tab's.

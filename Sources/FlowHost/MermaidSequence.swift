@@ -1,5 +1,5 @@
 /// A session's history as a Mermaid `sequenceDiagram`: the clients, the processes that served
-/// them (`coord-app`, `vm-signin`…) and the session's state in Clone as participants; intents
+/// them (`coord-app`, `vm-checkout`…) and the session's state in Clone as participants; intents
 /// and calls as arrows, replies as dashed arrows, states and navigation as arrows to Clone.
 public enum MermaidSequence {
     public static func diagram(_ trace: SessionTrace) -> String {

@@ -91,7 +91,7 @@ struct RequestMatcher {
 
     static func answerEvent(_ envelope: Envelope, of seen: BrokerObservation, service: String, request: TraceEvent?) -> TraceEvent {
         let worker = String(decoding: seen.worker, as: UTF8.self)
-        // The reply's writer names the process as its Clone writes do (`vm-signin/0`: plugin and replica).
+        // The reply's writer names the process as its Clone writes do (`vm-checkout/0`: plugin and replica).
         let process = envelope.writer.isEmpty ? (worker.split(separator: "/").first.map(String.init) ?? service) : envelope.writer
         var event = TraceEvent(kind: .reply, session: envelope.session, atUnixNanos: seen.atUnixNanos, from: process)
         if case .rejected(let reason) = seen.kind {

@@ -36,7 +36,7 @@ public struct TraceEvent: Codable, Sendable, Equatable {
     public var from: String
     /// The requester a reply went back to.
     public var to: String?
-    /// The MDP service of a request or reply (`vm.signin`, `coord.app`).
+    /// The MDP service of a request or reply (`vm.checkout`, `coord.app`).
     public var service: String?
     /// The worker's full routing id (`<plugin>/<pid>/<n>`) of a reply.
     public var worker: String?

@@ -2,9 +2,9 @@
 /// sequence, who did it and what.
 ///
 /// ```
-///   +0.000s          test/3f2a → vm.signin     intent logIn on v0  key test/3f2a/1
-///   +0.003s  seq 57  vm-signin → signin        state loading v1
-///   +0.181s          vm-signin ⇠ vm.signin     reply logIn applied v1  (vm-signin/4242/0 → test/3f2a)
+///   +0.000s          test/3f2a → vm.checkout   intent pay on v0  key test/3f2a/1
+///   +0.003s  seq 57  vm-checkout → checkout    state loading v1
+///   +0.181s          vm-checkout ⇠ vm.checkout reply pay applied v1  (vm-checkout/4242/0 → test/3f2a)
 /// ```
 public enum TraceTimeline {
     public static func lines(_ trace: SessionTrace) -> [String] {

@@ -13,7 +13,7 @@ open class Coordinator {
     /// Screen kinds whose state changes `screenChanged` receives (the runtime follows `/v/<kind>/`).
     open class var watchedScreens: [String] { [] }
     /// The navigation actions `handle(intent:)` accepts, per kind of screen this coordinator
-    /// owns (e.g. `["signin": ["register", "forgotPassword"]]`): declared once here, published
+    /// owns (e.g. `["cart": ["checkout"]]`): declared once here, published
     /// in `Screen.actions` of every such screen it shows, and routed back to `coord.<name>`.
     open class var screenActions: [String: [ActionSpec]] { [:] }
 

@@ -42,10 +42,12 @@ extension CoordinatorRuntime {
     func closeSession(_ session: String) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             if let instance = state.instances[session] { release(instance, in: &state) }
-            if let navigation = state.navigations[session] {
-                let kinds = Set(navigation.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind))
-                for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: navigation.version + 1) }
-            }
+            // Every view model that ever published a state of the session deletes it (`close`).
+            let prefix = "/s/\(session)/vm/"
+            let kinds = Set(agent.entries(prefix: prefix).map { String($0.key.dropFirst(prefix.count)) })
+                .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
+            let version = (state.navigations[session]?.version ?? 0) + 1
+            for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version) }
             state.navigations[session] = nil
             state.records[session] = nil
             _ = try? agent.delete(key: "/s/\(session)/nav")

@@ -5,7 +5,7 @@ import SwiftProtobuf
 /// What a view model shows in `success`: its app's own payload (any protobuf message, carried as
 /// its full name and bytes, so the core never needs the app's types) and an optional notice.
 public struct ScreenPayload: Equatable, Sendable {
-    /// The payload message's full protobuf name, e.g. `movies.v1.ScreenData`; empty for none.
+    /// The payload message's full protobuf name, e.g. `shop.v1.Cart`; empty for none.
     public var kind: String
     public var bytes: Data
     /// A short code coordinators and scripts branch on, with its text for people.

@@ -18,7 +18,7 @@ public struct ServiceTransportError: Error, Equatable, Sendable, CustomStringCon
     }
 
     public var description: String {
-        "the service \(service) did not answer: \(reason); check that the movies-services plugin runs (`flowbus ps`)"
+        "the service \(service) did not answer: \(reason); check that the plugin serving it runs (`flowbus ps`)"
     }
 }
 

@@ -78,7 +78,7 @@ public struct IntentRefusal: Error, Equatable, Sendable, CustomStringConvertible
 /// the runtime publishes them with every state, with `presentation()`, so any client can draw
 /// the screen and act on it.
 open class ViewModel {
-    /// The screen kind this view model serves, e.g. `signin` (its service is `vm.<screen>`).
+    /// The screen kind this view model serves, e.g. `checkout` (its service is `vm.<screen>`).
     open class var screen: String { fatalError("\(Self.self) must override `screen`") }
     /// The actions `handle` accepts, published with every state (`appear` and `reset` are the
     /// runtime's own and are not listed).

@@ -91,6 +91,7 @@ public final class ViewModelRuntime {
                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
         let session = envelope.session
+        if intent.action == "close" { return close(session, answering: envelope) }
         let instance = instance(for: session, atLeast: intent.screenVersion)
         let key = envelope.idempotencyKey
         if !key.isEmpty, let version = instance.applied[key] {
@@ -140,6 +141,21 @@ public final class ViewModelRuntime {
         }
         instances[session] = updated
         return reply(to: envelope, applied: true, version: updated.version, error: nil)
+    }
+
+    /// The session was closed (the navigation owner says so): its state leaves the map, both
+    /// copies, and this process forgets it. Repeating it changes nothing.
+    func close(_ session: String, answering envelope: Envelope) -> Envelope {
+        instances[session] = nil
+        for key in ["/s/\(session)/vm/\(screen)", "/v/\(screen)/\(session)"] where agent.get(key).map({ !$0.value.isEmpty }) ?? true {
+            do {
+                _ = try agent.delete(key: key)
+            } catch {
+                logger.error("a closed session's state was not deleted", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
+            }
+        }
+        served += 1
+        return reply(to: envelope, applied: true, version: 0, error: nil)
     }
 
     func reply(to request: Envelope, applied: Bool, version: UInt64, error: WireError?) -> Envelope {

@@ -5,7 +5,7 @@ import SwiftProtobuf
 /// `--descriptor_set_out --include_imports`), published at `/schema/<package>` so that a client
 /// that never saw the app's code can read its payloads (Protocols/README.md §12).
 public struct AppSchema: Sendable, Equatable {
-    /// The protobuf package of the app's payloads, e.g. `movies.v1`.
+    /// The protobuf package of the app's payloads, e.g. `shop.v1`.
     public let package: String
     public let set: Google_Protobuf_FileDescriptorSet
 
@@ -38,7 +38,7 @@ public struct AppSchema: Sendable, Equatable {
     /// The Clone key the schema is published under.
     public var key: String { "/schema/\(package)" }
 
-    /// The package of a payload kind: everything before its last dot (`movies.v1.ScreenData` → `movies.v1`).
+    /// The package of a payload kind: everything before its last dot (`shop.v1.Cart` → `shop.v1`).
     public static func package(of kind: String) -> String {
         guard let dot = kind.lastIndex(of: ".") else { return "" }
         return String(kind[..<dot])

@@ -12,6 +12,15 @@ public enum PayloadKinds {
         Flowbus_V1_Screen.self,
         Flowbus_V1_Navigation.self,
         Flowbus_V1_Echo.self,
+        Flowbus_V1_Action.self,
+        Flowbus_V1_Presentation.self,
+        Flowbus_V1_NavigationOp.self,
+        Flowbus_V1_CoordinatorCall.self,
+        Flowbus_V1_CoordinatorReply.self,
+        Flowbus_V1_CoordinatorInstance.self,
+        Flowbus_V1_SessionRecord.self,
+        Flowbus_V1_ServiceCall.self,
+        Flowbus_V1_ServiceReply.self,
     ]
 
     /// The type whose full protobuf name is `kind`, e.g. "flowbus.v1.Intent".

@@ -1,4 +1,4 @@
-/// A screen's name, e.g. `signin`: the `<screen>` of `/s/<session>/vm/<screen>`,
+/// A screen's name, e.g. `checkout`: the `<screen>` of `/s/<session>/vm/<screen>`,
 /// `/v/<screen>/<session>` and of the service `vm.<screen>`.
 /// 1 to 61 characters from `[a-z0-9._-]`, lowercase so that `vm.<screen>` is a valid service name.
 public struct ScreenName: Hashable, Sendable, Comparable, CustomStringConvertible {

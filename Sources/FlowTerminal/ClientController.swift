@@ -48,8 +48,8 @@ public final class ClientController {
     public private(set) var notice = ""
     public private(set) var lastChange = Date()
     private var screenKey = ""
-    /// Fields to empty once the action's state settles in success (the expense form after
-    /// `adicionar`); kept when it ends in error, so the person can correct what they typed.
+    /// Fields to empty once the action's state settles in success (a form that adds
+    /// one entry after another); kept when it ends in error, so the person can correct what they typed.
     private var clearAfterSuccess: (key: String, kind: String, fields: [String], version: UInt64?)?
 
     public init(view: SessionView, readOnly: Bool = false) {

@@ -149,9 +149,9 @@ public enum ScreenRenderer {
             let lines = [
                 "Tab / Shift-Tab   next / previous control",
                 "↑ ↓               move; in a list, its items",
-                "← →               carousel items, genres, buttons",
+                "← →               carousel items, choices, buttons",
                 "Enter             act: press, select, next field",
-                "Space             choose a genre; press a button",
+                "Space             choose an option; press a button",
                 "Esc, Backspace    back (Backspace edits a field)",
                 "1-4, [ ]          tabs",
                 "l or F2           event log",

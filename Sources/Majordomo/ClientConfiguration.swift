@@ -56,7 +56,7 @@ public enum MajordomoClientError: Error, CustomStringConvertible {
         case .transport(let error, let endpoint):
             "client socket to \(endpoint) failed: \(error); check the broker endpoint and that the host is up (`flowbus ps`)"
         case .invalidService(let name):
-            "'\(name)' is not a service name; name a service such as vm.signin (non-empty)"
+            "'\(name)' is not a service name; name a service such as vm.checkout (non-empty)"
         case .curveKeysIncomplete:
             "CURVE needs both the broker's public key and this client's key pair; give both or neither"
         }

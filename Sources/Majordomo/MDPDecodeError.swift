@@ -56,7 +56,7 @@ public enum MDPDecodeError: Error, Equatable, Sendable, CustomStringConvertible 
         case .missingEnvelopeDelimiter:
             "frame 4 of a worker REQUEST/REPLY must be the empty delimiter after the client address"
         case .emptyServiceName:
-            "the service name frame is empty; name a service such as vm.signin"
+            "the service name frame is empty; name a service such as vm.checkout"
         case .emptyClientAddress:
             "the client address frame of a worker REQUEST/REPLY is empty; send back the address the REQUEST carried"
         case .invalidCredit(let frame):

@@ -45,7 +45,7 @@ extension PluginSpec {
     func validate(at place: String) throws(ManifestError) {
         if name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) {
             throw ManifestError(location: "\(place).name", problem: "`\(name)` is not a valid plugin name",
-                                remedy: "use lowercase letters, digits and dashes, such as `signin-vm`")
+                                remedy: "use lowercase letters, digits and dashes, such as `checkout-vm`")
         }
         if command.trimmingWhitespace().isEmpty {
             throw ManifestError(location: "\(place).command", problem: "is empty (plugin \(name))",

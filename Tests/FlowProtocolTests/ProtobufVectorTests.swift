@@ -9,7 +9,8 @@ struct ProtobufVectorTests {
 
     @Test func everyKindOfPayloadHasAVector() {
         let types = Set(Self.names.compactMap { try? Vectors.header("type", in: Vectors.text($0, "txtpb")) })
-        for required in ["Envelope", "Intent", "IntentReply", "ViewState", "Navigation", "Error", "Echo"] {
+        for required in ["Envelope", "Intent", "IntentReply", "ViewState", "Screen", "Navigation", "Error", "Echo",
+                         "CoordinatorCall", "CoordinatorReply", "ServiceCall", "ServiceReply"] {
             #expect(types.contains("flowbus.v1.\(required)"), "no vector of flowbus.v1.\(required)")
         }
     }

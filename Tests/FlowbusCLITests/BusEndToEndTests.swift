@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Clone
 import FlowProtocol
 import Foundation

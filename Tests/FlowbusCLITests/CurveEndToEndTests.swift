@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Foundation
 import Logging
 import Majordomo
@@ -9,8 +10,8 @@ import ZeroMQ
 struct CurveEndToEndTests {
     @Test("listening beyond loopback without CURVE is refused, saying how to fix it")
     func exposureWithoutCurveIsRefused() async throws {
-        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
-        let up = try await InteropSuiteTests.run(
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
+        let up = try await FlowbusProcesses.run(
             flowbus, ["up", "--run-dir", "/tmp/fbc-\(UUID().uuidString.prefix(8))", "--broker", "tcp://0.0.0.0:5555"])
         #expect(up.status != 0)
         #expect(up.output.contains("CURVE"), "\(up.output)")
@@ -19,11 +20,11 @@ struct CurveEndToEndTests {
 
     @Test("an allow-listed client key is served; any other key is refused and counted", .timeLimit(.minutes(1)))
     func allowListDecidesWhoIsServed() async throws {
-        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
         let keys = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         for name in ["host", "alice", "mallory"] {
-            let made = try await InteropSuiteTests.run(flowbus, ["keys", "--out", "\(keys)/\(name)"])
+            let made = try await FlowbusProcesses.run(flowbus, ["keys", "--out", "\(keys)/\(name)"])
             try #require(made.status == 0, "\(made.output)")
         }
 

@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Foundation
 import Testing
 
@@ -81,19 +82,19 @@ struct SupervisionEndToEndTests {
 
     @Test("a bad manifest stops `up` with an error that says where", .timeLimit(.minutes(1)))
     func badManifestIsExplained() async throws {
-        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
         let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/bad.yaml"
         try Data("plugins:\n  - name: echo\n    command: flowbus-echo\n    restrat: permanent\n".utf8).write(to: URL(fileURLWithPath: path))
-        let up = try await InteropSuiteTests.run(flowbus, ["up", "--run-dir", directory, "--manifest", path])
+        let up = try await FlowbusProcesses.run(flowbus, ["up", "--run-dir", directory, "--manifest", path])
         #expect(up.status != 0)
         #expect(up.output.contains("restrat"), "\(up.output)")
     }
 
     @Test("SIGTERM during start-up stops the host cleanly, with its plugins", .timeLimit(.minutes(1)), arguments: [60, 150, 400])
     func sigtermDuringStartUp(delayMilliseconds: Int) async throws {
-        let flowbus = try #require(InteropSuiteTests.flowbusExecutable())
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
         let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
         let manifest = directory + "/manifest.yaml"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -133,11 +133,16 @@ class Host:
     manifest: Path
     plugins: list[str]
     starter: object = None
+    app: str | None = None
+
+    @property
+    def clone(self) -> str:
+        return f"tcp://{LOOPBACK}:{self.clone_port}"
 
     def restart(self) -> "Host":
         """Stops this host (checking it stops cleanly) and starts a new one on the same ports."""
         _stop(self)
-        return self.starter(self.plugins, ports=(int(self.broker.rsplit(":", 1)[1]), self.clone_port))
+        return self.starter(self.plugins, ports=(int(self.broker.rsplit(":", 1)[1]), self.clone_port), app=self.app)
 
     def stderr(self) -> str:
         try:
@@ -235,25 +240,29 @@ def context():
 
 @pytest.fixture
 def start_host(context):
-    """`start_host(plugins=["echo"])` starts `flowbus up`; every host started is stopped after the test."""
+    """`start_host(plugins=["echo"])` starts `flowbus up` on a manifest of those plugins;
+    `start_host(app="movies")` starts an app of the package's Plugins/apps.yaml instead (`--app`, no
+    manifest). Every host started is stopped after the test."""
     started: list[Host] = []
     directories: list[Path] = []
 
-    def start(plugins: list[str] | None = None, ports: tuple[int, int] | None = None) -> Host:
+    def start(plugins: list[str] | None = None, ports: tuple[int, int] | None = None,
+              app: str | None = None) -> Host:
         run_dir = Path(tempfile.mkdtemp(prefix="fbi-", dir="/tmp"))
         directories.append(run_dir)
         manifest = _write_manifest(run_dir, plugins or [])
+        chosen = ["--app", app] if app else ["--manifest", str(manifest)]
         broker_port, clone_port = ports or free_ports()
         stderr_path = run_dir / "host.stderr"
         command = [str(flowbus_binary()), "up", "--run-dir", str(run_dir / "run"),
                    "--broker", f"tcp://{LOOPBACK}:{broker_port}",
                    "--clone", f"tcp://{LOOPBACK}:{clone_port}",
-                   "--manifest", str(manifest), "--heartbeat-ms", str(int(HEARTBEAT * 1000))]
+                   *chosen, "--heartbeat-ms", str(int(HEARTBEAT * 1000))]
         with open(stderr_path, "wb") as stderr, open(run_dir / "host.stdout", "wb") as stdout:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                                        start_new_session=True)
         host = Host(process, run_dir, stderr_path, f"tcp://{LOOPBACK}:{broker_port}", clone_port, manifest,
-                    plugins or [], start)
+                    plugins or [], start, app)
         started.append(host)
         _wait_until_serving(host, context)
         return host

@@ -128,7 +128,7 @@ public nonisolated struct Flowbus_V1_CoordinatorCall: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// e.g. "start", "finish", "navigate", "userDidSuccessfullyAuthenticate", "goToHome", "userDidLogOut".
+  /// "start", "finish", "navigate" (the runtime's own), or an app's, e.g. "userDidLogOut".
   public var method: String = String()
 
   public var args: Dictionary<String,String> = [:]

@@ -37,11 +37,11 @@ public nonisolated struct Flowbus_V1_Intent: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The kind of the screen the action was made on (Screen.kind), e.g. "signin", for a view
+  /// The kind of the screen the action was made on (Screen.kind), e.g. "checkout", for a view
   /// model's intent and a coordinator's alike.
   public var screen: String = String()
 
-  /// Action name (Action.name), e.g. "logIn".
+  /// Action name (Action.name), e.g. "pay".
   public var action: String = String()
 
   /// The screen's field values at the time of the action, e.g. email, password.
@@ -55,7 +55,7 @@ public nonisolated struct Flowbus_V1_Intent: Sendable {
   /// The Screen.id the intent was made on (empty: the kind's only screen).
   public var screenID: String = String()
 
-  /// That screen's Screen.params, e.g. item=movie:12.
+  /// That screen's Screen.params, e.g. item=item:12.
   public var params: Dictionary<String,String> = [:]
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -188,13 +188,13 @@ public nonisolated struct Flowbus_V1_Screen: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Screen kind, e.g. "details"; names the view model service vm.<kind>.
+  /// Screen kind, e.g. "checkout"; names the view model service vm.<kind>.
   public var kind: String = String()
 
-  /// Instance id, unique within the session (two Details screens differ by id).
+  /// Instance id, unique within the session (two screens of one kind differ by id).
   public var id: String = String()
 
-  /// Parameters the screen was opened with, e.g. item=movie:42.
+  /// Parameters the screen was opened with, e.g. item=item:42.
   public var params: Dictionary<String,String> = [:]
 
   /// The coordinator that owns the screen: navigation actions on it go to `coord.<owner>`.
@@ -203,7 +203,7 @@ public nonisolated struct Flowbus_V1_Screen: Sendable {
   /// The title a client shows in the navigation bar.
   public var title: String = String()
 
-  /// The navigation actions the owner offers on this screen (e.g. "register", "select"),
+  /// The navigation actions the owner offers on this screen (e.g. "select", "openCart"),
   /// filled by the owner's runtime from the coordinator's declarations.
   public var actions: [Flowbus_V1_Action] = []
 

@@ -33,10 +33,10 @@ public nonisolated struct Flowbus_V1_Action: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The Intent.action to send, e.g. "logIn".
+  /// The Intent.action to send, e.g. "pay".
   public var name: String = String()
 
-  /// The MDP service the Intent goes to, e.g. "vm.signin", "coord.auth", "coord.app".
+  /// The MDP service the Intent goes to, e.g. "vm.checkout", "coord.shop", "coord.app".
   public var service: String = String()
 
   public var handler: Flowbus_V1_Action.Handler = .viewModel
@@ -380,7 +380,7 @@ public nonisolated struct Flowbus_V1_Summary: Sendable {
   public init() {}
 }
 
-/// A short message that is not an error: "Report registered", "Code sent again".
+/// A short message that is not an error: "Order placed", "Code sent again".
 public nonisolated struct Flowbus_V1_Notice: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -474,7 +474,7 @@ public nonisolated struct Flowbus_V1_Presentation: Sendable {
 
   public var components: [Flowbus_V1_Component] = []
 
-  /// Choices an error alert offers besides OK (e.g. "Verify e-mail" after "not verified").
+  /// Choices an error alert offers besides OK (e.g. "Try another card" after "card declined").
   public var alertButtons: [Flowbus_V1_ActionRef] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// The app's services (users, genres, movies, mail) as MDP services `svc.<name>`.
+/// An app's services (accounts, catalogs, mail…) as MDP services `svc.<name>`.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -32,7 +32,7 @@ public nonisolated struct Flowbus_V1_ServiceCall: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// e.g. "signIn", "register", "verify", "genres", "home", "details", "like", "outbox".
+  /// The app's method, e.g. "outbox".
   public var method: String = String()
 
   public var args: Dictionary<String,String> = [:]
@@ -59,13 +59,13 @@ public nonisolated struct Flowbus_V1_ServiceReply: Sendable {
   /// Clears the value of `error`. Subsequent reads from it will return its default value.
   public mutating func clearError() {self._error = nil}
 
-  /// A refusal the app explains to the user, e.g. "invalidCredentials", "unverified",
+  /// A refusal the app explains to the user, e.g. "invalidCredentials",
   /// "emailTaken", "wrongToken", "expiredToken"; empty on success.
   public var refusal: String = String()
 
   public var result: Dictionary<String,String> = [:]
 
-  /// The serialized message named by payload_kind (e.g. flowbus.v1.Details), if any.
+  /// The serialized message named by payload_kind (an app's own message), if any.
   public var payload: Data = Data()
 
   public var payloadKind: String = String()

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Runs blocking socket work on a thread of its own, never on Swift's cooperative pool.
-func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             continuation.resume(with: Result { try work() })

@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Foundation
 import Testing
 

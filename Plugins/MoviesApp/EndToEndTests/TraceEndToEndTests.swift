@@ -1,3 +1,4 @@
+import FlowbusTesting
 import FlowClient
 import FlowHost
 import Foundation

@@ -9,13 +9,15 @@ private let serverCleanupInstalled = Atomic<Bool>(false)
 
 /// A tmux server of its own (its own socket) running real terminal clients in panes of a fixed
 /// size: keys go in with send-keys, the screen comes out with capture-pane, as a person would use it.
-struct Tmux {
-    let socket = "fbt-\(UUID().uuidString.prefix(8))"
+public struct Tmux: Sendable {
+    public let socket = "fbt-\(UUID().uuidString.prefix(8))"
+
+    public init() {}
 
     /// Runs a tmux command with posix_spawn and waitpid. Its output goes through a file, never a
     /// pipe: the first command forks the tmux server, which inherits descriptors and would keep a
     /// pipe (and its reader) open for as long as it runs.
-    func tmux(_ arguments: [String]) async throws -> InteropSuiteTests.Outcome {
+    public func tmux(_ arguments: [String]) async throws -> FlowbusProcesses.Outcome {
         let file = NSTemporaryDirectory() + "\(socket)-\(UUID().uuidString.prefix(6)).out"
         let arguments = ["tmux", "-L", socket] + arguments
         return try await onThread {
@@ -40,16 +42,16 @@ struct Tmux {
             let text = FileManager.default.contents(atPath: file).map { String(decoding: $0, as: UTF8.self) } ?? ""
             // Exited normally: the code is in bits 8-15; killed by a signal: report it as 128 + signal.
             let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return InteropSuiteTests.Outcome(status: code, output: text)
+            return FlowbusProcesses.Outcome(status: code, output: text)
         }
     }
 
     /// Opens a window named `name` running `command` (a shell line); the first one sets the size
     /// of every window (`columns`×`rows`).
     /// The pane stays after the command ends, with its exit status printed, so a test can read it.
-    func open(_ name: String, _ command: String, rows: Int = 30, columns: Int = 100) async throws {
+    public func open(_ name: String, _ command: String, rows: Int = 30, columns: Int = 100) async throws {
         let line = "\(command); echo CLIENT-EXIT=$?; sleep 600"
-        let result: InteropSuiteTests.Outcome
+        let result: FlowbusProcesses.Outcome
         if try await tmux(["has-session", "-t", "main"]).status == 0 {
             result = try await tmux(["new-window", "-d", "-t", "main", "-n", name, line])
         } else {
@@ -68,7 +70,7 @@ struct Tmux {
 
     /// Types into a window: each argument is a key name tmux knows (Tab, Enter, Escape, C-c, BTab)
     /// or literal text.
-    func send(_ name: String, _ keys: String...) async throws {
+    public func send(_ name: String, _ keys: String...) async throws {
         for key in keys {
             let result = try await tmux(["send-keys", "-t", "main:\(name)"] + (Self.keyNames.contains(key) ? [key] : ["-l", key]))
             try #require(result.status == 0, "send-keys \(key) to \(name): \(result.output)")
@@ -77,21 +79,21 @@ struct Tmux {
         }
     }
 
-    static let keyNames: Set<String> = ["Tab", "BTab", "Enter", "Escape", "BSpace", "Up", "Down", "Left", "Right", "C-c", "C-q", "Space", "F1", "F2"]
+    public static let keyNames: Set<String> = ["Tab", "BTab", "Enter", "Escape", "BSpace", "Up", "Down", "Left", "Right", "C-c", "C-q", "Space", "F1", "F2"]
 
     /// Resizes a window, as a person dragging the terminal's corner.
-    func resize(_ name: String, rows: Int, columns: Int) async throws {
+    public func resize(_ name: String, rows: Int, columns: Int) async throws {
         let result = try await tmux(["resize-window", "-t", "main:\(name)", "-x", "\(columns)", "-y", "\(rows)"])
         try #require(result.status == 0, "resize-window \(name): \(result.output)")
     }
 
-    func screen(_ name: String) async throws -> String {
+    public func screen(_ name: String) async throws -> String {
         try await tmux(["capture-pane", "-p", "-t", "main:\(name)"]).output
     }
 
     /// Waits until the window shows every one of `texts` (and none of `absent`); fails the test with the screen when it does not.
     @discardableResult
-    func waitFor(_ name: String, _ texts: [String], absent: [String] = [], timeout: Duration = .seconds(20),
+    public func waitFor(_ name: String, _ texts: [String], absent: [String] = [], timeout: Duration = .seconds(20),
                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         var last = ""
         let deadline = ContinuousClock.now + timeout
@@ -106,7 +108,7 @@ struct Tmux {
     }
 
     /// The session id on a client's status line.
-    func session(_ name: String) async throws -> String {
+    public func session(_ name: String) async throws -> String {
         let screen = try await screen(name)
         guard let range = screen.range(of: #"session [A-Za-z0-9._-]+"#, options: .regularExpression) else {
             Issue.record("no session id on the status line of \(name):\n\(screen)")
@@ -115,14 +117,14 @@ struct Tmux {
         return String(screen[range].dropFirst("session ".count))
     }
 
-    func stop() async {
+    public func stop() async {
         _ = try? await tmux(["kill-server"])
         unstoppedServers.withLock { _ = $0.remove(socket) }
     }
 
     /// `stop()` for a `defer`: kills the server before the test returns, whatever way it ends
     /// (a `Task` started in a `defer` may never run once the last test is done).
-    func stopNow() {
+    public func stopNow() {
         Self.killServer(socket)
         unstoppedServers.withLock { _ = $0.remove(socket) }
     }
@@ -131,7 +133,7 @@ struct Tmux {
     /// action for hang-up, interrupt, terminate and broken pipe. The test process blocks some of
     /// them for its own signal handling, and a child inherits its mask: a pane that cannot see
     /// SIGHUP outlives `kill-server`, and its tmux server with it.
-    static func spawnAttributes() -> posix_spawnattr_t {
+    public static func spawnAttributes() -> posix_spawnattr_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         var none = sigset_t()
@@ -146,7 +148,7 @@ struct Tmux {
     }
 
     /// `tmux kill-server` on `socket`, waited for. It hangs up every pane, so the clients in them quit.
-    static func killServer(_ socket: String) {
+    public static func killServer(_ socket: String) {
         var pid: pid_t = 0
         let words: [String] = ["tmux", "-L", socket, "kill-server"]
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]

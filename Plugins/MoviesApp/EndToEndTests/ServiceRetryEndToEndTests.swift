@@ -1,3 +1,4 @@
+import FlowbusTesting
 import FlowProtocol
 import Foundation
 import Logging

@@ -9,21 +9,22 @@ private let unstoppedHosts = Mutex<Set<Int32>>([])
 private let exitHandlerInstalled = Atomic<Bool>(false)
 
 /// A host started with `flowbus up --detach` in its own run directory, for one test.
-struct HostFixture {
-    let flowbus: URL
-    let runDirectory: String
-    let manifestPath: String
+public struct HostFixture: Sendable {
+    public let flowbus: URL
+    public let runDirectory: String
+    public let manifestPath: String
 
-    /// Starts a host running `manifest` (YAML; nil: the embedded default manifest, the whole app)
-    /// with extra `up` arguments; fails the test if it cannot.
-    static func start(manifest: String?, arguments: [String] = []) async throws -> HostFixture {
-        let flowbus = try #require(InteropSuiteTests.flowbusExecutable(), "build first: swift build")
+    /// Starts a host running `manifest` (YAML text; nil: the manifest of `app`, or of the package's
+    /// default app when `app` is nil too) with extra `up` arguments; fails the test if it cannot.
+    public static func start(manifest: String?, app: String? = nil, arguments: [String] = []) async throws -> HostFixture {
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
         let runDirectory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
         let manifestPath = runDirectory + "/manifest.yaml"
         if let manifest { try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath)) }
         let fixture = HostFixture(flowbus: flowbus, runDirectory: runDirectory, manifestPath: manifestPath)
-        let up = try await fixture.run(["up", "--detach"] + (manifest == nil ? [] : ["--manifest", manifestPath]) + arguments)
+        let chosen = manifest != nil ? ["--manifest", manifestPath] : app.map { ["--app", $0] } ?? []
+        let up = try await fixture.run(["up", "--detach"] + chosen + arguments)
         try #require(up.status == 0, "flowbus up --detach failed:\n\(up.output)\n\(fixture.hostLog)")
         if let pid = fixture.hostPID {
             unstoppedHosts.withLock { _ = $0.insert(pid) }
@@ -35,45 +36,45 @@ struct HostFixture {
     }
 
     /// Runs a flowbus subcommand against this host's run directory.
-    func run(_ arguments: [String]) async throws -> InteropSuiteTests.Outcome {
-        try await InteropSuiteTests.run(flowbus, arguments + ["--run-dir", runDirectory])
+    public func run(_ arguments: [String]) async throws -> FlowbusProcesses.Outcome {
+        try await FlowbusProcesses.run(flowbus, arguments + ["--run-dir", runDirectory])
     }
 
     /// `flowbus ps --json`, decoded loosely.
-    func status() async throws -> [String: Any] {
+    public func status() async throws -> [String: Any] {
         let ps = try await run(["ps", "--json"])
         try #require(ps.status == 0, "flowbus ps --json failed:\n\(ps.output)")
         let object = try JSONSerialization.jsonObject(with: Data(ps.output.utf8))
         return try #require(object as? [String: Any])
     }
 
-    func plugins() async throws -> [[String: Any]] {
+    public func plugins() async throws -> [[String: Any]] {
         try #require(try await status()["plugins"] as? [[String: Any]])
     }
 
-    var descriptor: [String: Any]? {
+    public var descriptor: [String: Any]? {
         guard let data = FileManager.default.contents(atPath: runDirectory + "/host.json") else { return nil }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 
-    var hostPID: Int32? { (descriptor?["pid"] as? Int).map(Int32.init) }
+    public var hostPID: Int32? { (descriptor?["pid"] as? Int).map(Int32.init) }
 
-    func endpoint(_ name: String) -> String? {
+    public func endpoint(_ name: String) -> String? {
         (descriptor?["endpoints"] as? [String: Any])?[name] as? String
     }
 
-    var hostLog: String {
+    public var hostLog: String {
         (FileManager.default.contents(atPath: runDirectory + "/logs/host.log")).map { String(decoding: $0, as: UTF8.self) } ?? "(no host log)"
     }
 
-    func stop() async throws {
+    public func stop() async throws {
         let pid = hostPID
         _ = try await run(["down"])
         if let pid { unstoppedHosts.withLock { _ = $0.remove(pid) } }
     }
 
     /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-    static func eventually(timeout: Duration, every: Duration = .milliseconds(50), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    public static func eventually(timeout: Duration, every: Duration = .milliseconds(50), _ condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
@@ -83,12 +84,12 @@ struct HostFixture {
     }
 }
 
-func isAlive(_ pid: Int32) -> Bool {
+public func isAlive(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0
 }
 
 /// A manifest of `replicas` echo instances per named plugin.
-func echoManifest(_ plugins: [(name: String, replicas: Int)], restart: String = "permanent", args: [String] = []) -> String {
+public func echoManifest(_ plugins: [(name: String, replicas: Int)], restart: String = "permanent", args: [String] = []) -> String {
     var yaml = "supervisor:\n  intensity: 5\n  period: 10s\n  backoff: { initial: 50ms, max: 1s }\n  shutdown_timeout: 3s\nplugins:\n"
     for plugin in plugins {
         yaml += "  - name: \(plugin.name)\n    command: flowbus-echo\n    restart: \(restart)\n    replicas: \(plugin.replicas)\n"

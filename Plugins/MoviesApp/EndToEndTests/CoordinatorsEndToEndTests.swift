@@ -1,3 +1,4 @@
+import FlowbusTesting
 import SwiftProtobuf
 import Clone
 import FlowProtocol

@@ -1,3 +1,4 @@
+import FlowbusTesting
 import FlowClient
 import FlowHost
 import FlowProtocol
@@ -7,7 +8,7 @@ import Testing
 
 /// The whole app of APP.md as real processes: `flowbus up` with the embedded default manifest
 /// (services, ten view-model workers, seven coordinators), driven over the real bus by the same
-/// Journey that `flowbus drive` runs, with the scripts of Tests/Journeys.
+/// Journey that `flowbus drive` runs, with the scripts of Plugins/MoviesApp/Journeys.
 @Suite("App journeys end to end", .serialized)
 struct AppJourneysEndToEndTests {
     static let journeys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -41,7 +42,7 @@ struct AppJourneysEndToEndTests {
             defaultTimeout: .seconds(20))
     }
 
-    /// Plays a script of Tests/Journeys; fails the test with the failing step's diff.
+    /// Plays a script of Plugins/MoviesApp/Journeys; fails the test with the failing step's diff.
     static func play(_ name: String, on journey: Journey) async throws -> JourneyReport {
         let script = try DriveScript.load(path: journeys.appendingPathComponent(name).path)
         let report = await journey.run(script)
@@ -169,6 +170,27 @@ struct AppJourneysEndToEndTests {
             "O relatório não tem despesas com valor. Adicione ao menos uma despesa antes de registrar.",
             "Título inválido", "Tipo de despesa inválido", "Valor inválido",
         ])
+    }
+
+    @Test("closing a session leaves nothing of it in the Clone map: navigation, record, states, coordinator instances",
+          .timeLimit(.minutes(2)))
+    func closingLeavesNothing() async throws {
+        let host = try await Self.startApp()
+        defer { Task { try? await host.stop() } }
+        let journey = try Self.journey(on: host)
+        defer { journey.stop() }
+        // The expense journey signs in, visits several screens and ends by closing the session.
+        let report = try await Self.play("expense-report.yaml", on: journey)
+        guard report.passed else { return }
+        let session = try #require(report.session)
+        let endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
+        var left: [String] = []
+        let gone = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+            left = try await BusSnapshot.keys(endpoints, subtrees: ["/s/\(session)/", "/v/", "/c/"])
+                .filter { $0.hasPrefix("/s/\(session)/") || $0.hasSuffix("/\(session)") }
+            return left.isEmpty
+        }
+        #expect(gone, "keys of the closed session \(session) are still in the map: \(left)")
     }
 
     @Test("kill -9 of the Home and App coordinators mid-journey: restarted, the journey completes, no screen pushed twice",

@@ -1,0 +1,3 @@
+
+openSession
+sessionabc

@@ -1,0 +1,3 @@
+
+attachedtrue
+sessionabc 

@@ -1,0 +1,1 @@
+mthe request to vm.checkout has no body frame; a Flowbus request body is exactly one frame holding an EnvelopeYsend one body frame with a serialized flowbus.v1.Envelope (Protocols/README.md section 2)

@@ -1,0 +1,3 @@
+
+checkoutselect
+itemitem:3 *checkout

@@ -1,0 +1,7 @@
+
+confirmationconfirmation
+textOrder placed."shop*DoneB
+
+Order placed.
+
+ok

@@ -1,0 +1,3 @@
+
+outbox
+emailana@example.com
