@@ -8,7 +8,7 @@ import Supervision
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Starts the whole app on embedded defaults and opens it in this terminal; quitting stops what it started.",
+        abstract: "Starts an app (the package's default one unless told) and opens it in this terminal; quitting stops what it started.",
         discussion: """
         Runs the package's default app (Plugins/apps.yaml), or --app NAME, or --manifest FILE, and
         prints the app's notes (its manifest's `app.notes`: a demo account, where to look next).

@@ -1,19 +1,20 @@
 import Foundation
 import Synchronization
 
-/// The whole sample app of APP.md as real processes, for app-journey and app-memory: the release
-/// `flowbus` of `Benchmarks/.build-flowbus` runs `up --detach` with the embedded default manifest
-/// (services, ten view-model workers, seven coordinators) in a run directory of its own under /tmp.
+/// The whole movies app of APP.md as real processes, for app-journey and app-memory: the release
+/// `flowbus` of `Benchmarks/.build-flowbus` runs `up --detach` with the package's default app
+/// (Plugins/apps.yaml: services, ten view-model workers, seven coordinators) in a run directory of
+/// its own under /tmp.
 ///
 /// `stop()` always runs `flowbus down`; a host or plugin still alive afterwards is killed only when
 /// /proc shows it belongs to this run directory. Ctrl-C and SIGTERM do the same (see `Cleanup`).
 final class AppHost {
-    /// Every MDP service the default manifest registers (AppJourneysEndToEndTests.startApp's list).
+    /// Every MDP service the movies app registers (AppJourneysEndToEndTests.startApp's list).
     static let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
         + ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"]
             .map { "vm.\($0)" }
         + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }
-    /// The products the default manifest needs beside `flowbus` (found next to it).
+    /// The products the movies app's manifest needs beside `flowbus` (found next to it).
     static let products = ["flowbus", "movies-services", "movies-viewmodel", "movies-coordinator"]
     /// Built once per run even when both app benchmarks run.
     private static let built = Mutex<Bool>(false)

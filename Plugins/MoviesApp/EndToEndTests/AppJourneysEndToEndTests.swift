@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import Testing
 
-/// The whole app of APP.md as real processes: `flowbus up` with the embedded default manifest
+/// The whole movies app of APP.md as real processes: `flowbus up` with the package's default app
 /// (services, ten view-model workers, seven coordinators), driven over the real bus by the same
 /// Journey that `flowbus drive` runs, with the scripts of Plugins/MoviesApp/Journeys.
 @Suite("App journeys end to end", .serialized)
