@@ -48,7 +48,7 @@ let package = Package(
         // Manifest, restart policies and the OTP-style supervisor of plugin processes.
         .target(
             name: "Supervision",
-            dependencies: ["CFlowHost", .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")],
+            dependencies: ["CFlowHost", "FlowbusEnvironment", .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -66,6 +66,9 @@ let package = Package(
             dependencies: ["ZeroMQ", "MessagePath", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // Where a host runs and what it announces (run directory, host.json), and the FLOWBUS_*
+        // variables it gives plugins: read here by the host, plugins and clients alike.
+        .target(name: "FlowbusEnvironment", swiftSettings: strictSettings),
         .target(
             name: "FlowProtocol",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
@@ -74,7 +77,7 @@ let package = Package(
         .target(
             name: "FlowHost",
             dependencies: [
-                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision",
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision", "FlowbusEnvironment",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -93,14 +96,14 @@ let package = Package(
         // The plugin SDK: view models, coordinators, services and their runtimes on the bus.
         .target(
             name: "FlowKit",
-            dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // The one way clients talk to the bus: sessions, intents, the session view, scripted journeys.
         .target(
             name: "FlowClient",
             dependencies: [
-                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowHost",
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Yams", package: "Yams"),

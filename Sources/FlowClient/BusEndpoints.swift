@@ -1,5 +1,5 @@
 import Clone
-import FlowHost
+import FlowbusEnvironment
 import Foundation
 import ZeroMQ
 
@@ -31,21 +31,20 @@ public struct BusEndpoints: Sendable, Equatable {
     }
 
     /// The endpoints of the host running in `runDirectory` (default: `$FLOWBUS_RUN_DIR` or
-    /// `/tmp/flowbus-<uid>/default`); throws `HostError.notRunning` ("start one with `flowbus up`") when none is.
+    /// `/tmp/flowbus-<uid>/default`); throws `RunDirectoryError.noHost` ("start one with `flowbus up`") when none is.
     public static func announced(by runDirectory: RunDirectory = .defaultDirectory()) throws -> BusEndpoints {
-        guard let descriptor = try runDirectory.liveHost() else { throw HostError.notRunning(runDirectory: runDirectory.path) }
-        return BusEndpoints(descriptor: descriptor)
+        BusEndpoints(descriptor: try runDirectory.requireLiveHost())
     }
 
     /// The endpoints a plugin process gets from its host (`FLOWBUS_BROKER`, `FLOWBUS_CLONE_*`), or nil
     /// when any is missing.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> BusEndpoints? {
-        guard let broker = environment["FLOWBUS_BROKER"], let snapshot = environment["FLOWBUS_CLONE_SNAPSHOT"],
-              let publisher = environment["FLOWBUS_CLONE_PUBLISHER"], let collector = environment["FLOWBUS_CLONE_COLLECTOR"]
-        else { return nil }
+        let variables = BusVariables(environment)
+        guard let endpoints = variables.endpoints else { return nil }
         return BusEndpoints(
-            broker: broker, clone: CloneEndpoints(snapshot: snapshot, publisher: publisher, collector: collector),
-            serverPublicKey: environment["FLOWBUS_SERVER_KEY"])
+            broker: endpoints.broker,
+            clone: CloneEndpoints(snapshot: endpoints.snapshot, publisher: endpoints.publisher, collector: endpoints.collector),
+            serverPublicKey: variables.serverKey)
     }
 
     /// The CURVE settings for this client's sockets: nil without CURVE, or the server key and this

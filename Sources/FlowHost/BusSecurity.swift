@@ -14,9 +14,9 @@ struct BusSecurity: Sendable {
     /// What a plugin needs to connect: the server's public key and its own key pair.
     var pluginEnvironment: [String: String] {
         [
-            "FLOWBUS_SERVER_KEY": serverKeys.publicKey.z85,
-            "FLOWBUS_CLIENT_PUBLIC_KEY": pluginKeys.publicKey.z85,
-            "FLOWBUS_CLIENT_SECRET_KEY": pluginKeys.secretKey.z85,
+            BusVariables.serverKey: serverKeys.publicKey.z85,
+            BusVariables.clientPublicKey: pluginKeys.publicKey.z85,
+            BusVariables.clientSecretKey: pluginKeys.secretKey.z85,
         ]
     }
 

@@ -66,8 +66,8 @@ public final class Host: Sendable {
 
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FLOWBUS_") }
         environment.merge(endpoints.environment) { $1 }
-        environment["FLOWBUS_RUN_DIR"] = directory.path
-        environment["FLOWBUS_HEARTBEAT_MS"] = "\(configuration.heartbeatInterval.components.seconds * 1000 + configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)"
+        environment[BusVariables.runDirectory] = directory.path
+        environment[BusVariables.heartbeatMilliseconds] = "\(configuration.heartbeatInterval.components.seconds * 1000 + configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)"
         if let security { environment.merge(security.pluginEnvironment) { $1 } }
         let supervisor = Supervisor(
             manifest: manifest, environment: environment,

@@ -5,8 +5,6 @@ public enum HostError: Error, CustomStringConvertible, Equatable {
     case alreadyRunning(pid: Int32, runDirectory: String)
     case notRunning(runDirectory: String)
     case noAnswer(endpoint: String, timeout: Duration)
-    case unreadableDescriptor(path: String, reason: String)
-    case unwritableRunDirectory(path: String, reason: String)
     case curveRequired(endpoint: String)
     case unreadableKeyFile(path: String, reason: String)
     case invalidEndpoint(String, reason: String)
@@ -23,10 +21,6 @@ public enum HostError: Error, CustomStringConvertible, Equatable {
             "no flowbus host is running in \(directory); start one with `flowbus up` (or pass the --run-dir it uses)"
         case .noAnswer(let endpoint, let timeout):
             "the host did not answer at \(endpoint) within \(timeout); it may be stuck or stopping: check its log in <run-dir>/logs/host.log, or kill it and run `flowbus up` again"
-        case .unreadableDescriptor(let path, let reason):
-            "cannot read the host descriptor \(path): \(reason); remove the file if no host is running"
-        case .unwritableRunDirectory(let path, let reason):
-            "cannot write to the run directory \(path): \(reason); pick a writable one with --run-dir"
         case .curveRequired(let endpoint):
             "\(endpoint) listens beyond this machine, which requires CURVE: pass --curve-secret FILE and --allow FILE (make key pairs with `flowbus keys`), or listen on 127.0.0.1"
         case .unreadableKeyFile(let path, let reason):

@@ -1,4 +1,5 @@
 import Dispatch
+import FlowbusEnvironment
 import Foundation
 import Logging
 import Synchronization
@@ -15,7 +16,7 @@ public enum FlowPlugin {
     public static func run(_ executable: String, body: (PluginBus, @escaping @Sendable () -> Bool) throws -> Void) -> Int32 {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["FLOWBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            handler.logLevel = ProcessInfo.processInfo.environment[BusVariables.logLevel].flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
         }
         let environment: PluginEnvironment

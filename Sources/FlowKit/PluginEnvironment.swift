@@ -1,4 +1,5 @@
 import Clone
+import FlowbusEnvironment
 import Foundation
 import ZeroMQ
 
@@ -43,8 +44,9 @@ public struct PluginEnvironment: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) throws(PluginEnvironmentError) -> PluginEnvironment {
-        func required(_ name: String) throws(PluginEnvironmentError) -> String {
-            guard let value = environment[name], !value.isEmpty else {
+        let variables = BusVariables(environment)
+        func required(_ value: String?, _ name: String) throws(PluginEnvironmentError) -> String {
+            guard let value else {
                 throw PluginEnvironmentError(
                     "\(name) is not set: \(executable) is a plugin, started by the host; run it through `flowbus up` (or set the FLOWBUS_* variables Protocols/README.md lists)")
             }
@@ -70,23 +72,24 @@ public struct PluginEnvironment: Sendable {
             }
             lanes = value
         }
+        let endpoints = variables.endpoints
         var settings = PluginEnvironment(
-            broker: try required("FLOWBUS_BROKER"),
+            broker: try required(endpoints?.broker ?? environment[BusVariables.broker], BusVariables.broker),
             clone: CloneEndpoints(
-                snapshot: try required("FLOWBUS_CLONE_SNAPSHOT"),
-                publisher: try required("FLOWBUS_CLONE_PUBLISHER"),
-                collector: try required("FLOWBUS_CLONE_COLLECTOR")),
-            plugin: environment["FLOWBUS_PLUGIN"] ?? executable,
-            replica: Int(environment["FLOWBUS_REPLICA"] ?? "") ?? 0,
-            incarnation: UInt64(environment["FLOWBUS_INCARNATION"] ?? "") ?? 1,
-            heartbeat: .milliseconds(Int(environment["FLOWBUS_HEARTBEAT_MS"] ?? "") ?? 500),
+                snapshot: try required(endpoints?.snapshot ?? environment[BusVariables.cloneSnapshot], BusVariables.cloneSnapshot),
+                publisher: try required(endpoints?.publisher ?? environment[BusVariables.clonePublisher], BusVariables.clonePublisher),
+                collector: try required(endpoints?.collector ?? environment[BusVariables.cloneCollector], BusVariables.cloneCollector)),
+            plugin: variables.plugin ?? executable,
+            replica: variables.replica,
+            incarnation: variables.incarnation,
+            heartbeat: variables.heartbeat,
             lanes: lanes,
             options: options)
-        if let server = environment["FLOWBUS_SERVER_KEY"] {
+        if let server = variables.serverKey {
             do {
                 let pair = CurveKeyPair(
-                    publicKey: try CurveKey(z85: try required("FLOWBUS_CLIENT_PUBLIC_KEY")),
-                    secretKey: try CurveKey(z85: try required("FLOWBUS_CLIENT_SECRET_KEY")))
+                    publicKey: try CurveKey(z85: try required(variables.clientPublicKey, BusVariables.clientPublicKey)),
+                    secretKey: try CurveKey(z85: try required(variables.clientSecretKey, BusVariables.clientSecretKey)))
                 settings.curve = (try CurveKey(z85: server), pair)
             } catch let error as PluginEnvironmentError {
                 throw error

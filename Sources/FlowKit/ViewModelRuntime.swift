@@ -114,6 +114,11 @@ public final class ViewModelRuntime {
         instances[session] = instance
         let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
         if !intent.params.isEmpty || intent.action == "appear" { instance.viewModel.screenParams = intent.params }
+        // A state on the bus that belongs to no screen or another one (after a reset, or another
+        // screen of the kind) is published again for the screen that appeared.
+        if intent.action == "appear", stored(session: session)?.state.screenID != intent.screenID {
+            instance.viewModel.hasPublished = false
+        }
         if intent.action == "reset" {
             // Back to `none` (published, so clients and coordinators see it), then a fresh view model.
             instance.viewModel.state = .none

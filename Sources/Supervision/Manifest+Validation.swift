@@ -1,6 +1,8 @@
+import FlowbusEnvironment
+
 extension Manifest {
     /// Variables every child gets from the supervisor; a manifest may not set them.
-    static let reservedEnvironment: Set<String> = ["FLOWBUS_PLUGIN", "FLOWBUS_REPLICA", "FLOWBUS_INCARNATION"]
+    static let reservedEnvironment: Set<String> = [BusVariables.plugin, BusVariables.replica, BusVariables.incarnation]
     static let maximumReplicas = 256
 
     func validate() throws(ManifestError) {

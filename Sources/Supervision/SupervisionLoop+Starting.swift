@@ -1,3 +1,4 @@
+import FlowbusEnvironment
 import Foundation
 import Glibc
 import Logging
@@ -42,9 +43,9 @@ extension SupervisionLoop {
     func spawn(_ instance: inout Instance) throws(SupervisorError) {
         let path = try locator.locate(instance.spec.command, plugin: instance.spec.name)
         var childEnvironment = environment.merging(instance.spec.env) { _, plugin in plugin }
-        childEnvironment["FLOWBUS_PLUGIN"] = instance.id.plugin
-        childEnvironment["FLOWBUS_REPLICA"] = "\(instance.id.replica)"
-        childEnvironment["FLOWBUS_INCARNATION"] = "\(instance.incarnation + 1)"
+        childEnvironment[BusVariables.plugin] = instance.id.plugin
+        childEnvironment[BusVariables.replica] = "\(instance.id.replica)"
+        childEnvironment[BusVariables.incarnation] = "\(instance.incarnation + 1)"
         let pid: pid_t
         do {
             pid = try ChildProcess.spawn(

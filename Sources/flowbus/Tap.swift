@@ -37,7 +37,7 @@ struct Tap: AsyncParsableCommand {
     func run() async throws {
         global.bootstrapLogging()
         let directory = global.runDirectory
-        guard let descriptor = try directory.liveHost() else { throw HostError.notRunning(runDirectory: directory.path) }
+        let descriptor = try directory.requireLiveHost()
         let context = try ZMQContext()
         var configuration = CloneAgentConfiguration(subtrees: [subtree])
         if let server = descriptor.serverPublicKey {

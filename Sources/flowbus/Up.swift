@@ -75,8 +75,12 @@ struct Up: ParsableCommand {
 
     func run() throws {
         if !detach { StopSignals.install() }  // already done by Entry; kept for callers of Up directly
-        let configuration = try hostConfiguration()
+        var configuration = try hostConfiguration()
         try configuration.validateExposure()
+        // What to run is read after the endpoints are judged safe, so an exposure error comes first.
+        let url = try manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
+        configuration.manifestYAML = try String(contentsOf: url, encoding: .utf8)
+        configuration.manifestDirectory = url.deletingLastPathComponent()
         if detach {
             try Detached.start(arguments: CommandLine.arguments.filter { $0 != "--detach" }, runDirectory: configuration.runDirectory)
             return
@@ -103,9 +107,6 @@ struct Up: ParsableCommand {
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
         configuration.historyLimits.sessions = historySessions
         configuration.pluginSearchPath = [ExecutablePath.directory]
-        let url = try manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
-        configuration.manifestYAML = try String(contentsOf: url, encoding: .utf8)
-        configuration.manifestDirectory = url.deletingLastPathComponent()
         return configuration
     }
 }

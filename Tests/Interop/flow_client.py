@@ -29,10 +29,14 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 import zmq
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+try:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+except ImportError as missing:  # a clear failure: the suite is part of the product's tests
+    raise ImportError("Python's protobuf is missing: run scripts/setup (pip install protobuf)") from missing
 
 import chp
 import mdp
@@ -69,7 +73,8 @@ def _has_file(pool: descriptor_pool.DescriptorPool, name: str) -> bool:
 def _contract_file_set() -> descriptor_pb2.FileDescriptorSet:
     protoc = os.environ.get("PROTOC") or shutil.which("protoc")
     if not protoc:
-        raise RuntimeError("protoc is missing: apt-get install protobuf-compiler (or set PROTOC)")
+        raise RuntimeError("protoc is missing: apt-get install protobuf-compiler (or set PROTOC); the client "
+                           "reads flowbus.v1 from Protocols/flowbus/v1/*.proto through it")
     sources = sorted(str(p.relative_to(PROTOCOLS)) for p in (PROTOCOLS / "flowbus" / "v1").glob("*.proto"))
     with tempfile.TemporaryDirectory(prefix="flowbus-proto-") as directory:
         out = Path(directory) / "flowbus.v1.pb"
@@ -269,6 +274,9 @@ def decode_payload(kind: str, payload: bytes):
 
 # --- the client ---------------------------------------------------------------------------------
 
+_CLIENTS = itertools.count(1)
+
+
 class FlowClient:
     """One client of one session. Nothing here knows an app."""
 
@@ -276,15 +284,16 @@ class FlowClient:
                  timeout: float = 3.0, retries: int = 3):
         host, port = clone.removeprefix("tcp://").rsplit(":", 1)
         self.context, self.broker, self.clone_host, self.clone_port = context, broker, host, int(port)
-        # The contract names no writer or incarnation for a client (README §12 says only that every
-        # call carries them): one name per client, and this process's start as its incarnation.
-        self.writer = writer or f"py-client-{uuid.uuid4().hex[:8]}"
-        self.incarnation = time.time_ns() // 1_000_000
+        # README §12 "Writers, incarnations and fencing": a client writes as any name of its own,
+        # with incarnation 0 (clients are never fenced).
+        self.writer = writer or f"py-client/{os.getpid()}.{next(_CLIENTS)}"
+        self.incarnation = 0
         self.mdp = mdp.Client(context, broker, timeout=timeout, retries=retries)
         self.session: str | None = None
         self.follower: SessionFollower | None = None
-        self.form: dict[str, str] = {}
+        self.forms: dict[str, dict[str, str]] = {}  # per Screen.id: the values typed so far
         self._keys = itertools.count(1)
+        self._key_prefix = f"{self.writer}/{uuid.uuid4().hex[:8]}"  # unique across runs and hosts
         self.sent = 0  # MDP requests sent, retries included
         self._schemas: dict[str, descriptor_pool.DescriptorPool] = {}
 
@@ -296,7 +305,7 @@ class FlowClient:
         UNAVAILABLE answer is retried later with that key too (§7)."""
         body = Envelope(version=WIRE_VERSION, kind=payload.DESCRIPTOR.full_name,
                         payload=payload.SerializeToString(deterministic=True),
-                        idempotency_key=key or f"{self.writer}-{next(self._keys)}",
+                        idempotency_key=key or f"{self._key_prefix}/{next(self._keys)}",
                         session=self.session or "", incarnation=self.incarnation, writer=self.writer,
                         sent_at_unix_nanos=time.time_ns()).SerializeToString()
         for attempt in range(unavailable_retries + 1):
@@ -349,8 +358,7 @@ class FlowClient:
         self.follower = SessionFollower(self.context, self.clone_host, self.clone_port, self.session)
 
     def close_session(self):
-        """closeSession to coord.app; the session travels in Envelope.session (README §12 names no
-        argument; coord.app's INVALID_FIELD hint says so)."""
+        """closeSession to coord.app, the session in Envelope.session (§12)."""
         return self.coordinator("coord.app", "closeSession")
 
     def close(self) -> None:
@@ -468,8 +476,9 @@ class FlowClient:
         if unknown:
             raise NotOffered(f"{name!r} on {screen.kind!r} reads the fields {list(offered.fields)}, "
                              f"not {sorted(unknown)}")
-        self.form.update(fields)
-        values = {f: self.form.get(f, "") for f in offered.fields}
+        form = self.forms.setdefault(screen.id, {})
+        form.update(fields)
+        values = {f: form.get(f, "") for f in offered.fields}
         values.update(ref_values)
         values.update(fields)
         if offered.handler == HANDLER_VIEW_MODEL:
@@ -484,7 +493,7 @@ class FlowClient:
             raise FlowError(f"{offered.service} {name}", reply.error)
         if offered.clears_fields:
             for field in offered.fields:
-                self.form.pop(field, None)
+                form.pop(field, None)
         return reply
 
     def select(self, collection, item) -> object:
@@ -542,6 +551,3 @@ class FlowClient:
                 f"offers {sorted(self.actions())}, keys {sorted(self.follower.store)}, "
                 f"resyncs {self.follower.resyncs}, ignored {self.follower.ignored[-3:]}")
 
-
-def find(items: Iterable, predicate: Callable[[object], bool]):
-    return next((item for item in items if predicate(item)), None)

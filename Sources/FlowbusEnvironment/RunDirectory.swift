@@ -14,7 +14,7 @@ public struct RunDirectory: Sendable, Equatable {
     /// `$FLOWBUS_RUN_DIR`, else `/tmp/flowbus-<uid>/default`: short, because a unix socket
     /// path has room for about 100 bytes.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> RunDirectory {
-        if let explicit = environment["FLOWBUS_RUN_DIR"], !explicit.isEmpty {
+        if let explicit = environment[BusVariables.runDirectory], !explicit.isEmpty {
             return RunDirectory(path: explicit)
         }
         return RunDirectory(path: "/tmp/flowbus-\(getuid())/default")
@@ -39,7 +39,7 @@ public struct RunDirectory: Sendable, Equatable {
         do {
             return try JSONDecoder.flowbus.decode(HostDescriptor.self, from: data)
         } catch {
-            throw HostError.unreadableDescriptor(path: descriptorPath, reason: "\(error)")
+            throw RunDirectoryError.unreadableDescriptor(path: descriptorPath, reason: "\(error)")
         }
     }
 
@@ -49,12 +49,18 @@ public struct RunDirectory: Sendable, Equatable {
         try data.write(to: URL(fileURLWithPath: temporary))
         // rename is atomic: a reader sees the old file or the new one, never half of one.
         guard rename(temporary, descriptorPath) == 0 else {
-            throw HostError.unwritableRunDirectory(path: path, reason: String(cString: strerror(errno)))
+            throw RunDirectoryError.unwritableRunDirectory(path: path, reason: String(cString: strerror(errno)))
         }
     }
 
     public func removeDescriptor() {
         unlink(descriptorPath)
+    }
+
+    /// The host running here; throws `noHost` when none is.
+    public func requireLiveHost() throws -> HostDescriptor {
+        guard let descriptor = try liveHost() else { throw RunDirectoryError.noHost(runDirectory: path) }
+        return descriptor
     }
 
     /// The host recorded here if its process is still alive.
@@ -82,12 +88,14 @@ public struct HostDescriptor: Codable, Sendable, Equatable {
     }
 }
 
-func isAlive(pid: Int32) -> Bool {
+/// Whether a process with this pid exists (one of another user's counts).
+public func isAlive(pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
 }
 
 extension JSONEncoder {
-    static var flowbus: JSONEncoder {
+    /// How Flowbus writes its JSON files and control messages: sorted keys, ISO 8601 dates.
+    public static var flowbus: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
@@ -96,9 +104,28 @@ extension JSONEncoder {
 }
 
 extension JSONDecoder {
-    static var flowbus: JSONDecoder {
+    public static var flowbus: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
+    }
+}
+
+/// Why a run directory could not be read or written; each says what to do.
+public enum RunDirectoryError: Error, CustomStringConvertible, Equatable, Sendable {
+    case unreadableDescriptor(path: String, reason: String)
+    case unwritableRunDirectory(path: String, reason: String)
+    /// No live host announced itself in the run directory.
+    case noHost(runDirectory: String)
+
+    public var description: String {
+        switch self {
+        case .unreadableDescriptor(let path, let reason):
+            "cannot read the host descriptor \(path): \(reason); remove the file if no host is running"
+        case .unwritableRunDirectory(let path, let reason):
+            "cannot write to the run directory \(path): \(reason); pick a writable one with --run-dir"
+        case .noHost(let directory):
+            "no flowbus host is running in \(directory); start one with `flowbus up` (or pass the --run-dir it uses)"
+        }
     }
 }

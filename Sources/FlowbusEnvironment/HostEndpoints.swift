@@ -19,10 +19,10 @@ public struct HostEndpoints: Codable, Sendable, Equatable {
     /// The environment a plugin reads them from (see Protocols/README.md).
     public var environment: [String: String] {
         [
-            "FLOWBUS_BROKER": broker,
-            "FLOWBUS_CLONE_SNAPSHOT": cloneSnapshot,
-            "FLOWBUS_CLONE_PUBLISHER": clonePublisher,
-            "FLOWBUS_CLONE_COLLECTOR": cloneCollector,
+            BusVariables.broker: broker,
+            BusVariables.cloneSnapshot: cloneSnapshot,
+            BusVariables.clonePublisher: clonePublisher,
+            BusVariables.cloneCollector: cloneCollector,
         ]
     }
 }
