@@ -141,7 +141,7 @@ let package = Package(
             ],
             path: "Plugins/Photos",
             exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
-            resources: [.copy("Resources/catalog.json")],
+            resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
         // The movies app's processes: each coordinator, each view-model worker and the services
