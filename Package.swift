@@ -164,6 +164,25 @@ let package = Package(
             path: "Plugins/MoviesApp/Executables/movies-services",
             swiftSettings: strictSettings
         ),
+        // The Photos app's processes (Plugins/Photos/manifest.yaml), like the movies app's.
+        .executableTarget(
+            name: "photos-coordinator",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-coordinator",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "photos-viewmodel",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-viewmodel",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "photos-services",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-services",
+            swiftSettings: strictSettings
+        ),
         // The example plugin.
         .executableTarget(
             name: "flowbus-echo",
@@ -198,7 +217,8 @@ let package = Package(
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
-            dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+            dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services",
+                "photos-coordinator", "photos-viewmodel", "photos-services", "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
     ]
