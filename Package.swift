@@ -140,7 +140,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/Photos",
-            exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
+            exclude: ["Executables", "Protocols", "Journeys", "Tests", "ScreenTests", "EndToEndTests", "manifest.yaml"],
             resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
@@ -213,6 +213,12 @@ let package = Package(
             name: "PhotosAppTests",
             dependencies: ["PhotosApp", "AccountKit", "FlowKit", "FlowProtocol"],
             path: "Plugins/Photos/Tests"
+        ),
+        // The Photos app's screens as the generic terminal client draws them from its view models' presentations.
+        .testTarget(
+            name: "PhotosAppScreenTests",
+            dependencies: ["PhotosApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"],
+            path: "Plugins/Photos/ScreenTests"
         ),
         .testTarget(
             name: "FlowbusCLITests",
