@@ -220,6 +220,13 @@ let package = Package(
             dependencies: ["PhotosApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"],
             path: "Plugins/Photos/ScreenTests"
         ),
+        // The Photos app as real processes under `flowbus up --app photos`, driven by its journeys.
+        .testTarget(
+            name: "PhotosAppEndToEndTests",
+            // The executables are dependencies so that `swift test` builds them beside the tests.
+            dependencies: ["flowbus", "photos-coordinator", "photos-viewmodel", "photos-services", "FlowClient", "FlowHost", "FlowProtocol"],
+            path: "Plugins/Photos/EndToEndTests"
+        ),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
