@@ -241,14 +241,58 @@ if present("Plugins/Photos") {
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/Photos",
-            exclude: ["Executables", "Protocols", "Journeys", "Tests", "manifest.yaml"],
-            resources: [.copy("Resources/catalog.json")],
+            exclude: ["Executables", "Protocols", "Journeys", "Tests", "ScreenTests", "EndToEndTests", "manifest.yaml"],
+            resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "PhotosAppTests",
             dependencies: ["PhotosApp", "AccountKit", "FlowKit", "FlowProtocol"],
             path: "Plugins/Photos/Tests"
+        ),
+        // The Photos app's processes (Plugins/Photos/manifest.yaml), like the movies app's.
+        .executableTarget(
+            name: "photos-coordinator",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-coordinator",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "photos-viewmodel",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-viewmodel",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "photos-services",
+            dependencies: ["FlowKit", "PhotosApp"],
+            path: "Plugins/Photos/Executables/photos-services",
+            swiftSettings: strictSettings
+        ),
+        // The Photos app's screens as the generic terminal client draws them from its view models' presentations.
+        .testTarget(
+            name: "PhotosAppScreenTests",
+            dependencies: ["PhotosApp", "FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"],
+            path: "Plugins/Photos/ScreenTests"
+        ),
+        // The Photos app as real processes under `flowbus up --app photos`, driven by its journeys.
+        .testTarget(
+            name: "PhotosAppEndToEndTests",
+            // The executables are dependencies so that `swift test` builds them beside the tests.
+            dependencies: ["flowbus", "photos-coordinator", "photos-viewmodel", "photos-services", "FlowbusTesting",
+                           "FlowClient", "FlowHost", "FlowProtocol"],
+            path: "Plugins/Photos/EndToEndTests"
+        ),
+    ]
+}
+if present("Plugins/MoviesApp"), present("Plugins/Photos") {
+    package.targets += [
+        // A client written from Protocols/ alone (Tests/Interop/flow_client.py) drives both apps.
+        .testTarget(
+            name: "AppContractTests",
+            dependencies: ["flowbus", "movies-coordinator", "movies-viewmodel", "movies-services",
+                           "photos-coordinator", "photos-viewmodel", "photos-services", "FlowbusTesting"],
+            path: "Plugins/ContractTests"
         ),
     ]
 }

@@ -34,6 +34,7 @@ import Testing
         let mails = try bus.mail.outbox(email: "demo@photos.dev")
         #expect(mails.count == 1)
         let sent = try #require(code(in: mails.last))
+        #expect(mails.last?.code == sent)
         #expect(throws: ServiceFailure.refused(.wrongCode)) { try bus.accounts.resetPassword(email: "demo@photos.dev", code: otherCode(than: sent), newPassword: "another123") }
         clock.advance(by: 601)
         #expect(throws: ServiceFailure.refused(.expiredCode)) { try bus.accounts.resetPassword(email: "demo@photos.dev", code: sent, newPassword: "another123") }

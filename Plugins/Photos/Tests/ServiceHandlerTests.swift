@@ -58,6 +58,9 @@ import Testing
         let outbox = try call("svc.mail", "outbox", ["email": "demo@photos.dev"]).result
         #expect(outbox["count"] == "1")
         let sent = try #require(code(in: Mail(to: "", subject: "", body: outbox["mail.0.body"] ?? "")))
+        // The code by itself too, newest first, for a script to save (`save: {code: code}`).
+        #expect(outbox["mail.0.code"] == sent)
+        #expect(outbox["code"] == sent)
         #expect(try call("svc.accounts", "resetPassword", ["email": "demo@photos.dev", "code": otherCode(than: sent), "newPassword": "another123"]).refusal == "wrongCode")
         let reset = try call("svc.accounts", "resetPassword", ["email": "demo@photos.dev", "code": sent, "newPassword": "another123"])
         #expect(!reset.hasError && reset.refusal.isEmpty)

@@ -19,7 +19,8 @@ public final class BusMailService: MailService {
             throw .unavailable("svc.mail outbox answered no count; check that the services run the same version as this plugin")
         }
         return (0..<count).map { index in
-            Mail(to: result["mail.\(index).to"] ?? email, subject: result["mail.\(index).subject"] ?? "", body: result["mail.\(index).body"] ?? "")
+            Mail(to: result["mail.\(index).to"] ?? email, subject: result["mail.\(index).subject"] ?? "", body: result["mail.\(index).body"] ?? "",
+                 code: result["mail.\(index).code"])
         }
     }
 }

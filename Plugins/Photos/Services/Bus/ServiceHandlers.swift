@@ -71,7 +71,8 @@ public enum ServiceHandlers {
     }
 
     /// `outbox` answers in result values, as the movies app's svc.mail does: `count`, then
-    /// `mail.<i>.to`, `.subject`, `.body`, newest last.
+    /// `mail.<i>.to`, `.subject`, `.body` (and `.code` for a reset mail), newest last; `code` is
+    /// the newest reset code, so a script can save it (`save: {code: code}`).
     public static func mail(_ mail: any MailService) -> ServiceHandler {
         { call in
             .serving(call, of: PhotosServiceName.mail, methods: mailMethods) { () throws(ServiceFailure) -> Flowbus_V1_ServiceReply in
@@ -86,7 +87,9 @@ public enum ServiceHandlers {
                         values["mail.\(index).to"] = mail.to
                         values["mail.\(index).subject"] = mail.subject
                         values["mail.\(index).body"] = mail.body
+                        if let code = mail.code { values["mail.\(index).code"] = code }
                     }
+                    if let code = mails.reversed().lazy.compactMap(\.code).first { values["code"] = code }
                     return .result(values)
                 default:
                     return .unhandled(call.method, of: PhotosServiceName.mail)

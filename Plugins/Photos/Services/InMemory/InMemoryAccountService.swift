@@ -151,6 +151,7 @@ public final class InMemoryAccountService: AccountService, Sendable {
         let validity = lifetime >= 60 ? "\(minutes) minute\(minutes == 1 ? "" : "s")" : "\(Int(lifetime)) seconds"
         return Mail(
             to: email, subject: "Your Photos password reset code",
-            body: "Your password reset code is \(code). Type it on the Forgot password screen with your new password; it is valid for \(validity). If you did not ask for it, ignore this mail: your password stays as it is.")
+            body: "Your password reset code is \(code). Use it to choose a new password; it is valid for \(validity). If you did not ask for it, ignore this mail: your password stays as it is.",
+            code: code)
     }
 }

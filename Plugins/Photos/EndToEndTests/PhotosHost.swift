@@ -1,0 +1,59 @@
+import FlowbusTesting
+import FlowClient
+import FlowHost
+import Foundation
+import Testing
+
+/// `flowbus up --app photos --detach` in a run directory of its own, for one test (a
+/// FlowbusTesting.HostFixture that waits for the app's workers).
+struct PhotosHost: Sendable {
+    /// The app's MDP services: every one has a worker once the app is up.
+    static let services = ["svc.accounts", "svc.photos", "svc.mail"]
+        + ["login", "createaccount", "forgotpassword", "browse", "photo", "likes", "profile"].map { "vm.\($0)" }
+        + ["app", "authentication", "browse"].map { "coord.\($0)" }
+
+    static let journeys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Journeys")
+
+    let fixture: HostFixture
+
+    /// Starts the app and waits until every one of its services has a worker; fails the test if it cannot.
+    static func start() async throws -> PhotosHost {
+        let host = PhotosHost(fixture: try await HostFixture.start(manifest: nil, app: "photos"))
+        let ready = try await eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+            let workers = (try await host.fixture.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+            return services.allSatisfy { (workers[$0] ?? 0) > 0 }
+        }
+        if !ready {
+            try? await host.stop()
+            Issue.record("the Photos app's workers did not all register:\n\(host.fixture.hostLog)")
+            throw CancellationError()
+        }
+        return host
+    }
+
+    func plugins() async throws -> [[String: Any]] {
+        try await fixture.plugins()
+    }
+
+    /// The live coordinator instances of `session`, as `flowbus ps --sessions` lists them.
+    func coordinatorInstances(of session: String) async throws -> [String] {
+        let ps = try await fixture.run(["ps", "--sessions", "--json"])
+        try #require(ps.status == 0, "flowbus ps --sessions --json failed:\n\(ps.output)")
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(ps.output.utf8)) as? [String: Any])
+        let instances = try #require(status["coordinatorInstances"] as? [[String: Any]])
+        return instances.filter { $0["session"] as? String == session }.compactMap { $0["coordinator"] as? String }.sorted()
+    }
+
+    var endpoints: BusEndpoints {
+        get throws { try BusEndpoints.announced(by: RunDirectory(path: fixture.runDirectory)) }
+    }
+
+    func stop() async throws {
+        try await fixture.stop()
+    }
+
+    static func eventually(timeout: Duration, every: Duration = .milliseconds(50), _ condition: () async throws -> Bool) async rethrows -> Bool {
+        try await HostFixture.eventually(timeout: timeout, every: every, condition)
+    }
+}
