@@ -111,7 +111,8 @@ public struct SessionView: Sendable, Equatable {
     /// (two Details screens share one state; it belongs to the one that loaded last).
     public var topState: ScreenState? {
         guard let top = topScreen, let state = states[top.kind] else { return nil }
-        guard state.screenID.isEmpty || top.id.isEmpty || state.screenID == top.id else { return nil }
+        // A state of no screen (a reset's) belongs to none: the screen waits for its own.
+        guard top.id.isEmpty || state.screenID == top.id else { return nil }
         return state
     }
 

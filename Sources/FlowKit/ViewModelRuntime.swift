@@ -253,6 +253,9 @@ public final class ViewModelRuntime {
             let session = String(entry.key.dropFirst(prefix.count))
             guard let stored = stored(session: session), stored.state.phase == .loading,
                   stored.writer == bus.environment.writer else { continue }
+            // The error belongs to the screen the interrupted load was for.
+            currentScreenID = stored.state.screenID
+            defer { currentScreenID = "" }
             instance(for: session, atLeast: 0).viewModel.state = .error(
                 "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
             logger.notice("finished a load interrupted by a restart", metadata: ["flowbus.session": "\(session)"])

@@ -39,6 +39,19 @@ public enum FormBlock: Sendable, Equatable {
     case list(id: String, title: String, items: [Flowbus_V1_Item], action: String, field: String)
 }
 
+extension FormBlock {
+    var isText: Bool { if case .text = self { !isHint } else { false } }
+    /// A field's hint: text indented under its field.
+    var isHint: Bool { if case .text(let text, .muted) = self { text.hasPrefix("    ") } else { false } }
+    var isInput: Bool {
+        switch self {
+        case .field, .choices: true
+        default: false
+        }
+    }
+    var isButtons: Bool { if case .buttons = self { true } else { false } }
+}
+
 /// One thing that takes the focus: a block, and the button within it for a row of buttons.
 public struct FocusTarget: Sendable, Equatable, Hashable {
     public var block: Int
@@ -90,7 +103,7 @@ public struct ScreenForm: Sendable, Equatable {
     /// this screen, else the presentation the screen carries.
     public static func make(for screen: Flowbus_V1_Screen, in view: SessionView) -> ScreenForm {
         let state = view.states[screen.kind].flatMap { state in
-            state.screenID.isEmpty || screen.id.isEmpty || state.screenID == screen.id ? state : nil
+            screen.id.isEmpty || state.screenID == screen.id ? state : nil
         }
         var offered = (state?.actions ?? []) + screen.actions
         if screen.id == view.topScreen?.id { offered += view.navigation?.actions ?? [] }
@@ -105,12 +118,27 @@ public struct ScreenForm: Sendable, Equatable {
         let title = [presentation?.title ?? "", screen.title].first { !$0.isEmpty } ?? screen.kind.capitalized
         var form = ScreenForm(kind: screen.kind, title: title, blocks: [], actions: actions)
         if let presentation {
-            form.blocks = presentation.components.flatMap { form.blocks(for: $0) }
+            form.blocks = spaced(presentation.components.flatMap { form.blocks(for: $0) })
             form.alertButtons = presentation.alertButtons.map(form.button)
         } else {
             form.blocks = form.placeholder(screen, loading: state == nil && !screen.viewModel.isEmpty)
         }
         return form
+    }
+
+    /// A blank line where a form changes from text to inputs, and from inputs to their buttons,
+    /// so each group reads as one.
+    static func spaced(_ blocks: [FormBlock]) -> [FormBlock] {
+        var spaced: [FormBlock] = []
+        for block in blocks {
+            if let previous = spaced.last {
+                let textToInput = previous.isText && block.isInput
+                let inputToButtons = (previous.isInput || previous.isHint) && block.isButtons
+                if textToInput || inputToButtons { spaced.append(.blank) }
+            }
+            spaced.append(block)
+        }
+        return spaced
     }
 
     func button(_ ref: Flowbus_V1_ActionRef) -> FormButton {

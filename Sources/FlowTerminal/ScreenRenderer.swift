@@ -317,20 +317,25 @@ public enum ScreenRenderer {
         guard width > 0 else { return [] }
         var lines: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            // A paragraph's leading spaces indent each of its lines (a hint under a field).
+            let indent = String(paragraph.prefix { $0 == " " }.prefix(max(0, width - 8)))
+            let room = width - indent.count
             var line = ""
+            var wrapped: [String] = []
             for word in paragraph.split(separator: " ") {
                 var word = String(word)
-                while word.count > width {
-                    if !line.isEmpty { lines.append(line); line = "" }
-                    lines.append(String(word.prefix(width)))
-                    word = String(word.dropFirst(width))
+                while word.count > room {
+                    if !line.isEmpty { wrapped.append(line); line = "" }
+                    wrapped.append(String(word.prefix(room)))
+                    word = String(word.dropFirst(room))
                 }
-                if line.isEmpty { line = word } else if line.count + 1 + word.count <= width { line += " " + word } else {
-                    lines.append(line)
+                if line.isEmpty { line = word } else if line.count + 1 + word.count <= room { line += " " + word } else {
+                    wrapped.append(line)
                     line = word
                 }
             }
-            lines.append(line)
+            wrapped.append(line)
+            lines += wrapped.map { $0.isEmpty ? $0 : indent + $0 }
         }
         return lines
     }

@@ -66,7 +66,7 @@ enum Views {
     /// The state `kind`'s view model publishes in `phase` showing `data`: with its presentation
     /// and actions, made by the app's own view model.
     static func state(_ kind: String, _ phase: Flowbus_V1_ViewState.Phase, data: Movies_V1_ScreenData? = nil, notice: String = "",
-                      message: String = "", version: UInt64 = 2, screenID: String = "", params: [String: String] = [:]) -> ScreenState {
+                      message: String = "", version: UInt64 = 2, screenID: String? = nil, params: [String: String] = [:]) -> ScreenState {
         let payload = data.map { ScreenPayload($0, notice: notice.isEmpty ? nil : Notice(notice)) }
         let viewModel = viewModels[kind]!("s-test")
         viewModel.screenParams = params
@@ -81,7 +81,7 @@ enum Views {
         state.phase = phase
         state.message = message
         state.screenVersion = version
-        state.screenID = screenID
+        state.screenID = screenID ?? kind  // a screen's id defaults to its kind
         if let payload {
             state.payload = payload.bytes
             state.payloadKind = payload.kind

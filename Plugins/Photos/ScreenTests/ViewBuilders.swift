@@ -63,7 +63,7 @@ enum Views {
     /// The state `kind`'s view model publishes in `phase` showing `payload`: with its presentation
     /// and actions, made by the app's own view model.
     static func state(_ kind: String, _ phase: Flowbus_V1_ViewState.Phase, payload: ScreenPayload? = nil, message: String = "",
-                      version: UInt64 = 2, screenID: String = "", params: [String: String] = [:]) -> ScreenState {
+                      version: UInt64 = 2, screenID: String? = nil, params: [String: String] = [:]) -> ScreenState {
         let viewModel = viewModels[kind]!("s-test")
         viewModel.screenParams = params
         let viewModelState: ViewModelState = switch phase {
@@ -77,7 +77,7 @@ enum Views {
         state.phase = phase
         state.message = message
         state.screenVersion = version
-        state.screenID = screenID
+        state.screenID = screenID ?? kind  // a screen's id defaults to its kind
         if let payload {
             state.payload = payload.bytes
             state.payloadKind = payload.kind
