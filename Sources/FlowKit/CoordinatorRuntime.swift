@@ -173,7 +173,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         if isOwner, SessionActions.names.contains(intent.action) {
             return ownerIntent(intent, session: session)
         }
-        let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
+        let input = IntentInput(
+            action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID, screen: intent.screen)
         var pendingNavigation: [NavigationOp]?
         var startsChildren = false
         let refusal: WireError? = state.withLock { state in

@@ -29,8 +29,14 @@ public struct IntentInput: Sendable, Equatable {
     public var session: String
     /// The Screen.id the intent was made on; empty when the client did not say.
     public var screenID: String
+    /// The kind of the screen the intent was made on (Intent.screen); empty when the client did not say.
+    public var screen: String
 
-    public init(action: String, fields: [String: String] = [:], params: [String: String] = [:], session: String = "s1", screenID: String = "") {
+    public init(
+        action: String, fields: [String: String] = [:], params: [String: String] = [:], session: String = "s1", screenID: String = "",
+        screen: String = ""
+    ) {
+        self.screen = screen
         self.action = action
         self.fields = fields
         self.params = params

@@ -112,7 +112,8 @@ public final class ViewModelRuntime {
         currentScreenID = intent.screenID
         defer { currentKey = ""; currentScreenID = "" }
         instances[session] = instance
-        let input = IntentInput(action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID)
+        let input = IntentInput(
+            action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID, screen: intent.screen)
         if !intent.params.isEmpty || intent.action == "appear" { instance.viewModel.screenParams = intent.params }
         // A state on the bus that belongs to no screen or another one (after a reset, or another
         // screen of the kind) is published again for the screen that appeared.

@@ -319,10 +319,26 @@ public final class ClientController {
             focus = 0
         }
         if let count = form?.targets.count { focus = count == 0 ? 0 : min(focus, count - 1) }
+        skipDisabledButton()
         // Values and cursors of screens that left the navigation go with them (passwords included).
         let live = Set(liveScreenKeys())
         values = values.filter { live.contains($0.key) }
         cursors = cursors.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
+    }
+
+    /// The focus leaves a button that cannot be pressed now (Like once liked) for the next
+    /// target that can, if there is one.
+    private func skipDisabledButton() {
+        guard let form else { return }
+        let targets = form.targets
+        func disabled(_ index: Int) -> Bool {
+            guard case .buttons(let buttons) = form.blocks[targets[index].block] else { return false }
+            return !buttons[targets[index].button].enabled
+        }
+        guard !targets.isEmpty, disabled(focus) else { return }
+        if let next = (1..<targets.count).lazy.map({ (self.focus + $0) % targets.count }).first(where: { !disabled($0) }) {
+            focus = next
+        }
     }
 
     private func liveScreenKeys() -> [String] {

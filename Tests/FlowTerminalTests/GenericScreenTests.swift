@@ -86,6 +86,15 @@ struct GenericScreenTests {
         #expect(controller.handle(.enter) == [.send(action: "pick", fields: ["plant": "bed:2"])])
     }
 
+    @Test("the focus does not rest on a button that cannot be pressed: it starts on, and moves to, the next one")
+    func focusSkipsADisabledButton() {
+        var view = Self.view()
+        view.states["garden"]?.state.presentation.components.insert(.buttons([.to("harvest"), .to("plant")]), at: 0)
+        let controller = ClientController(view: view)
+        #expect(controller.focusedTarget == FocusTarget(block: 0, button: 1), "the first target, Harvest, is disabled")
+        #expect(controller.handle(.enter) == [.send(action: "plant", fields: ["name": "", "rows": "", "soil": "", "tags": ""])])
+    }
+
     @Test("a screen whose view model has not published shows a wait, not another app's form")
     func waitsForThePresentation() {
         var view = Self.view()
