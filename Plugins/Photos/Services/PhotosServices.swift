@@ -60,22 +60,6 @@ public struct PhotosServices {
             PhotosServiceName.photos: ServiceHandlers.photos(photos),
             PhotosServiceName.mail: ServiceHandlers.mail(mail),
         ]
-        guard let logger else { return plain }
-        return plain.reduce(into: [:]) { logged, entry in
-            let (service, handler) = entry
-            logged[service] = { call in
-                let reply = handler(call)
-                if reply.hasError {
-                    logger.warning("service call failed", metadata: [
-                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.error": "\(reply.error.message)",
-                    ])
-                } else if !reply.refusal.isEmpty {
-                    logger.debug("service call refused", metadata: [
-                        "flowbus.service": "\(service)", "flowbus.method": "\(call.method)", "flowbus.refusal": "\(reply.refusal)",
-                    ])
-                }
-                return reply
-            }
-        }
+        return LoggedServiceHandlers.wrap(plain, logger: logger)
     }
 }
