@@ -23,8 +23,17 @@ struct TraceEndToEndTests {
         try await journey.close()
         journey.stop()
 
-        // Structured: the JSON the host answered.
-        let json = try await host.run(["trace", session, "--json"])
+        // Structured: the JSON the host answered, once the close has run its course: closing sends
+        // each view model `close`, whose deletes of the session's states arrive a moment later.
+        var json = try await host.run(["trace", session, "--json"])
+        let settled = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+            json = try await host.run(["trace", session, "--json"])
+            guard json.status == 0, let trace = try? JSONDecoder().decode(SessionTrace.self, from: Data(json.output.utf8)) else { return false }
+            let stateKeys = Set(trace.events.filter { $0.kind == .state }.compactMap(\.key))
+            let deleted = Set(trace.events.filter { $0.kind == .deleted }.compactMap(\.key))
+            return stateKeys.filter { $0.hasPrefix("/s/") }.isSubset(of: deleted)
+        }
+        #expect(settled, "the closed session's states were not all deleted:\n\(json.output)")
         try #require(json.status == 0, "flowbus trace --json failed:\n\(json.output)")
         let trace = try JSONDecoder().decode(SessionTrace.self, from: Data(json.output.utf8))
         let events = trace.events
