@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 import zmq
 
 import mdp
-from conftest import REPO
 from flow_client import (Action, CONTRACT, FlowClient, FlowError, Intent, NotOffered, ViewState, snapshot_of)
 
 PHASE_LOADING = ViewState.Phase.Value("PHASE_LOADING")
