@@ -41,12 +41,8 @@ public struct BusSnapshot: Sendable {
     /// The apps' published payload schemas (`/schema/<package>`), by package.
     public static func schemas(_ endpoints: BusEndpoints, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> [String: AppSchema] {
         var schemas: [String: AppSchema] = [:]
-        for entry in try await entries(endpoints, subtrees: ["/schema/"], timeout: timeout, logger: logger) where !entry.value.isEmpty {
-            let package = String(entry.key.dropFirst("/schema/".count))
-            guard let envelope = try? Envelope.decodeChecked(entry.value),
-                  let set = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self),
-                  let schema = try? AppSchema(package: package, serialized: set.serializedData()) else { continue }
-            schemas[package] = schema
+        for entry in try await entries(endpoints, subtrees: [AppSchema.keyPrefix], timeout: timeout, logger: logger) {
+            if let schema = AppSchema.published(key: entry.key, value: entry.value) { schemas[schema.package] = schema }
         }
         return schemas
     }

@@ -116,18 +116,15 @@ final class SessionStore: Sendable {
             else if rest == "meta" { target = .record }
             else if rest.hasPrefix("vm/") { target = .state(String(rest.dropFirst(3))) }
             else { return false }
-        } else if update.key.hasPrefix("/schema/") {
-            let package = String(update.key.dropFirst("/schema/".count))
+        } else if update.key.hasPrefix(AppSchema.keyPrefix) {
             guard !update.isDelete else {
-                return state.view.schemas.removeValue(forKey: package) != nil
+                return state.view.schemas.removeValue(forKey: String(update.key.dropFirst(AppSchema.keyPrefix.count))) != nil
             }
-            guard let envelope = try? Envelope.decodeChecked(update.value),
-                  let set = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self),
-                  let schema = try? AppSchema(package: package, serialized: set.serializedData()) else {
+            guard let schema = AppSchema.published(key: update.key, value: update.value) else {
                 state.view.malformedValues += 1
                 return true
             }
-            state.view.schemas[package] = schema
+            state.view.schemas[schema.package] = schema
             return true
         } else if update.key.hasPrefix("/c/"), update.key.hasSuffix("/\(session)") {
             let parts = update.key.split(separator: "/")

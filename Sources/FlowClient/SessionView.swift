@@ -110,9 +110,13 @@ public struct SessionView: Sendable, Equatable {
     /// The state of the top screen: its kind's state when that state belongs to this screen id
     /// (two Details screens share one state; it belongs to the one that loaded last).
     public var topState: ScreenState? {
-        guard let top = topScreen, let state = states[top.kind] else { return nil }
-        // A state of no screen (a reset's) belongs to none: the screen waits for its own.
-        guard top.id.isEmpty || state.screenID == top.id else { return nil }
+        topScreen.flatMap(state(of:))
+    }
+
+    /// The state of `screen`: its kind's state when that state belongs to this screen id. A state
+    /// of no screen (a reset's) belongs to none: the screen waits for its own.
+    public func state(of screen: Flowbus_V1_Screen) -> ScreenState? {
+        guard let state = states[screen.kind], screen.id.isEmpty || state.screenID == screen.id else { return nil }
         return state
     }
 

@@ -51,7 +51,7 @@ public final class ViewModelRuntime {
         var logger = bus.logger
         logger[metadataKey: "flowbus.screen"] = "\(screen)"
         self.logger = logger
-        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"] + (schema == nil ? [] : ["/schema/"]))
+        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"] + (schema == nil ? [] : [AppSchema.keyPrefix]))
     }
 
     /// Serves until `stop` returns true.
@@ -267,7 +267,7 @@ public final class ViewModelRuntime {
 
     /// Writes the app's schema at `/schema/<package>` unless the map already holds it.
     func publish(_ schema: AppSchema) {
-        let key = "/schema/\(schema.package)"
+        let key = schema.key
         do {
             if let current = agent.get(key), let envelope = try? Envelope.decodeChecked(current.value),
                let published = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self), published == schema.set { return }

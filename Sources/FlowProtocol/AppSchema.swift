@@ -24,6 +24,17 @@ public struct AppSchema: Sendable, Equatable {
         self.set = set
     }
 
+    /// The schema a Clone value under `/schema/<package>` publishes, nil when the key or value is
+    /// not one (not an Envelope holding a FileDescriptorSet of that package).
+    public static func published(key: String, value: [UInt8]) -> AppSchema? {
+        guard key.hasPrefix(keyPrefix), let envelope = try? Envelope.decodeChecked(value),
+              envelope.holds(Google_Protobuf_FileDescriptorSet.self) else { return nil }
+        return try? AppSchema(package: String(key.dropFirst(keyPrefix.count)), serialized: envelope.payload)
+    }
+
+    /// Where apps' schemas are published: `/schema/<package>`.
+    public static let keyPrefix = "/schema/"
+
     /// Reads the descriptor set at `url` (an app's `Resources/schema.pb`).
     public init(package: String, contentsOf url: URL) throws(SchemaError) {
         let bytes: Data
@@ -36,7 +47,7 @@ public struct AppSchema: Sendable, Equatable {
     }
 
     /// The Clone key the schema is published under.
-    public var key: String { "/schema/\(package)" }
+    public var key: String { Self.keyPrefix + package }
 
     /// The package of a payload kind: everything before its last dot (`shop.v1.Cart` → `shop.v1`).
     public static func package(of kind: String) -> String {

@@ -102,9 +102,7 @@ public struct ScreenForm: Sendable, Equatable {
     /// The form of `screen` in `view`: its view model's presentation when its state belongs to
     /// this screen, else the presentation the screen carries.
     public static func make(for screen: Flowbus_V1_Screen, in view: SessionView) -> ScreenForm {
-        let state = view.states[screen.kind].flatMap { state in
-            screen.id.isEmpty || state.screenID == screen.id ? state : nil
-        }
+        let state = view.state(of: screen)
         var offered = (state?.actions ?? []) + screen.actions
         if screen.id == view.topScreen?.id { offered += view.navigation?.actions ?? [] }
         let actions = Dictionary(offered.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
