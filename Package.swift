@@ -140,7 +140,9 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
-        .testTarget(name: "FlowKitTests", dependencies: ["FlowKit", "FlowProtocol"]),
+        .testTarget(name: "FlowKitTests", dependencies: [
+            "FlowKit", "FlowProtocol", .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
         // Shared fixtures of the tests that start real processes (the core's and every app's).
         .target(
             name: "FlowbusTesting",

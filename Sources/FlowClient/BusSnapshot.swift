@@ -35,13 +35,13 @@ public struct BusSnapshot: Sendable {
 
     /// Takes the Clone snapshot of `/s/` and `/c/` and stops; throws when the server does not answer.
     public static func take(_ endpoints: BusEndpoints, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> BusSnapshot {
-        BusSnapshot(entries: try await entries(endpoints, subtrees: ["/s/", "/c/"], timeout: timeout, logger: logger))
+        BusSnapshot(entries: try await entries(endpoints, subtrees: [CloneSubtree.allSessions.text, CloneSubtree.allCoordinators.text], timeout: timeout, logger: logger))
     }
 
     /// The apps' published payload schemas (`/schema/<package>`), by package.
     public static func schemas(_ endpoints: BusEndpoints, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.client")) async throws(SessionClientError) -> [String: AppSchema] {
         var schemas: [String: AppSchema] = [:]
-        for entry in try await entries(endpoints, subtrees: [AppSchema.keyPrefix], timeout: timeout, logger: logger) {
+        for entry in try await entries(endpoints, subtrees: [CloneSubtree.schemas.text], timeout: timeout, logger: logger) {
             if let schema = AppSchema.published(key: entry.key, value: entry.value) { schemas[schema.package] = schema }
         }
         return schemas

@@ -32,7 +32,9 @@ public struct SessionClientOptions: Sendable {
 /// Safe to use from any task: requests go through one `BusRequester` thread (MajordomoClient is
 /// not thread-safe), the view is behind a lock, and `views()` streams every change.
 public final class SessionClient: Sendable {
-    public let session: String
+    public let sessionID: SessionID
+    /// The session's id as text.
+    public var session: String { sessionID.text }
     public let endpoints: BusEndpoints
     public let options: SessionClientOptions
     let requester: BusRequester
@@ -76,14 +78,18 @@ public final class SessionClient: Sendable {
     }
 
     private init(session: String, connection: BusConnection) async throws(SessionClientError) {
-        self.session = session
+        do {
+            sessionID = try SessionID(session)
+        } catch {
+            throw .invalidSession(session, reason: "\(error)")
+        }
         endpoints = connection.endpoints
         options = connection.options
         requester = connection.requester
         logger = connection.logger
-        store = SessionStore(session: session, maxEvents: options.maxEvents)
+        store = SessionStore(session: sessionID, maxEvents: options.maxEvents)
         // The apps' schemas come with the session, so scripts can read app payloads by path.
-        var configuration = CloneAgentConfiguration(subtrees: ["/s/\(session)/", "/schema/"])
+        var configuration = CloneAgentConfiguration(subtrees: [CloneSubtree.session(sessionID).text, CloneSubtree.schemas.text])
         configuration.serverTimeout = options.cloneServerTimeout
         do {
             configuration.curve = try endpoints.curve()
@@ -96,7 +102,7 @@ public final class SessionClient: Sendable {
         // One stream for the session and the schemas, in the agent's order (`/c/` has its own).
         let updates = agent.updates(prefix: "")
         following = Mutex(Task { [store] in
-            for await update in updates where !update.key.hasPrefix("/c/") { store.apply(update) }
+            for await update in updates where !CloneSubtree.allCoordinators.contains(update.key) { store.apply(update) }
         })
         guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
             stop()
@@ -124,14 +130,14 @@ public final class SessionClient: Sendable {
     public func followCoordinators() async throws(SessionClientError) {
         let start = coordinatorsFollowed.withLock { task -> Bool in
             guard task == nil else { return false }
-            let updates = agent.updates(prefix: "/c/")
+            let updates = agent.updates(prefix: CloneSubtree.allCoordinators.text)
             task = Task { [store] in
                 for await update in updates { store.apply(update) }
             }
             return true
         }
         guard start else { return }
-        do { try agent.subscribe("/c/") } catch { throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)") }
+        do { try agent.subscribe(CloneSubtree.allCoordinators.text) } catch { throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)") }
         guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
             throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: options.syncTimeout)
         }

@@ -11,6 +11,7 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
     case noScreen(session: String)
     case unknownAction(action: String, screen: String, known: [String])
     case stopped
+    case invalidSession(String, reason: String)
 
     public var description: String {
         switch self {
@@ -34,6 +35,8 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
                 : "the \(screen) screen offers no action \"\(action)\" now; it offers \(known.joined(separator: ", "))"
         case .stopped:
             "this session client has been stopped; open or attach a new one"
+        case .invalidSession(let id, let reason):
+            "\"\(id)\" is not a session id (\(reason)); use an id `flowbus sessions` lists"
         }
     }
 }

@@ -23,7 +23,7 @@ final class SessionStore: Sendable {
         var nextListener = 0
     }
 
-    let session: String
+    let session: SessionID
     let maxEvents: Int
     let state: Mutex<State>
     /// Held while views are handed to listeners, so they arrive in order. Never yield or finish
@@ -31,10 +31,10 @@ final class SessionStore: Sendable {
     /// `state`) while the runtime holds the waiting task's lock, and a yield needs that lock.
     private let delivery = Mutex<Void>(())
 
-    init(session: String, maxEvents: Int) {
+    init(session: SessionID, maxEvents: Int) {
         self.session = session
         self.maxEvents = maxEvents
-        state = Mutex(State(view: SessionView(session: session)))
+        state = Mutex(State(view: SessionView(session: session.text)))
     }
 
     var view: SessionView { state.withLock { $0.view } }
@@ -108,29 +108,21 @@ final class SessionStore: Sendable {
 
     /// Returns whether the view changed.
     private func apply(_ update: CloneUpdate, to state: inout State) -> Bool {
-        let sessionPrefix = "/s/\(session)/"
         let target: SessionKey
-        if update.key.hasPrefix(sessionPrefix) {
-            let rest = update.key.dropFirst(sessionPrefix.count)
-            if rest == "nav" { target = .navigation }
-            else if rest == "meta" { target = .record }
-            else if rest.hasPrefix("vm/") { target = .state(String(rest.dropFirst(3))) }
-            else { return false }
-        } else if update.key.hasPrefix(AppSchema.keyPrefix) {
-            guard !update.isDelete else {
-                return state.view.schemas.removeValue(forKey: String(update.key.dropFirst(AppSchema.keyPrefix.count))) != nil
-            }
+        switch try? CloneKey(parsing: update.key) {
+        case .navigation(session): target = .navigation
+        case .sessionMeta(session): target = .record
+        case .viewModel(session, let screen): target = .state(screen.text)
+        case .coordinatorInstance(let coordinator, session): target = .coordinator(coordinator.text)
+        case .appSchema(let package):
+            guard !update.isDelete else { return state.view.schemas.removeValue(forKey: package) != nil }
             guard let schema = AppSchema.published(key: update.key, value: update.value) else {
                 state.view.malformedValues += 1
                 return true
             }
             state.view.schemas[schema.package] = schema
             return true
-        } else if update.key.hasPrefix("/c/"), update.key.hasSuffix("/\(session)") {
-            let parts = update.key.split(separator: "/")
-            guard parts.count == 3 else { return false }
-            target = .coordinator(String(parts[1]))
-        } else {
+        default:
             return false
         }
 

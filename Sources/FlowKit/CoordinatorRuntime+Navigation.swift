@@ -13,17 +13,17 @@ extension CoordinatorRuntime {
         return state.withLock { state in
             var reply = Flowbus_V1_CoordinatorReply()
             reply.ok = true
-            if !requested.isEmpty, state.instances[requested] != nil {
-                reply.result["session"] = requested
+            if let requested = try? SessionID(requested), state.instances[requested] != nil {
+                reply.result["session"] = requested.text
                 reply.result["attached"] = "true"
                 reply.navVersion = state.navigations[requested]?.version ?? 0
                 return reply
             }
-            let session = requested.isEmpty ? Self.newSessionID() : requested
-            let instance = type.init(session: session, parent: "")
+            let session = (try? SessionID(requested)) ?? Self.newSessionID()
+            let instance = type.init(session: session.text, parent: "")
             if let record = state.records[session], !record.user.isEmpty { instance.context["user"] = record.user }
             var record = state.records[session] ?? Flowbus_V1_SessionRecord()
-            record.session = session
+            record.session = session.text
             if record.openedAtUnixNanos == 0 { record.openedAtUnixNanos = WallClock.nowUnixNanos() }
             record.open = true
             state.records[session] = record
@@ -31,27 +31,26 @@ extension CoordinatorRuntime {
             state.startedAt[session] = WallClock.nowUnixNanos()
             state.handled[session] = [:]
             instance.start()
-            apply(instance, in: &state, syncNavigation: nil)
-            writeSessionRecord(instance, in: &state, force: true)
+            apply(instance, of: session, in: &state, syncNavigation: nil)
+            writeSessionRecord(instance, of: session, in: &state, force: true)
             logger.info("session opened", metadata: ["flowbus.session": "\(session)"])
-            reply.result["session"] = session
+            reply.result["session"] = session.text
             return reply
         }
     }
 
-    func closeSession(_ session: String) -> Flowbus_V1_CoordinatorReply {
+    func closeSession(_ session: SessionID) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
-            if let instance = state.instances[session] { release(instance, in: &state) }
+            if let instance = state.instances[session] { release(instance, of: session, in: &state) }
             // Every view model that ever published a state of the session deletes it (`close`).
-            let prefix = "/s/\(session)/vm/"
-            let kinds = Set(agent.entries(prefix: prefix).map { String($0.key.dropFirst(prefix.count)) })
+            let kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
                 .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
             let version = (state.navigations[session]?.version ?? 0) + 1
             for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version) }
             state.navigations[session] = nil
             state.records[session] = nil
-            _ = try? agent.delete(key: "/s/\(session)/nav")
-            _ = try? agent.delete(key: "/s/\(session)/meta")
+            delete(.navigation(session))
+            delete(.sessionMeta(session))
             logger.info("session closed", metadata: ["flowbus.session": "\(session)"])
             var reply = Flowbus_V1_CoordinatorReply()
             reply.ok = true
@@ -59,7 +58,7 @@ extension CoordinatorRuntime {
         }
     }
 
-    func navigate(session: String, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
+    func navigate(session: SessionID, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             guard state.instances[session] != nil || state.navigations[session] != nil else {
                 return Self.refusal(WireError(.invalidField, "session \(session) is not open, so its navigation cannot change",
@@ -70,7 +69,7 @@ extension CoordinatorRuntime {
     }
 
     /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
-    func ownerIntent(_ intent: Flowbus_V1_Intent, session: String) -> Flowbus_V1_IntentReply {
+    func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID) -> Flowbus_V1_IntentReply {
         state.withLock { state in
             guard let navigation = state.navigations[session] else {
                 return Self.intentRefusal(WireError(.invalidField, "session \(session) has no navigation yet",
@@ -97,7 +96,7 @@ extension CoordinatorRuntime {
 
     /// Applies `ops` to the session's navigation as one change (version + 1), publishes it,
     /// and tells the view models of the screens that appeared or left.
-    func applyNavigation(session: String, ops: [NavigationOp], expected: UInt64, in state: inout State) -> Flowbus_V1_CoordinatorReply {
+    func applyNavigation(session: SessionID, ops: [NavigationOp], expected: UInt64, in state: inout State) -> Flowbus_V1_CoordinatorReply {
         let before = state.navigations[session] ?? Navigation()
         if expected != 0, expected != before.version {
             var reply = Self.refusal(WireError(
@@ -123,7 +122,7 @@ extension CoordinatorRuntime {
         if changed {
             navigation.version = before.version + 1
             state.navigations[session] = navigation
-            write(key: "/s/\(session)/nav", navigation, session: session, keyVersion: navigation.version)
+            write(.navigation(session), navigation, keyVersion: navigation.version)
             followUp(session: session, before: before, after: navigation)
         }
         var reply = Flowbus_V1_CoordinatorReply()
@@ -137,7 +136,7 @@ extension CoordinatorRuntime {
     ///
     /// A screen a modal was dismissed from does not appear again (a sheet's semantics: it stayed
     /// loaded underneath), so its state keeps the version a client acted on.
-    func followUp(session: String, before: Navigation, after: Navigation) {
+    func followUp(session: SessionID, before: Navigation, after: Navigation) {
         guard isOwner else { return }
         func same(_ one: Screen?, _ other: Screen?) -> Bool {
             one?.id == other?.id && one?.kind == other?.kind && one?.params == other?.params
@@ -152,7 +151,7 @@ extension CoordinatorRuntime {
         }
     }
 
-    func sendToViewModel(kind: String, action: String, session: String, screen: Screen?, version: UInt64) {
+    func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64) {
         var intent = Flowbus_V1_Intent()
         intent.screen = kind
         intent.action = action
@@ -161,25 +160,25 @@ extension CoordinatorRuntime {
             intent.params = screen.params
         }
         let key = "\(action)/\(session)/\(screen?.id ?? kind)/\(version)"
-        guard let body = try? Envelope.wrapping(intent, session: session, idempotencyKey: key, writer: writer, incarnation: incarnation).encoded() else { return }
-        viewModelCaller?.call(service: "vm.\(kind)", body: [body], timeout: .seconds(2), tries: 2)
+        guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation).encoded() else { return }
+        viewModelCalls?.post(service: "vm.\(kind)", body: body, tries: 2)
     }
 
-    func writeSessionRecord(_ instance: Coordinator, in state: inout State, force: Bool = false) {
-        let session = instance.session
+    func writeSessionRecord(_ instance: Coordinator, of session: SessionID, in state: inout State, force: Bool = false) {
         var record = state.records[session] ?? Flowbus_V1_SessionRecord()
         let before = record
-        record.session = session
+        record.session = session.text
         record.user = instance.context["user"] ?? ""
         record.flow = instance.context["flow"] ?? ""
         record.open = true
         guard force || record != before else { return }
         state.records[session] = record
-        write(key: "/s/\(session)/meta", record, session: session, keyVersion: 0)
+        write(.sessionMeta(session), record, keyVersion: 0)
     }
 
-    static func newSessionID() -> String {
+    static func newSessionID() -> SessionID {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
-        return String((0..<10).map { _ in alphabet.randomElement()! })
+        // Ten letters of the alphabet above always make a valid id.
+        return try! SessionID(String((0..<10).map { _ in alphabet.randomElement()! }))
     }
 }

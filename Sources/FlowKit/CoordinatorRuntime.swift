@@ -14,11 +14,11 @@ import ZeroMQ
 /// `/s/<session>/nav` and `/s/<session>/meta`, applying every coordinator's navigation.
 public final class CoordinatorRuntime: @unchecked Sendable {
     struct State {
-        var instances: [String: Coordinator] = [:]
-        var handled: [String: [String: UInt64]] = [:]
-        var startedAt: [String: Int64] = [:]
-        var navigations: [String: Navigation] = [:]
-        var records: [String: Flowbus_V1_SessionRecord] = [:]
+        var instances: [SessionID: Coordinator] = [:]
+        var handled: [SessionID: [String: UInt64]] = [:]
+        var startedAt: [SessionID: Int64] = [:]
+        var navigations: [SessionID: Navigation] = [:]
+        var records: [SessionID: Flowbus_V1_SessionRecord] = [:]
         /// Highest incarnation seen per writer: calls from an older one are fenced off.
         var fence: [String: UInt64] = [:]
         var fenced = 0
@@ -26,17 +26,22 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     }
 
     public let name: String
+    let coordinatorName: CoordinatorName
     let type: Coordinator.Type
-    let bus: PluginBus
-    let agent: CloneAgent
-    let caller: BusCaller
-    let viewModelCaller: BusCaller?
+    /// The bus the runtime serves on; nil for a runtime made for tests.
+    let bus: PluginBus?
+    let map: any StateMap
+    /// Calls to other coordinators: posted in order, or (navigation from a non-owner) awaited.
+    let calls: any ServiceCalls
+    /// The owner's `appear`/`reset`/`close` to view models, on a line of their own.
+    let viewModelCalls: (any ServiceCalls)?
     /// Whether this process is the navigation owner (the root coordinator's).
     let isOwner: Bool
     let state = Locked(State())
     let logger: Logger
-    var writer: String { bus.environment.writer }
-    var incarnation: UInt64 { bus.environment.incarnation }
+    let writer: String
+    let incarnation: UInt64
+    let watcher = Locked<Task<Void, Never>?>(nil)
 
     /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
     /// from the declarations of the coordinator that owns it (Screen.owner).
@@ -45,66 +50,117 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// `peers`: every coordinator of the app (the owners of the screens this one may show).
     /// `navigationOwner`: this process is the root coordinator's, the only writer of every
     /// session's navigation (`/s/<session>/nav`) and record.
-    public init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
-        let name = coordinator.name
-        _ = try CoordinatorName(name)
-        self.name = name
+    public convenience init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
+        let name = try CoordinatorName(coordinator.name)
+        let agent = try bus.makeAgent(subtrees: Self.subtrees(name, coordinator, navigationOwner: navigationOwner).map(\.text))
+        try self.init(
+            coordinator: coordinator, peers: peers, navigationOwner: navigationOwner,
+            writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
+            calls: try MajordomoCalls(bus: bus, name: name.text),
+            viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
+            logger: bus.logger, bus: bus)
+    }
+
+    /// A runtime over any state map and calls: `MemoryStateMap` and `InProcessBus` run it without
+    /// processes. Call `start()`, then `handle(_:)` for each request; `shutdown()` at the end.
+    public convenience init(
+        coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
+        writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, logger: Logger
+    ) throws {
+        try self.init(
+            coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
+            map: map, calls: calls, viewModelCalls: viewModelCalls, logger: logger, bus: nil)
+    }
+
+    init(
+        coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
+        map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, logger: Logger, bus: PluginBus?
+    ) throws {
+        self.coordinatorName = try CoordinatorName(coordinator.name)
+        self.name = coordinator.name
         self.type = coordinator
         self.peers = Dictionary((peers + [coordinator]).map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.bus = bus
         self.isOwner = navigationOwner
-        var logger = bus.logger
+        self.writer = writer
+        self.incarnation = incarnation
+        self.map = map
+        self.calls = calls
+        self.viewModelCalls = viewModelCalls
+        var logger = logger
         logger[metadataKey: "flowbus.coordinator"] = "\(name)"
         self.logger = logger
-        var subtrees = ["/c/\(name)/"] + coordinator.watchedScreens.map { "/v/\($0)/" }
-        if navigationOwner { subtrees.append("/s/") }
-        self.agent = try bus.makeAgent(subtrees: subtrees)
-        self.caller = try bus.makeCaller(name: name)
-        self.viewModelCaller = navigationOwner ? try bus.makeCaller(name: "\(name)-vm") : nil
+    }
+
+    /// What the runtime follows: its own instances, the screens it watches and, for the owner,
+    /// every session.
+    static func subtrees(_ name: CoordinatorName, _ coordinator: Coordinator.Type, navigationOwner: Bool) throws -> [CloneSubtree] {
+        var subtrees = [CloneSubtree.coordinator(name)]
+        for screen in coordinator.watchedScreens { subtrees.append(.screen(try ScreenName(screen))) }
+        if navigationOwner { subtrees.append(.allSessions) }
+        return subtrees
     }
 
     /// Rebuilds the instances recorded on the bus, then serves until `stop` returns true.
     public func run(until stop: @escaping @Sendable () -> Bool) throws {
-        let worker = try MajordomoWorker(
-            context: bus.context, endpoint: bus.environment.broker, service: "coord.\(name)",
-            configuration: bus.workerConfiguration(), logger: logger)
-        let navigator = !isOwner
-            ? try MajordomoClient(context: bus.context, endpoint: bus.environment.broker, configuration: bus.clientConfiguration(), logger: logger)
-            : nil
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !agent.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
-        restore()
-        let watcher = Task.detached { [self] in
-            for await update in agent.updates(prefix: "/v/", includeCurrent: true) {
-                screenUpdate(update)
-            }
+        guard let bus else {
+            throw PluginEnvironmentError("this coordinator runtime was made without a bus (for tests); make it with init(bus:coordinator:) to serve")
         }
-        logger.info("serving", metadata: ["flowbus.service": "coord.\(name)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
+        let worker = try MajordomoWorker(
+            context: bus.context, endpoint: bus.environment.broker, service: coordinatorName.service,
+            configuration: bus.workerConfiguration(), logger: logger)
+        start(until: stop)
+        logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
         while !stop() {
             guard let request = try worker.receive(timeout: .milliseconds(100)) else { continue }
             let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { envelope in
-                handle(envelope, navigator: navigator)
+                respond(to: envelope)
             }
             if bad { state.withLock { $0.malformed += 1 } }
             worker.reply(to: request, body: frames)
         }
-        watcher.cancel()
         worker.disconnect()
-        caller.stop()
-        viewModelCaller?.stop()
-        agent.stop()
+        shutdown()
         logger.info("stopped")
+    }
+
+    /// Waits (at most 5 s) for the map's snapshot, rebuilds what it records, and starts following
+    /// the screens this coordinator watches.
+    public func start(until stop: @Sendable () -> Bool = { false }) {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !map.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
+        restore()
+        let changes = map.changes(in: .allScreens)
+        let task = Task.detached { [self] in
+            for await change in changes { screenUpdate(change) }
+        }
+        watcher.withLock { $0 = task }
+    }
+
+    /// Stops following the map and calling out; the map's agent stops too.
+    public func shutdown() {
+        watcher.withLock { $0?.cancel() }
+        calls.stop()
+        viewModelCalls?.stop()
+        map.stop()
+    }
+
+    /// Calls refused because their writer's incarnation was replaced, and requests that were not
+    /// a CoordinatorCall or Intent.
+    public var counters: (fenced: Int, malformed: Int) {
+        state.withLock { ($0.fenced, $0.malformed) }
     }
 
     // MARK: Requests
 
-    func handle(_ envelope: Envelope, navigator: MajordomoClient?) -> Envelope {
+    /// Answers one request envelope (a CoordinatorCall or an Intent).
+    public func respond(to envelope: Envelope) -> Envelope {
         if envelope.holds(Flowbus_V1_CoordinatorCall.self), let call = try? envelope.unwrap(Flowbus_V1_CoordinatorCall.self) {
             return EnvelopeService.envelope(handleCall(call, envelope: envelope), answering: envelope, writer: writer, incarnation: incarnation)
         }
         if envelope.holds(Flowbus_V1_Intent.self), let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) {
             return EnvelopeService.envelope(
-                handleIntent(intent, envelope: envelope, navigator: navigator), answering: envelope, writer: writer, incarnation: incarnation)
+                handleIntent(intent, envelope: envelope), answering: envelope, writer: writer, incarnation: incarnation)
         }
         state.withLock { $0.malformed += 1 }
         return EnvelopeService.wrongKind(
@@ -112,10 +168,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     }
 
     func handleCall(_ call: Flowbus_V1_CoordinatorCall, envelope: Envelope) -> Flowbus_V1_CoordinatorReply {
-        let session = envelope.session.isEmpty ? (call.args["session"] ?? "") : envelope.session
-        if isOwner, call.method == "openSession" { return openSession(requested: call.args["session"] ?? session) }
-        guard (try? SessionID(session)) != nil else {
-            return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(session)\")",
+        let named = envelope.session.isEmpty ? (call.args["session"] ?? "") : envelope.session
+        if isOwner, call.method == "openSession" { return openSession(requested: call.args["session"] ?? named) }
+        guard let session = try? SessionID(named) else {
+            return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(named)\")",
                                           hint: "set Envelope.session to the session id"))
         }
         if let fenced = checkFence(envelope) { return fenced }
@@ -131,7 +187,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 }
                 do {
                     let result = try instance.handle(call: call.method, args: call.args)
-                    apply(instance, in: &state, syncNavigation: nil)
+                    apply(instance, of: session, in: &state, syncNavigation: nil)
                     var reply = Flowbus_V1_CoordinatorReply()
                     reply.ok = true
                     reply.result = result
@@ -164,17 +220,16 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    func handleIntent(_ intent: Flowbus_V1_Intent, envelope: Envelope, navigator: MajordomoClient?) -> Flowbus_V1_IntentReply {
-        let session = envelope.session
-        guard (try? SessionID(session)) != nil else {
-            return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(session)\")",
+    func handleIntent(_ intent: Flowbus_V1_Intent, envelope: Envelope) -> Flowbus_V1_IntentReply {
+        guard let session = try? SessionID(envelope.session) else {
+            return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                                                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
         if isOwner, SessionActions.names.contains(intent.action) {
             return ownerIntent(intent, session: session)
         }
         let input = IntentInput(
-            action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID, screen: intent.screen)
+            action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
         var pendingNavigation: [NavigationOp]?
         var startsChildren = false
         let refusal: WireError? = state.withLock { state in
@@ -185,22 +240,22 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 return Self.wireError(error)
             }
             startsChildren = instance.effects.contains { if case .startChild = $0 { true } else { false } }
-            pendingNavigation = apply(instance, in: &state, syncNavigation: isOwner ? nil : [])
+            pendingNavigation = apply(instance, of: session, in: &state, syncNavigation: isOwner ? nil : [])
             return nil
         }
         if let refusal { return Self.intentRefusal(refusal) }
         var reply = Flowbus_V1_IntentReply()
         reply.applied = true
-        if let ops = pendingNavigation, !ops.isEmpty, let navigator {
+        if let ops = pendingNavigation, !ops.isEmpty, !isOwner {
             // A child flow started by this intent is live before its screen shows (its start
             // went out through the caller, which answers in order).
-            if startsChildren, !caller.waitUntilIdle(timeout: .seconds(3)) {
+            if startsChildren, !calls.waitUntilIdle(timeout: .seconds(3)) {
                 logger.warning("a child flow did not answer its start within 3 s; showing its screen anyway",
                                metadata: ["flowbus.session": "\(session)", "flowbus.action": "\(intent.action)"])
             }
             // The person's action waits for the owner's verdict: two clients acting at once on
             // one screen get one applied and one refused, never both.
-            let answer = callSync(navigator, coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion)
+            let answer = callSync(coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion)
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
             if !answer.ok { reply.error = answer.error }
@@ -210,17 +265,17 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         return reply
     }
 
-    func noInstance(_ session: String, doing what: String) -> WireError {
+    func noInstance(_ session: SessionID, doing what: String) -> WireError {
         WireError(.invalidField, "no \(name) flow is live in session \(session), so \"\(what)\" has nothing to act on",
                   hint: "the flow has ended; look at the session's current screen (`flowbus sessions`)")
     }
 
     // MARK: Lifecycle calls
 
-    func start(session: String, parent: String, args: [String: String]) -> Flowbus_V1_CoordinatorReply {
+    func start(session: SessionID, parent: String, args: [String: String]) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             if state.instances[session] == nil {
-                let instance = type.init(session: session, parent: parent)
+                let instance = type.init(session: session.text, parent: parent)
                 for (key, value) in args where key != "parent" && key != "session" { instance.context[key] = value }
                 state.instances[session] = instance
                 state.startedAt[session] = WallClock.nowUnixNanos()
@@ -230,7 +285,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 }
                 state.handled[session] = handled
                 instance.start()
-                apply(instance, in: &state, syncNavigation: nil, persist: true)
+                apply(instance, of: session, in: &state, syncNavigation: nil, persist: true)
                 logger.debug("started", metadata: ["flowbus.session": "\(session)", "flowbus.parent": "\(parent)"])
             }
             var reply = Flowbus_V1_CoordinatorReply()
@@ -239,10 +294,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    func finish(session: String) -> Flowbus_V1_CoordinatorReply {
+    func finish(session: SessionID) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             if let instance = state.instances[session] {
-                release(instance, in: &state)
+                release(instance, of: session, in: &state)
             }
             var reply = Flowbus_V1_CoordinatorReply()
             reply.ok = true
@@ -251,15 +306,14 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     }
 
     /// Finishes the instance's children, then the instance, and deletes its record.
-    func release(_ instance: Coordinator, in state: inout State) {
+    func release(_ instance: Coordinator, of session: SessionID, in state: inout State) {
         for child in instance.children { instance.finishChild(child) }
         instance.finish()
-        apply(instance, in: &state, syncNavigation: nil, persist: false)
-        let session = instance.session
+        apply(instance, of: session, in: &state, syncNavigation: nil, persist: false)
         state.instances[session] = nil
         state.handled[session] = nil
         state.startedAt[session] = nil
-        _ = try? agent.delete(key: "/c/\(name)/\(session)")
+        delete(.coordinatorInstance(coordinatorName, session))
         logger.debug("finished", metadata: ["flowbus.session": "\(session)"])
     }
 
@@ -269,11 +323,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// process owns it; otherwise it is sent to the owner, or returned (when `syncNavigation`
     /// is non-nil) for the caller to send and wait for.
     @discardableResult
-    func apply(_ instance: Coordinator, in state: inout State, syncNavigation: [NavigationOp]?, persist: Bool = true) -> [NavigationOp]? {
+    func apply(_ instance: Coordinator, of session: SessionID, in state: inout State, syncNavigation: [NavigationOp]?, persist: Bool = true) -> [NavigationOp]? {
         var collected = syncNavigation
         let effects = instance.effects
         instance.effects = []
-        let session = instance.session
         for effect in effects {
             switch effect {
             case .navigate(let declared):
@@ -295,17 +348,17 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 send(coordinator: coordinator, method: method, session: session, args: args)
             }
         }
-        if persist, state.instances[session] === instance { record(instance, in: state) }
-        if isOwner, instance.parent.isEmpty { writeSessionRecord(instance, in: &state) }
+        if persist, state.instances[session] === instance { record(instance, of: session, in: state) }
+        if isOwner, instance.parent.isEmpty { writeSessionRecord(instance, of: session, in: &state) }
         return collected
     }
 
-    func send(coordinator: String, method: String, session: String, args: [String: String] = [:], ops: [NavigationOp] = []) {
+    func send(coordinator: String, method: String, session: SessionID, args: [String: String] = [:], ops: [NavigationOp] = []) {
         guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0) else { return }
         let logger = logger
-        caller.call(service: "coord.\(coordinator)", body: [body]) { outcome in
-            guard let frames = outcome.reply else { return }
-            if let reply = Self.decodeReply(frames), !reply.ok {
+        calls.post(service: "coord.\(coordinator)", body: body, tries: 3) { outcome in
+            guard case .success(let bytes) = outcome else { return }
+            if let reply = Self.decodeReply(bytes), !reply.ok {
                 logger.warning("call refused", metadata: [
                     "flowbus.target": "coord.\(coordinator)", "flowbus.method": "\(method)", "flowbus.session": "\(session)",
                     "flowbus.error": "\(reply.error.message)",
@@ -314,32 +367,32 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    func callSync(_ client: MajordomoClient, coordinator: String, method: String, session: String, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
+    func callSync(coordinator: String, method: String, session: SessionID, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
         guard let body = callBody(method: method, session: session, args: [:], ops: ops, expected: expected) else {
             return Self.refusal(WireError(.internal, "the navigation call could not be encoded", hint: "report this as a bug"))
         }
         do {
-            let frames = try client.request(service: "coord.\(coordinator)", body: [body])
-            return Self.decodeReply(frames)
+            let bytes = try calls.request(service: "coord.\(coordinator)", body: body)
+            return Self.decodeReply(bytes)
                 ?? Self.refusal(WireError(.internal, "coord.\(coordinator) answered with something other than a CoordinatorReply", hint: "check its logs"))
         } catch {
-            return Self.refusal(WireError(.unavailable, "coord.\(coordinator) did not answer: \(error)", hint: "check `flowbus ps`; retry the action"))
+            return Self.refusal(WireError(.unavailable, "coord.\(coordinator) did not answer: \(error.reason)", hint: "check `flowbus ps`; retry the action"))
         }
     }
 
-    func callBody(method: String, session: String, args: [String: String], ops: [NavigationOp], expected: UInt64) -> [UInt8]? {
+    func callBody(method: String, session: SessionID, args: [String: String], ops: [NavigationOp], expected: UInt64) -> [UInt8]? {
         var call = Flowbus_V1_CoordinatorCall()
         call.method = method
         call.args = args
         call.ops = ops
         call.expectedNavVersion = expected
         return try? Envelope.wrapping(
-            call, session: session, idempotencyKey: "\(writer)/\(incarnation)/\(UUID().uuidString)", writer: writer, incarnation: incarnation
+            call, session: session.text, idempotencyKey: "\(writer)/\(incarnation)/\(UUID().uuidString)", writer: writer, incarnation: incarnation
         ).encoded()
     }
 
-    static func decodeReply(_ frames: [Frame]) -> Flowbus_V1_CoordinatorReply? {
-        guard frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return nil }
+    static func decodeReply(_ bytes: [UInt8]) -> Flowbus_V1_CoordinatorReply? {
+        guard let envelope = try? Envelope.decodeChecked(bytes) else { return nil }
         if let reply = try? envelope.unwrap(Flowbus_V1_CoordinatorReply.self) { return reply }
         if let error = try? envelope.unwrap(WireError.self) { return refusal(error) }
         return nil
@@ -365,25 +418,36 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     }
 
     /// Writes the instance's record `/c/<name>/<session>`.
-    func record(_ instance: Coordinator, in state: State) {
+    func record(_ instance: Coordinator, of session: SessionID, in state: State) {
         var record = Flowbus_V1_CoordinatorInstance()
         record.coordinator = name
-        record.session = instance.session
+        record.session = session.text
         record.parent = instance.parent
         record.children = instance.children
         record.incarnation = incarnation
-        record.startedAtUnixNanos = state.startedAt[instance.session] ?? 0
-        record.handled = state.handled[instance.session] ?? [:]
+        record.startedAtUnixNanos = state.startedAt[session] ?? 0
+        record.handled = state.handled[session] ?? [:]
         record.context = instance.context
-        write(key: "/c/\(name)/\(instance.session)", record, session: instance.session, keyVersion: 0)
+        write(.coordinatorInstance(coordinatorName, session), record, keyVersion: 0)
     }
 
-    func write(key: String, _ message: some SwiftProtobuf.Message, session: String, keyVersion: UInt64) {
+    /// Publishes `message` at `key` as this writer and incarnation.
+    func write(_ key: CloneKey, _ message: some SwiftProtobuf.Message, keyVersion: UInt64) {
         do {
-            let bytes = try Envelope.wrapping(message, session: session, writer: writer, incarnation: incarnation, keyVersion: keyVersion).encoded()
-            _ = try agent.set(key: key, value: bytes)
+            let bytes = try Envelope.wrapping(
+                message, session: key.session?.text ?? "", writer: writer, incarnation: incarnation, keyVersion: keyVersion
+            ).encoded()
+            try map.set(key, value: bytes)
         } catch {
             logger.error("write failed", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
+        }
+    }
+
+    func delete(_ key: CloneKey) {
+        do {
+            try map.delete(key)
+        } catch {
+            logger.error("delete failed", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
         }
     }
 
@@ -405,13 +469,11 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     // MARK: Watching screens
 
-    func screenUpdate(_ update: CloneUpdate) {
-        let parts = update.key.split(separator: "/")
-        guard parts.count == 3, parts[0] == "v", !update.isDelete else { return }
-        let screen = String(parts[1])
-        let session = String(parts[2])
+    func screenUpdate(_ change: StateEntry) {
+        guard case .screenMirror(let screenName, let session) = change.key, !change.isDelete else { return }
+        let screen = screenName.text
         guard type.watchedScreens.contains(screen),
-              let envelope = try? Envelope.decodeChecked(update.value),
+              let envelope = try? Envelope.decodeChecked(change.value),
               let value = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return }
         state.withLock { state in
             guard let instance = state.instances[session] else { return }
@@ -420,13 +482,13 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             state.handled[session, default: [:]][screen] = value.screenVersion
             // Act first, record after: a crash in between acts again, and every action is idempotent.
             instance.screenChanged(ScreenChange(screen: screen, state: value.viewModelState, payload: value.shownPayload, screenID: value.screenID))
-            apply(instance, in: &state, syncNavigation: nil)
+            apply(instance, of: session, in: &state, syncNavigation: nil)
         }
     }
 
-    func storedState(screen: String, session: String) -> (state: Flowbus_V1_ViewState, envelope: Envelope)? {
-        guard let entry = agent.get("/v/\(screen)/\(session)"), !entry.value.isEmpty,
-              let envelope = try? Envelope.decodeChecked(entry.value),
+    func storedState(screen: String, session: SessionID) -> (state: Flowbus_V1_ViewState, envelope: Envelope)? {
+        guard let name = try? ScreenName(screen), let bytes = map.value(at: .screenMirror(name, session)),
+              let envelope = try? Envelope.decodeChecked(bytes),
               let value = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return nil }
         return (value, envelope)
     }
@@ -438,24 +500,26 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// incarnation stopped.
     func restore() {
         state.withLock { state in
-            let prefix = "/c/\(name)/"
-            for entry in agent.entries(prefix: prefix) where !entry.value.isEmpty {
-                guard let envelope = try? Envelope.decodeChecked(entry.value),
+            for entry in map.entries(in: .coordinator(coordinatorName)) {
+                guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
                       let record = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
-                let instance = type.init(session: record.session, parent: record.parent)
+                let instance = type.init(session: session.text, parent: record.parent)
                 instance.children = record.children
                 instance.context = record.context
-                state.instances[record.session] = instance
-                state.handled[record.session] = record.handled
-                state.startedAt[record.session] = record.startedAtUnixNanos
+                state.instances[session] = instance
+                state.handled[session] = record.handled
+                state.startedAt[session] = record.startedAtUnixNanos
             }
             if isOwner {
-                for entry in agent.entries(prefix: "/s/") where !entry.value.isEmpty {
+                for entry in map.entries(in: .allSessions) {
                     guard let envelope = try? Envelope.decodeChecked(entry.value) else { continue }
-                    if entry.key.hasSuffix("/nav"), let navigation = try? envelope.unwrap(Navigation.self) {
-                        state.navigations[envelope.session] = navigation
-                    } else if entry.key.hasSuffix("/meta"), let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) {
-                        state.records[record.session] = record
+                    switch entry.key {
+                    case .navigation(let session):
+                        if let navigation = try? envelope.unwrap(Navigation.self) { state.navigations[session] = navigation }
+                    case .sessionMeta(let session):
+                        if let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) { state.records[session] = record }
+                    default:
+                        break
                     }
                 }
             }

@@ -25,11 +25,15 @@ public final class ViewModelRuntime {
     }
 
     public let screen: String
-    let bus: PluginBus
-    let agent: CloneAgent
+    let screenName: ScreenName
+    /// The bus the runtime serves on; nil for a runtime made for tests.
+    let bus: PluginBus?
+    let map: any StateMap
+    let writer: String
+    let incarnation: UInt64
     let make: Factory
     let logger: Logger
-    var instances: [String: Instance] = [:]
+    var instances: [SessionID: Instance] = [:]
     /// Set while an intent runs: the key its state changes carry.
     var currentKey = ""
     var currentScreenID = ""
@@ -42,55 +46,89 @@ public final class ViewModelRuntime {
     /// `/schema/<package>` so that any client can read this view model's payloads.
     let schema: AppSchema?
 
-    public init(bus: PluginBus, screen: String, schema: AppSchema? = nil, make: @escaping Factory) throws {
-        _ = try ScreenName(screen)
+    public convenience init(bus: PluginBus, screen: String, schema: AppSchema? = nil, make: @escaping Factory) throws {
+        let name = try ScreenName(screen)
+        let agent = try bus.makeAgent(subtrees: [CloneSubtree.screen(name).text] + (schema == nil ? [] : [CloneSubtree.schemas.text]))
+        try self.init(
+            screen: screen, schema: schema, writer: bus.environment.writer, incarnation: bus.environment.incarnation,
+            map: agent, logger: bus.logger, bus: bus, make: make)
+    }
+
+    /// A runtime over any state map: `MemoryStateMap` runs it without processes. Call `start()`,
+    /// then `handle(_:)` for each request.
+    public convenience init(
+        screen: String, schema: AppSchema? = nil, writer: String, incarnation: UInt64, map: any StateMap, logger: Logger,
+        make: @escaping Factory
+    ) throws {
+        try self.init(screen: screen, schema: schema, writer: writer, incarnation: incarnation, map: map, logger: logger, bus: nil, make: make)
+    }
+
+    init(
+        screen: String, schema: AppSchema?, writer: String, incarnation: UInt64, map: any StateMap, logger: Logger, bus: PluginBus?,
+        make: @escaping Factory
+    ) throws {
+        self.screenName = try ScreenName(screen)
         self.screen = screen
         self.bus = bus
+        self.map = map
+        self.writer = writer
+        self.incarnation = incarnation
         self.make = make
         self.schema = schema
-        var logger = bus.logger
+        var logger = logger
         logger[metadataKey: "flowbus.screen"] = "\(screen)"
         self.logger = logger
-        self.agent = try bus.makeAgent(subtrees: ["/v/\(screen)/"] + (schema == nil ? [] : [AppSchema.keyPrefix]))
     }
 
     /// Serves until `stop` returns true.
     public func run(until stop: () -> Bool) throws {
+        guard let bus else {
+            throw PluginEnvironmentError("this view-model runtime was made without a bus (for tests); make it with init(bus:screen:) to serve")
+        }
         let lanes = try MajordomoWorkerLanes(
             context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", count: bus.environment.lanes,
             configuration: bus.workerConfiguration(), logger: logger)
+        let synced = start(until: stop)
+        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
+        try lanes.run(until: stop) { request in
+            let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { handle($0) }
+            if bad { malformed += 1 }
+            return frames
+        }
+        map.stop()
+        logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])
+    }
+
+    /// Waits (at most 5 s) for the map's snapshot, turns the loads a previous incarnation left
+    /// unfinished into errors, and publishes the app's schema. Returns whether the map synced.
+    @discardableResult
+    public func start(until stop: () -> Bool = { false }) -> Bool {
         var synced = false
         let deadline = ContinuousClock.now + .seconds(5)
         while !synced && ContinuousClock.now < deadline && !stop() {
-            synced = agent.isSynced
+            synced = map.isSynced
             if !synced { Thread.sleep(forTimeInterval: 0.005) }
         }
         finishInterruptedLoads()
         if let schema { publish(schema) }
-        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
-        try lanes.run(until: stop) { request in
-            let (frames, bad) = EnvelopeService.reply(to: request.body, writer: bus.environment.writer) { handle($0) }
-            if bad { malformed += 1 }
-            return frames
-        }
-        agent.stop()
-        logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])
+        return synced
     }
+
+    /// Intents refused (stale, invalid, refused by the view model) and requests that were not an Intent.
+    public var counters: (served: Int, refused: Int, malformed: Int) { (served, refused, malformed) }
 
     /// Handles one request envelope (an Intent) and returns the reply envelope.
     public func handle(_ envelope: Envelope) -> Envelope {
-        let writer = bus.environment.writer
         guard envelope.holds(Flowbus_V1_Intent.self), let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) else {
             malformed += 1
             return EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_Intent.protoMessageName], writer: writer)
         }
-        guard (try? SessionID(envelope.session)) != nil else {
+        guard let session = try? SessionID(envelope.session) else {
             refused += 1
             return reply(to: envelope, applied: false, version: 0, error: WireError(
                 .invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
-        let session = envelope.session
         if intent.action == "close" { return close(session, answering: envelope) }
         let instance = instance(for: session, atLeast: intent.screenVersion)
         let key = envelope.idempotencyKey
@@ -113,7 +151,7 @@ public final class ViewModelRuntime {
         defer { currentKey = ""; currentScreenID = "" }
         instances[session] = instance
         let input = IntentInput(
-            action: intent.action, fields: intent.fields, params: intent.params, session: session, screenID: intent.screenID, screen: intent.screen)
+            action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
         if !intent.params.isEmpty || intent.action == "appear" { instance.viewModel.screenParams = intent.params }
         // A state on the bus that belongs to no screen or another one (after a reset, or another
         // screen of the kind) is published again for the screen that appeared.
@@ -123,7 +161,7 @@ public final class ViewModelRuntime {
         if intent.action == "reset" {
             // Back to `none` (published, so clients and coordinators see it), then a fresh view model.
             instance.viewModel.state = .none
-            let fresh = make(session)
+            let fresh = make(session.text)
             fresh.restore(state: .none, data: nil)
             fresh.hasPublished = true
             attach(fresh, session: session)
@@ -151,11 +189,11 @@ public final class ViewModelRuntime {
 
     /// The session was closed (the navigation owner says so): its state leaves the map, both
     /// copies, and this process forgets it. Repeating it changes nothing.
-    func close(_ session: String, answering envelope: Envelope) -> Envelope {
+    func close(_ session: SessionID, answering envelope: Envelope) -> Envelope {
         instances[session] = nil
-        for key in ["/s/\(session)/vm/\(screen)", "/v/\(screen)/\(session)"] where agent.get(key).map({ !$0.value.isEmpty }) ?? true {
+        for key in CloneKey.viewModelKeys(session: session, screen: screenName) {
             do {
-                _ = try agent.delete(key: key)
+                try map.delete(key)
             } catch {
                 logger.error("a closed session's state was not deleted", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
             }
@@ -169,7 +207,7 @@ public final class ViewModelRuntime {
         reply.applied = applied
         reply.screenVersion = version
         if let error { reply.error = error }
-        return EnvelopeService.envelope(reply, answering: request, writer: bus.environment.writer, incarnation: bus.environment.incarnation)
+        return EnvelopeService.envelope(reply, answering: request, writer: writer, incarnation: incarnation)
     }
 
     // MARK: Instances
@@ -177,7 +215,7 @@ public final class ViewModelRuntime {
     /// The session's view model: the one in memory, else one restored from the Clone map. When
     /// the intent was made on a newer version than this process knows (another replica wrote
     /// it), waits briefly for the map to catch up.
-    func instance(for session: String, atLeast version: UInt64) -> Instance {
+    func instance(for session: SessionID, atLeast version: UInt64) -> Instance {
         if var known = instances[session] {
             if version > known.version, let newer = waitForStored(session: session, version: version) {
                 known.viewModel.restore(state: newer.viewModelState, data: newer.data)
@@ -186,7 +224,7 @@ public final class ViewModelRuntime {
             }
             return known
         }
-        let viewModel = make(session)
+        let viewModel = make(session.text)
         var stored = stored(session: session)
         if version > (stored?.state.screenVersion ?? 0) {
             stored = waitForStored(session: session, version: version) ?? stored
@@ -203,13 +241,13 @@ public final class ViewModelRuntime {
         return instance
     }
 
-    func attach(_ viewModel: ViewModel, session: String) {
+    func attach(_ viewModel: ViewModel, session: SessionID) {
         viewModel.onChange = { [unowned self] state, data in
             self.publish(session: session, state: state, data: data)
         }
     }
 
-    func lastKey(session: String) -> String? {
+    func lastKey(session: SessionID) -> String? {
         stored(session: session)?.idempotencyKey
     }
 
@@ -229,15 +267,15 @@ public final class ViewModelRuntime {
         }
     }
 
-    func stored(session: String) -> Stored? {
-        guard let entry = agent.get("/v/\(screen)/\(session)"), !entry.value.isEmpty,
-              let envelope = try? Envelope.decodeChecked(entry.value),
+    func stored(session: SessionID) -> Stored? {
+        guard let bytes = map.value(at: .screenMirror(screenName, session)),
+              let envelope = try? Envelope.decodeChecked(bytes),
               let state = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return nil }
         let data = state.shownPayload
         return Stored(state: state, data: data, idempotencyKey: envelope.idempotencyKey, writer: envelope.writer)
     }
 
-    func waitForStored(session: String, version: UInt64) -> Stored? {
+    func waitForStored(session: SessionID, version: UInt64) -> Stored? {
         let deadline = ContinuousClock.now + .milliseconds(500)
         while ContinuousClock.now < deadline {
             if let stored = stored(session: session), stored.state.screenVersion >= version { return stored }
@@ -249,11 +287,9 @@ public final class ViewModelRuntime {
     /// States this plugin left in `loading` when it stopped: nothing will finish them, so they
     /// become an error a person can act on.
     func finishInterruptedLoads() {
-        let prefix = "/v/\(screen)/"
-        for entry in agent.entries(prefix: prefix) {
-            let session = String(entry.key.dropFirst(prefix.count))
-            guard let stored = stored(session: session), stored.state.phase == .loading,
-                  stored.writer == bus.environment.writer else { continue }
+        for entry in map.entries(in: .screen(screenName)) {
+            guard let session = entry.key.session, let stored = stored(session: session), stored.state.phase == .loading,
+                  stored.writer == writer else { continue }
             // The error belongs to the screen the interrupted load was for.
             currentScreenID = stored.state.screenID
             defer { currentScreenID = "" }
@@ -267,18 +303,18 @@ public final class ViewModelRuntime {
 
     /// Writes the app's schema at `/schema/<package>` unless the map already holds it.
     func publish(_ schema: AppSchema) {
-        let key = schema.key
+        let key = schema.cloneKey
         do {
-            if let current = agent.get(key), let envelope = try? Envelope.decodeChecked(current.value),
+            if let current = map.value(at: key), let envelope = try? Envelope.decodeChecked(current),
                let published = try? envelope.unwrap(Google_Protobuf_FileDescriptorSet.self), published == schema.set { return }
-            let bytes = try Envelope.wrapping(schema.set, writer: bus.environment.writer, incarnation: bus.environment.incarnation).encoded()
-            _ = try agent.set(key: key, value: bytes)
+            let bytes = try Envelope.wrapping(schema.set, writer: writer, incarnation: incarnation).encoded()
+            try map.set(key, value: bytes)
         } catch {
             logger.error("schema not published", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
         }
     }
 
-    func publish(session: String, state: ViewModelState, data: ScreenPayload?) {
+    func publish(session: SessionID, state: ViewModelState, data: ScreenPayload?) {
         var instance = instances[session]
         let version = (instance?.version ?? stored(session: session)?.state.screenVersion ?? 0) + 1
         instance?.version = version
@@ -292,11 +328,10 @@ public final class ViewModelRuntime {
         }
         do {
             let bytes = try Envelope.wrapping(
-                value, session: session, idempotencyKey: currentKey, writer: bus.environment.writer,
-                incarnation: bus.environment.incarnation, keyVersion: version
+                value, session: session.text, idempotencyKey: currentKey, writer: writer,
+                incarnation: incarnation, keyVersion: version
             ).encoded()
-            _ = try agent.set(key: "/s/\(session)/vm/\(screen)", value: bytes)
-            _ = try agent.set(key: "/v/\(screen)/\(session)", value: bytes)
+            for key in CloneKey.viewModelKeys(session: session, screen: screenName) { try map.set(key, value: bytes) }
         } catch {
             logger.error("state not published", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
         }

@@ -18,14 +18,14 @@ extension Flowbus_V1_ViewState {
     }
 
     /// The payload and notice this state shows, nil when it shows none.
-    var shownPayload: ScreenPayload? {
+    public var shownPayload: ScreenPayload? {
         guard !payload.isEmpty || !payloadKind.isEmpty || !notice.isEmpty else { return nil }
         let text = phase == .success ? message : ""
         return ScreenPayload(kind: payloadKind, bytes: payload, notice: notice.isEmpty ? nil : Notice(notice, text))
     }
 
     /// The state as a view model or coordinator sees it.
-    var viewModelState: ViewModelState {
+    public var viewModelState: ViewModelState {
         switch phase {
         case .success: .success(shownPayload ?? ScreenPayload())
         case .error: .error(message)

@@ -47,7 +47,10 @@ public struct AppSchema: Sendable, Equatable {
     }
 
     /// The Clone key the schema is published under.
-    public var key: String { Self.keyPrefix + package }
+    public var cloneKey: CloneKey { .appSchema(package: package) }
+
+    /// The Clone key the schema is published under, as text.
+    public var key: String { cloneKey.text }
 
     /// The package of a payload kind: everything before its last dot (`shop.v1.Cart` → `shop.v1`).
     public static func package(of kind: String) -> String {

@@ -7,6 +7,7 @@
 /// /v/<screen>/<session>       the same view-model state, published again by its writer
 /// /c/<coordinator>/<session>  a live coordinator instance    (flowbus.v1.CoordinatorInstance)
 /// /host/<segment>/...         facts about the host
+/// /schema/<package>           an app's payload schemas      (google.protobuf.FileDescriptorSet)
 /// ```
 public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     case navigation(SessionID)
@@ -17,6 +18,8 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     /// A live coordinator instance of a session; deleted when the instance is released.
     case coordinatorInstance(CoordinatorName, SessionID)
     case host(HostPath)
+    /// An app's payload schemas, published by its view models (`AppSchema`).
+    case appSchema(package: String)
 
     /// Parses a key; throws when it breaks the grammar or fits none of the trees.
     public init(parsing text: String) throws(NameError) {
@@ -32,6 +35,8 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
             self = .screenMirror(try ScreenName(String(segments[1])), try SessionID(String(segments[2])))
         case 3 where segments[0] == "c":
             self = .coordinatorInstance(try CoordinatorName(String(segments[1])), try SessionID(String(segments[2])))
+        case 2 where segments[0] == "schema":
+            self = .appSchema(package: String(segments[1]))
         case 2... where segments[0] == "host":
             self = .host(try HostPath(segments.dropFirst().map(String.init)))
         default:
@@ -48,6 +53,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
         case .screenMirror(let screen, let session): "/v/\(screen)/\(session)"
         case .coordinatorInstance(let coordinator, let session): "/c/\(coordinator)/\(session)"
         case .host(let path): "/host/\(path)"
+        case .appSchema(let package): "/schema/\(package)"
         }
     }
 
@@ -58,7 +64,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .navigation(let session), .sessionMeta(let session), .viewModel(let session, _), .screenMirror(_, let session),
              .coordinatorInstance(_, let session): session
-        case .host: nil
+        case .host, .appSchema: nil
         }
     }
 
@@ -66,7 +72,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     public var screen: ScreenName? {
         switch self {
         case .viewModel(_, let screen), .screenMirror(let screen, _): screen
-        case .navigation, .sessionMeta, .coordinatorInstance, .host: nil
+        case .navigation, .sessionMeta, .coordinatorInstance, .host, .appSchema: nil
         }
     }
 
@@ -74,7 +80,7 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     public var isInSessionTree: Bool {
         switch self {
         case .navigation, .viewModel, .sessionMeta: true
-        case .screenMirror, .coordinatorInstance, .host: false
+        case .screenMirror, .coordinatorInstance, .host, .appSchema: false
         }
     }
 

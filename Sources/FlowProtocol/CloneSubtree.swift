@@ -17,9 +17,19 @@ public struct CloneSubtree: Hashable, Sendable, CustomStringConvertible {
     public static let allScreens = CloneSubtree("/v/")
     /// `/host/`: every host fact.
     public static let host = CloneSubtree("/host/")
+    /// `/c/`: every live coordinator instance.
+    public static let allCoordinators = CloneSubtree("/c/")
+    /// `/schema/`: every app's published payload schemas.
+    public static let schemas = CloneSubtree("/schema/")
 
     /// `/s/<id>/`: navigation, view models and record of one session.
     public static func session(_ id: SessionID) -> CloneSubtree { CloneSubtree("/s/\(id)/") }
+
+    /// `/s/<id>/vm/`: the view-model states of one session.
+    public static func viewModels(of id: SessionID) -> CloneSubtree { CloneSubtree("/s/\(id)/vm/") }
+
+    /// `/c/<name>/`: the live instances of one coordinator, one per session.
+    public static func coordinator(_ name: CoordinatorName) -> CloneSubtree { CloneSubtree("/c/\(name)/") }
 
     /// `/v/<name>/`: one screen's view-model state in every session.
     public static func screen(_ name: ScreenName) -> CloneSubtree { CloneSubtree("/v/\(name)/") }

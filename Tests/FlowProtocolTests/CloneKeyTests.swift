@@ -11,6 +11,7 @@ struct CloneKeyTests {
         ("/c/auth/abc", .coordinatorInstance(try! CoordinatorName("auth"), try! SessionID("abc"))),
         ("/host/plugins/echo", .host(try! HostPath(["plugins", "echo"]))),
         ("/host/started", .host(try! HostPath(["started"]))),
+        ("/schema/shop.v1", .appSchema(package: "shop.v1")),
     ])
     func parsesAndFormatsValidKeys(text: String, expected: CloneKey) throws {
         let key = try CloneKey(parsing: text)
@@ -28,6 +29,7 @@ struct CloneKeyTests {
         "/s/abç/nav",            // not ASCII
         "/s/abc/vm/SignIn",      // screen names are lowercase
         "/s/../nav",             // dot-only segment
+        "/schema/shop.v1/x",     // a schema key names one package
         "/s/abc",                // no leaf
         "/s/abc/vm",             // no screen
         "/s/abc/other",          // unknown leaf
@@ -105,5 +107,23 @@ struct CloneKeyTests {
             #expect(error.description.contains("/s/abc/nav/"))
             #expect(error.description.contains("remove"))
         }
+    }
+}
+
+@Suite("Clone subtrees")
+struct CloneSubtreeTests {
+    @Test func eachSubtreeHoldsItsKeysAndNoOthers() throws {
+        let session = try SessionID("abc")
+        let other = try SessionID("abcd")
+        let screen = try ScreenName("cart")
+        #expect(CloneSubtree.viewModels(of: session).contains(CloneKey.viewModel(session, screen)))
+        #expect(!CloneSubtree.viewModels(of: session).contains(CloneKey.viewModel(other, screen)))
+        #expect(!CloneSubtree.viewModels(of: session).contains(CloneKey.navigation(session)))
+        let coordinator = try CoordinatorName("shop")
+        #expect(CloneSubtree.coordinator(coordinator).contains(CloneKey.coordinatorInstance(coordinator, session)))
+        #expect(!CloneSubtree.coordinator(try CoordinatorName("shopping")).contains(CloneKey.coordinatorInstance(coordinator, session)))
+        #expect(CloneSubtree.allCoordinators.contains(CloneKey.coordinatorInstance(coordinator, session)))
+        #expect(CloneSubtree.schemas.contains(CloneKey.appSchema(package: "shop.v1")))
+        #expect(!CloneSubtree.allSessions.contains(CloneKey.appSchema(package: "shop.v1")))
     }
 }

@@ -219,7 +219,7 @@ public nonisolated struct Flowbus_V1_SessionRecord: Sendable {
   /// The signed-in account's e-mail; empty while signed out.
   public var user: String = String()
 
-  /// "auth" or "main".
+  /// The root flow the session is in, as the app names it (its root coordinator's context "flow").
   public var flow: String = String()
 
   /// False once the session is closed (the key is then deleted).

@@ -1,0 +1,182 @@
+import Clone
+import FlowProtocol
+import Foundation
+import Synchronization
+
+/// One value of the state map under a Flowbus key.
+public struct StateEntry: Sendable, Equatable {
+    public var key: CloneKey
+    /// The value; empty when the change is a delete.
+    public var value: [UInt8]
+
+    public init(key: CloneKey, value: [UInt8]) {
+        self.key = key
+        self.value = value
+    }
+
+    public var isDelete: Bool { value.isEmpty }
+}
+
+/// What the runtimes need of the Clone map: the local copy of their subtrees, writes, and the
+/// changes as they come. `CloneAgent` is the real one; `MemoryStateMap` keeps it in memory so that
+/// a runtime's rules (idempotency, stale refusal, fencing, restore after a restart) are tested
+/// without processes.
+public protocol StateMap: AnyObject, Sendable {
+    /// True once every subscribed subtree has its snapshot.
+    var isSynced: Bool { get }
+    /// The value of `key`, nil when absent or deleted.
+    func value(at key: CloneKey) -> [UInt8]?
+    /// The live (non-empty) values under `subtree` whose keys are Flowbus keys, sorted by key.
+    func entries(in subtree: CloneSubtree) -> [StateEntry]
+    func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError)
+    func delete(_ key: CloneKey) throws(CloneWriteError)
+    /// The live values under `subtree` now, then every change after them, in order.
+    func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry>
+    func stop()
+}
+
+extension CloneAgent: StateMap {
+    public func value(at key: CloneKey) -> [UInt8]? {
+        guard let entry = get(key.text), !entry.value.isEmpty else { return nil }
+        return entry.value
+    }
+
+    public func entries(in subtree: CloneSubtree) -> [StateEntry] {
+        entries(prefix: subtree.text).compactMap { entry in
+            guard !entry.value.isEmpty, let key = try? CloneKey(parsing: entry.key) else { return nil }
+            return StateEntry(key: key, value: entry.value)
+        }
+    }
+
+    public func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError) {
+        _ = try set(key: key.text, value: value)
+    }
+
+    public func delete(_ key: CloneKey) throws(CloneWriteError) {
+        _ = try delete(key: key.text)
+    }
+
+    public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
+        let updates = updates(prefix: subtree.text, includeCurrent: true)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await update in updates {
+                    guard let key = try? CloneKey(parsing: update.key) else { continue }
+                    continuation.yield(StateEntry(key: key, value: update.isDelete ? [] : update.value))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// A state map in this process's memory: what one Clone server and its agents would hold, with
+/// every write visible at once. For tests of runtimes: give each runtime its own `peer()` to play
+/// several processes on one map; stop one and make a new runtime over another peer to play a
+/// restart (the map keeps everything, as the Clone server does).
+public final class MemoryStateMap: StateMap {
+    struct Listener {
+        var owner: ObjectIdentifier
+        var subtree: CloneSubtree
+        var continuation: AsyncStream<StateEntry>.Continuation
+    }
+
+    final class Store: Sendable {
+        struct Contents {
+            var values: [CloneKey: [UInt8]] = [:]
+            var listeners: [Int: Listener] = [:]
+            var nextListener = 0
+            var writes: [StateEntry] = []
+        }
+
+        let contents = Mutex(Contents())
+    }
+
+    private let store: Store
+    private let stopped = Atomic<Bool>(false)
+
+    public convenience init() {
+        self.init(store: Store())
+    }
+
+    private init(store: Store) {
+        self.store = store
+    }
+
+    /// Another process's agent on the same map.
+    public func peer() -> MemoryStateMap {
+        MemoryStateMap(store: store)
+    }
+
+    public var isSynced: Bool { true }
+
+    public func value(at key: CloneKey) -> [UInt8]? {
+        store.contents.withLock { $0.values[key] }
+    }
+
+    public func entries(in subtree: CloneSubtree) -> [StateEntry] {
+        store.contents.withLock { contents in
+            contents.values.filter { subtree.contains($0.key) }.map { StateEntry(key: $0.key, value: $0.value) }
+        }.sorted { $0.key.text < $1.key.text }
+    }
+
+    public func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError) {
+        try write(StateEntry(key: key, value: value))
+    }
+
+    public func delete(_ key: CloneKey) throws(CloneWriteError) {
+        try write(StateEntry(key: key, value: []))
+    }
+
+    /// Every write to the map in order, deletes included, by any peer.
+    public var writes: [StateEntry] { store.contents.withLock { $0.writes } }
+
+    /// Writes a value as a forger (or a test) would: straight into the map.
+    public func inject(_ key: CloneKey, value: [UInt8]) {
+        try? write(StateEntry(key: key, value: value), force: true)
+    }
+
+    func write(_ entry: StateEntry, force: Bool = false) throws(CloneWriteError) {
+        if !force, stopped.load(ordering: .acquiring) { throw .stopped }
+        store.contents.withLock { contents in
+            if entry.isDelete { contents.values[entry.key] = nil } else { contents.values[entry.key] = entry.value }
+            contents.writes.append(entry)
+            for listener in contents.listeners.values where listener.subtree.contains(entry.key) {
+                listener.continuation.yield(entry)
+            }
+        }
+    }
+
+    public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
+        let (stream, continuation) = AsyncStream<StateEntry>.makeStream()
+        guard !stopped.load(ordering: .acquiring) else {
+            continuation.finish()
+            return stream
+        }
+        let owner = ObjectIdentifier(self)
+        let id = store.contents.withLock { contents in
+            for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) {
+                continuation.yield(StateEntry(key: key, value: value))
+            }
+            let id = contents.nextListener
+            contents.nextListener += 1
+            contents.listeners[id] = Listener(owner: owner, subtree: subtree, continuation: continuation)
+            return id
+        }
+        continuation.onTermination = { [store] _ in
+            store.contents.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Stops this peer: its streams end and its writes fail; the map and other peers carry on.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        let owner = ObjectIdentifier(self)
+        let mine = store.contents.withLock { contents in
+            contents.listeners.values.filter { $0.owner == owner }
+        }
+        for listener in mine { listener.continuation.finish() }
+    }
+}

@@ -1,0 +1,402 @@
+import FlowKit
+import FlowProtocol
+import Foundation
+import Logging
+import SwiftProtobuf
+import Testing
+
+// The runtimes' rules, tested without processes: each runtime runs over a `MemoryStateMap` peer
+// (its Clone agent) and reaches the others through an `InProcessBus` (its MDP calls). The app is
+// made up: a tally screen served by a view model, and a ledger flow with screens of its own.
+
+/// The tally screen: `add` adds `amount` (a number) to the total, shown as an Int64Value.
+final class TallyViewModel: ViewModel {
+    override class var screen: String { "tally" }
+    override class var actions: [ActionSpec] { [ActionSpec("add", fields: ["amount"])] }
+    /// How many times `add` ran in this process, whatever the bus says.
+    nonisolated(unsafe) static var applied = 0
+
+    var total: Int64 { shown(Google_Protobuf_Int64Value.self)?.value ?? 0 }
+
+    override func handle(_ intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "add":
+            guard let amount = Int64(intent.field("amount")) else {
+                state = .error("The amount must be a whole number.")
+                return
+            }
+            Self.applied += 1
+            state = .success(ScreenPayload(Google_Protobuf_Int64Value(total + amount)))
+        case "load":
+            state = .loading
+        default:
+            try super.handle(intent)
+        }
+    }
+}
+
+/// The root flow: shows the tally screen; `ledger` starts the ledger flow.
+final class TallyAppCoordinator: Coordinator {
+    override class var name: String { "app" }
+    override class var screenActions: [String: [ActionSpec]] { ["tally": ["ledger"]] }
+
+    override func start() {
+        navigate(.setRoot([.make("tally", owner: "app")]))
+    }
+
+    override func handle(intent: IntentInput) throws(IntentRefusal) {
+        guard intent.action == "ledger" else { throw .unknownAction(intent.action, screen: "tally", known: Self.actionNames) }
+        startChild("ledger")
+    }
+
+    override func handle(call method: String, args: [String: String]) throws(IntentRefusal) -> [String: String] {
+        guard method == "ledgerDone" else { return try super.handle(call: method, args: args) }
+        finishChild("ledger")
+        navigate(.popToRoot())
+        return [:]
+    }
+}
+
+/// A child flow whose screens have no view model: `more` pushes an entry, `done` reports back.
+final class LedgerCoordinator: Coordinator {
+    override class var name: String { "ledger" }
+    override class var screenActions: [String: [ActionSpec]] { ["ledger": ["more", "done"], "entry": ["done"]] }
+
+    override func start() {
+        navigate(.push(.make("ledger", owner: "ledger", viewModel: false)))
+    }
+
+    override func handle(intent: IntentInput) throws(IntentRefusal) {
+        switch intent.action {
+        case "more": navigate(.push(.make("entry", owner: "ledger", viewModel: false)))
+        case "done": report("ledgerDone")
+        default: throw .unknownAction(intent.action, screen: intent.screen, known: Self.actionNames)
+        }
+    }
+}
+
+let quiet = Logger(label: "flowbus.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+func envelope(_ message: some SwiftProtobuf.Message, session: String, key: String = "", writer: String = "client/1", incarnation: UInt64 = 0) -> Envelope {
+    try! Envelope.wrapping(message, session: session, idempotencyKey: key, writer: writer, incarnation: incarnation)
+}
+
+func intent(_ action: String, screen: String, fields: [String: String] = [:], version: UInt64 = 0) -> Flowbus_V1_Intent {
+    var intent = Flowbus_V1_Intent()
+    intent.action = action
+    intent.screen = screen
+    intent.fields = fields
+    intent.screenVersion = version
+    return intent
+}
+
+func call(_ method: String, args: [String: String] = [:], expected: UInt64 = 0) -> Flowbus_V1_CoordinatorCall {
+    var call = Flowbus_V1_CoordinatorCall()
+    call.method = method
+    call.args = args
+    call.expectedNavVersion = expected
+    return call
+}
+
+func intentReply(_ envelope: Envelope) throws -> Flowbus_V1_IntentReply {
+    try envelope.unwrap(Flowbus_V1_IntentReply.self)
+}
+
+func coordinatorReply(_ envelope: Envelope) throws -> Flowbus_V1_CoordinatorReply {
+    try envelope.unwrap(Flowbus_V1_CoordinatorReply.self)
+}
+
+func viewState(_ map: MemoryStateMap, session: String, screen: String = "tally") -> Flowbus_V1_ViewState? {
+    guard let bytes = map.value(at: .viewModel(try! SessionID(session), try! ScreenName(screen))) else { return nil }
+    return try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
+}
+
+func navigation(_ map: MemoryStateMap, session: String) -> Navigation? {
+    guard let bytes = map.value(at: .navigation(try! SessionID(session))) else { return nil }
+    return try? Envelope.decodeChecked(bytes).unwrap(Navigation.self)
+}
+
+func total(_ state: Flowbus_V1_ViewState?) -> Int64? {
+    state?.shownPayload?.decode(Google_Protobuf_Int64Value.self)?.value
+}
+
+/// Polls `condition` for up to 3 s.
+func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<300 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+func tallyRuntime(_ map: MemoryStateMap, writer: String = "vm-tally/0", incarnation: UInt64 = 1) throws -> ViewModelRuntime {
+    let runtime = try ViewModelRuntime(screen: "tally", writer: writer, incarnation: incarnation, map: map, logger: quiet) {
+        TallyViewModel(session: $0)
+    }
+    runtime.start()
+    return runtime
+}
+
+@Suite("View-model runtime without processes", .serialized)
+struct ViewModelRuntimeSeamTests {
+    @Test func aRepeatedIdempotencyKeyIsAnsweredWithoutApplyingAgain() throws {
+        TallyViewModel.applied = 0
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        let request = envelope(intent("add", screen: "tally", fields: ["amount": "5"]), session: "s1", key: "k1")
+        let first = try intentReply(runtime.handle(request))
+        let second = try intentReply(runtime.handle(request))
+        #expect(first.applied && second.applied)
+        #expect(second.screenVersion == first.screenVersion)
+        #expect(TallyViewModel.applied == 1)
+        #expect(total(viewState(map, session: "s1")) == 5)
+        // Once more with a new key: applied again.
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "5"]), session: "s1", key: "k2"))
+        #expect(total(viewState(map, session: "s1")) == 10)
+    }
+
+    @Test func anIntentMadeOnAnOlderVersionIsRefusedAsStaleAndChangesNothing() throws {
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s1", key: "a"))
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s1", key: "b"))
+        let now = try #require(viewState(map, session: "s1")).screenVersion
+        #expect(now == 2)
+        let stale = try intentReply(runtime.handle(
+            envelope(intent("add", screen: "tally", fields: ["amount": "100"], version: 1), session: "s1", key: "c")))
+        #expect(!stale.applied)
+        #expect(stale.error.code == .staleIntent)
+        #expect(stale.screenVersion == 2)
+        #expect(total(viewState(map, session: "s1")) == 2)
+        #expect(runtime.counters.refused == 1)
+        // Made on the current version: applied.
+        let current = try intentReply(runtime.handle(
+            envelope(intent("add", screen: "tally", fields: ["amount": "3"], version: 2), session: "s1", key: "d")))
+        #expect(current.applied && current.screenVersion == 3)
+    }
+
+    @Test func aRestartedWorkerCarriesOnFromTheMapAndRemembersTheLastKey() throws {
+        TallyViewModel.applied = 0
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent, incarnation: 1)
+        _ = first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "4"]), session: "s1", key: "k1"))
+        let last = envelope(intent("add", screen: "tally", fields: ["amount": "6"]), session: "s1", key: "k2")
+        let before = try intentReply(first.handle(last))
+        firstAgent.stop()
+
+        // A new process over the same map: it never saw the session.
+        let second = try tallyRuntime(map.peer(), incarnation: 2)
+        let retried = try intentReply(second.handle(last))
+        #expect(retried.applied && retried.screenVersion == before.screenVersion)
+        #expect(TallyViewModel.applied == 2)
+        let next = try intentReply(second.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s1", key: "k3")))
+        #expect(next.applied && next.screenVersion == before.screenVersion + 1)
+        #expect(total(viewState(map, session: "s1")) == 11)
+    }
+
+    @Test func aLoadLeftUnfinishedByThisWriterBecomesAnErrorAfterTheRestart() throws {
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent)
+        _ = first.handle(envelope(intent("load", screen: "tally"), session: "s1", key: "k1"))
+        #expect(viewState(map, session: "s1")?.phase == .loading)
+        firstAgent.stop()
+        _ = try tallyRuntime(map.peer())
+        let after = try #require(viewState(map, session: "s1"))
+        #expect(after.phase == .error)
+        #expect(after.message.contains("interrupted by a restart"))
+        // The same state under the screen tree: both keys stay equal.
+        let mirror = try #require(map.value(at: .screenMirror(try ScreenName("tally"), try SessionID("s1"))))
+        #expect(try Envelope.decodeChecked(mirror).unwrap(Flowbus_V1_ViewState.self) == after)
+    }
+
+    @Test func anotherWritersLoadIsLeftAlone() throws {
+        let map = MemoryStateMap()
+        let other = try tallyRuntime(map.peer(), writer: "vm-tally/1")
+        _ = other.handle(envelope(intent("load", screen: "tally"), session: "s1", key: "k1"))
+        _ = try tallyRuntime(map.peer(), writer: "vm-tally/0")
+        #expect(viewState(map, session: "s1")?.phase == .loading)
+    }
+
+    @Test func closeDeletesBothKeysAndRepeatingItChangesNothing() throws {
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s1", key: "k1"))
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s2", key: "k1"))
+        for _ in 0..<2 {
+            #expect(try intentReply(runtime.handle(envelope(intent("close", screen: "tally"), session: "s1", key: "close"))).applied)
+            #expect(map.entries(in: .session(try SessionID("s1"))).isEmpty)
+            #expect(map.entries(in: .screen(try ScreenName("tally"))).map(\.key) == [.screenMirror(try ScreenName("tally"), try SessionID("s2"))])
+        }
+    }
+
+    @Test func badRequestsAreAnsweredAndCountedNeverApplied() throws {
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        let wrongKind = runtime.handle(envelope(call("start"), session: "s1"))
+        #expect(try wrongKind.unwrap(WireError.self).code == .malformed)
+        let noSession = try intentReply(runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "../x")))
+        #expect(!noSession.applied && noSession.error.code == .invalidField)
+        let unknown = try intentReply(runtime.handle(envelope(intent("explode", screen: "tally"), session: "s1")))
+        #expect(!unknown.applied && unknown.error.message.contains("explode"))
+        #expect(runtime.counters.malformed == 1)
+        #expect(runtime.counters.refused == 2)
+        #expect(map.writes.isEmpty)
+    }
+
+    @Test func everyStateCarriesTheDeclaredActions() throws {
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        _ = runtime.handle(envelope(intent("add", screen: "tally", fields: ["amount": "2"]), session: "s1", key: "k1"))
+        let state = try #require(viewState(map, session: "s1"))
+        #expect(state.actions.map(\.name) == ["add"])
+        #expect(state.actions.first?.service == "vm.tally")
+        #expect(state.actions.first?.fields == ["amount"])
+    }
+}
+
+final class UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The made-up app on one in-memory bus: the navigation owner (coord.app), the ledger flow
+/// (coord.ledger) and the tally view model (vm.tally).
+final class TallyBus {
+    let map = MemoryStateMap()
+    let bus = InProcessBus()
+    var owner: CoordinatorRuntime!
+    var ledger: CoordinatorRuntime!
+    var tally: ViewModelRuntime!
+
+    init() throws {
+        owner = try startOwner(incarnation: 1)
+        ledger = try CoordinatorRuntime(
+            coordinator: LedgerCoordinator.self, peers: [TallyAppCoordinator.self], writer: "coord-ledger/0", incarnation: 1,
+            map: map.peer(), calls: bus.calls(name: "ledger"), viewModelCalls: nil, logger: quiet)
+        ledger.start()
+        bus.register("coord.ledger") { [ledger] in ledger!.respond(to: $0) }
+        tally = try tallyRuntime(map.peer())
+        // The bus hands vm.tally one request at a time, as its one worker thread would.
+        let box = UncheckedBox(tally!)
+        bus.register("vm.tally") { box.value.handle($0) }
+    }
+
+    func startOwner(incarnation: UInt64) throws -> CoordinatorRuntime {
+        let owner = try CoordinatorRuntime(
+            coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
+            writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
+            viewModelCalls: bus.calls(name: "app-vm"), logger: quiet)
+        owner.start()
+        bus.register("coord.app") { [owner] in owner.respond(to: $0) }
+        return owner
+    }
+
+    func open(_ requested: String = "") throws -> Flowbus_V1_CoordinatorReply {
+        try coordinatorReply(owner.respond(to: envelope(call("openSession", args: requested.isEmpty ? [:] : ["session": requested]), session: "")))
+    }
+}
+
+@Suite("Coordinator runtime without processes", .serialized)
+struct CoordinatorRuntimeSeamTests {
+    @Test func openingASessionShowsItsFirstScreenWithItsActionsAndLetsItsViewModelAppear() async throws {
+        let app = try TallyBus()
+        let opened = try app.open()
+        let session = try #require(opened.result["session"])
+        #expect(opened.result["attached"] == nil)
+        let nav = try #require(navigation(app.map, session: session))
+        #expect(nav.version == 1)
+        #expect(nav.topScreen?.kind == "tally")
+        #expect(nav.topScreen?.actions.map(\.name) == ["ledger"])
+        #expect(nav.topScreen?.actions.first?.service == "coord.app")
+        // The owner told vm.tally to appear; the view model published its state for the screen.
+        #expect(await eventually { viewState(app.map, session: session)?.screenID == "tally" })
+        #expect(app.bus.delivered(to: "vm.tally").compactMap { try? $0.unwrap(Flowbus_V1_Intent.self).action } == ["appear"])
+        // Attaching again says so, with the version now.
+        let again = try app.open(session)
+        #expect(again.result["attached"] == "true" && again.navVersion == 1)
+    }
+
+    @Test func aChildFlowsNavigationGoesThroughTheOwnerWhichRefusesAStaleOne() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        let toLedger = try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session)))
+        #expect(toLedger.applied)
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let version = try #require(navigation(app.map, session: session)).version
+        // `more` on the ledger: coord.ledger asks the owner and waits for its verdict.
+        let more = try intentReply(app.ledger.respond(to: envelope(intent("more", screen: "ledger", version: version), session: session)))
+        #expect(more.applied && more.screenVersion == version + 1)
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "entry")
+        // The same action made on the old version: the owner refuses it, nothing moves.
+        let stale = try intentReply(app.ledger.respond(to: envelope(intent("more", screen: "ledger", version: version), session: session)))
+        #expect(!stale.applied && stale.error.code == .staleIntent)
+        #expect(navigation(app.map, session: session)?.version == version + 1)
+        // `done` reports to the parent, which finishes the child and goes back to the tally.
+        _ = app.ledger.respond(to: envelope(intent("done", screen: "entry"), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "tally" })
+        #expect(await eventually { app.map.value(at: .coordinatorInstance(try! CoordinatorName("ledger"), try! SessionID(session))) == nil })
+    }
+
+    @Test func callsFromAReplacedIncarnationAreFenced() throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        let newer = try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-x/0", incarnation: 2)))
+        #expect(newer.ok)
+        let older = try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-x/0", incarnation: 1)))
+        #expect(!older.ok && older.error.code == .fenced)
+        #expect(older.error.message.contains("replaced by incarnation 2"))
+        // Another writer is not affected, nor are clients (incarnation 0).
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-y/0", incarnation: 1))).ok)
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-x/0", incarnation: 0))).ok)
+        #expect(app.owner.counters.fenced == 1)
+    }
+
+    @Test func aRestartedOwnerResumesEverySessionFromTheMap() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let before = try #require(navigation(app.map, session: session))
+        app.owner.shutdown()
+
+        // kill -9 and restart: a new incarnation over the same map, nothing in memory.
+        let restarted = try app.startOwner(incarnation: 2)
+        app.owner = restarted
+        let attached = try app.open(session)
+        #expect(attached.result["attached"] == "true")
+        #expect(attached.navVersion == before.version)
+        // It carries on where the old one stopped: `back` pops the ledger screen.
+        let back = try intentReply(restarted.respond(to: envelope(intent("back", screen: "ledger", version: before.version), session: session)))
+        #expect(back.applied && back.screenVersion == before.version + 1)
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "tally")
+        // The new navigation is written by the new incarnation.
+        let bytes = try #require(app.map.value(at: .navigation(try SessionID(session))))
+        #expect(try Envelope.decodeChecked(bytes).incarnation == 2)
+    }
+
+    @Test func closingASessionLeavesNoKeyOfIt() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let id = try SessionID(session)
+        let closed = try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: session)))
+        #expect(closed.ok)
+        #expect(await eventually {
+            app.map.entries(in: .everything).allSatisfy { $0.key.session != id }
+        })
+        // An intent for it now has nothing to act on.
+        let late = try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally"), session: session)))
+        #expect(!late.applied)
+    }
+
+    @Test func aNavigationActionOnAnOlderVersionIsRefused() throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        let stale = try coordinatorReply(app.owner.respond(to: envelope(call("navigate", expected: 7), session: session)))
+        #expect(!stale.ok && stale.error.code == .staleIntent && stale.navVersion == 1)
+    }
+}
