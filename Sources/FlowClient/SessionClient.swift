@@ -22,6 +22,10 @@ public struct SessionClientOptions: Sendable {
     public var followCoordinators = false
     /// Events kept in the log (the oldest go first).
     public var maxEvents = 10_000
+    /// A driver (a client that opened or announced itself) tells coord.app it is still there
+    /// (`touch`) three times per idle limit the session record states, so a person reading a
+    /// screen does not lose the session to idle expiry. Observers never do.
+    public var keepAlive = true
 
     public init() {}
 }
@@ -43,6 +47,7 @@ public final class SessionClient: Sendable {
     let logger: Logger
     private let following: Mutex<Task<Void, Never>?>
     private let coordinatorsFollowed = Mutex<Task<Void, Never>?>(nil)
+    private let keepingAlive = Mutex<Task<Void, Never>?>(nil)
     private let counter = Atomic<Int>(0)
     private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
 
@@ -53,7 +58,9 @@ public final class SessionClient: Sendable {
         let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
         do {
             let session = try await connection.openSession(requested: nil)
-            return try await SessionClient(session: session, connection: connection)
+            let client = try await SessionClient(session: session, connection: connection)
+            if options.keepAlive { client.keepAlive() }
+            return client
         } catch {
             connection.requester.stop()
             throw error
@@ -70,7 +77,9 @@ public final class SessionClient: Sendable {
         let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
         do {
             let id = announce ? try await connection.openSession(requested: session) : session
-            return try await SessionClient(session: id, connection: connection)
+            let client = try await SessionClient(session: id, connection: connection)
+            if announce && options.keepAlive { client.keepAlive() }
+            return client
         } catch {
             connection.requester.stop()
             throw error
@@ -183,8 +192,37 @@ public final class SessionClient: Sendable {
         _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name)
     }
 
+    /// Sends `touch` to coord.app a third of the session's idle limit apart while the session is
+    /// open (the limit comes with its record; until it shows, the client looks each second).
+    func keepAlive() {
+        keepingAlive.withLock { task in
+            guard task == nil else { return }
+            task = Task { [weak self] in
+                while !Task.isCancelled {
+                    // Until the record (with the limit) shows, look again each second.
+                    let limit = self?.view.record?.idleLimitSeconds ?? 0
+                    try? await Task.sleep(for: limit == 0 ? .seconds(1) : .milliseconds(Int(limit) * 1000 / 3))
+                    guard let self, !Task.isCancelled else { return }
+                    guard limit > 0, self.view.record?.open == true else { continue }
+                    do {
+                        try await self.touch()
+                    } catch {
+                        self.logger.debug("touch failed", metadata: ["flowbus.session": "\(self.session)", "flowbus.error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tells coord.app this client is still on the session (activity for its idle expiry).
+    public func touch() async throws(SessionClientError) {
+        let call = BusConnection.call("touch", args: ["session": session])
+        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name)
+    }
+
     /// Stops following and the request thread; idempotent.
     public func stop() {
+        keepingAlive.withLock { $0?.cancel() }
         following.withLock { $0?.cancel() }
         coordinatorsFollowed.withLock { $0?.cancel() }
         agent.stop()

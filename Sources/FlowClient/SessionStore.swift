@@ -129,7 +129,9 @@ final class SessionStore: Sendable {
         if update.isDelete {
             state.fences[update.key]?.keyVersions = [:]
             switch target {
-            case .navigation: state.view.navigation = nil
+            case .navigation:
+                if state.view.navigation != nil, state.view.closedReason == nil { state.view.closedReason = "closed" }
+                state.view.navigation = nil
             case .record: state.view.record = nil
             case .state(let kind): state.view.states[kind] = nil
             case .coordinator(let name):
@@ -166,6 +168,7 @@ final class SessionStore: Sendable {
             case .record:
                 let record = try envelope.unwrap(Flowbus_V1_SessionRecord.self)
                 state.view.record = record
+                state.view.closedReason = record.open ? nil : (record.closedReason.isEmpty ? "closed" : record.closedReason)
                 event(.record(user: record.user, flow: record.flow, open: record.open), update, envelope, to: &state)
             case .state(let kind):
                 let viewState = try envelope.unwrap(Flowbus_V1_ViewState.self)

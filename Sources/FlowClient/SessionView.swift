@@ -50,6 +50,9 @@ public struct SessionView: Sendable, Equatable {
     public var states: [String: ScreenState] = [:]
     /// The session record (`/s/<id>/meta`), nil once the session is closed.
     public var record: Flowbus_V1_SessionRecord?
+    /// Set once the session was closed while this client followed it: why, for people
+    /// ("closed by a client", "idle for 3600 s"); nil while it is open.
+    public var closedReason: String?
     /// Live coordinator instances, by coordinator name; filled once the client follows `/c/`.
     public var coordinators: [String: CoordinatorInstanceView] = [:]
     public var followsCoordinators = false

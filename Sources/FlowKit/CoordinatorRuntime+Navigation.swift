@@ -17,6 +17,7 @@ extension CoordinatorRuntime {
                 reply.result["session"] = requested.text
                 reply.result["attached"] = "true"
                 reply.navVersion = state.navigations[requested]?.version ?? 0
+                touch(requested, in: &state)
                 return reply
             }
             let session = (try? SessionID(requested)) ?? Self.newSessionID()
@@ -30,6 +31,7 @@ extension CoordinatorRuntime {
             state.instances[session] = instance
             state.startedAt[session] = WallClock.nowUnixNanos()
             state.handled[session] = [:]
+            touch(session, in: &state)
             instance.start()
             apply(instance, of: session, in: &state, syncNavigation: nil)
             writeSessionRecord(instance, of: session, in: &state, force: true)
@@ -39,9 +41,17 @@ extension CoordinatorRuntime {
         }
     }
 
-    func closeSession(_ session: SessionID) -> Flowbus_V1_CoordinatorReply {
+    /// Ends the session: its flows are released, its view models told to `close`, and its record
+    /// written once more (open = false, why) before every key of it is deleted, the record last.
+    func closeSession(_ session: SessionID, reason: String) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
+            state.lastActive[session] = nil
             if let instance = state.instances[session] { release(instance, of: session, in: &state) }
+            if var record = state.records[session] {
+                record.open = false
+                record.closedReason = reason
+                write(.sessionMeta(session), record, keyVersion: 0)
+            }
             // Every view model that ever published a state of the session deletes it (`close`).
             let kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
                 .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
@@ -51,7 +61,8 @@ extension CoordinatorRuntime {
             state.records[session] = nil
             delete(.navigation(session))
             delete(.sessionMeta(session))
-            logger.info("session closed", metadata: ["flowbus.session": "\(session)"])
+            state.lastActive[session] = nil
+            logger.info("session closed", metadata: ["flowbus.session": "\(session)", "flowbus.reason": "\(reason)"])
             var reply = Flowbus_V1_CoordinatorReply()
             reply.ok = true
             return reply
@@ -171,6 +182,7 @@ extension CoordinatorRuntime {
         record.user = instance.context["user"] ?? ""
         record.flow = instance.context["flow"] ?? ""
         record.open = true
+        record.idleLimitSeconds = UInt32(clamping: idleLimit?.components.seconds ?? 0)
         guard force || record != before else { return }
         state.records[session] = record
         write(.sessionMeta(session), record, keyVersion: 0)

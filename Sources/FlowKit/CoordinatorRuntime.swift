@@ -23,6 +23,9 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var fence: [String: UInt64] = [:]
         var fenced = 0
         var malformed = 0
+        /// When each open session last saw activity (the owner's idle expiry).
+        var lastActive: [SessionID: ContinuousClock.Instant] = [:]
+        var expired = 0
     }
 
     public let name: String
@@ -41,7 +44,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     let logger: Logger
     let writer: String
     let incarnation: UInt64
-    let watcher = Locked<Task<Void, Never>?>(nil)
+    let watchers = Locked<[Task<Void, Never>]>([])
+    /// The owner closes a session idle for this long; nil = never.
+    let idleLimit: Duration?
+    /// The runtime's clock (idle expiry); tests pass their own.
+    let now: @Sendable () -> ContinuousClock.Instant
+    static let defaultIdleLimit = Duration.seconds(3600)
 
     /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
     /// from the declarations of the coordinator that owns it (Screen.owner).
@@ -52,30 +60,46 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// session's navigation (`/s/<session>/nav`) and record.
     public convenience init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
         let name = try CoordinatorName(coordinator.name)
+        let idleLimit = try Self.idleLimit(from: bus.environment.options)
         let agent = try bus.makeAgent(subtrees: Self.subtrees(name, coordinator, navigationOwner: navigationOwner).map(\.text))
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner,
             writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
-            logger: bus.logger, bus: bus)
+            sessionIdleLimit: idleLimit, clock: { .now }, logger: bus.logger, bus: bus)
+    }
+
+    /// `--session-idle SECONDS` (the owner's plugin argument): 0 = never; default one hour.
+    static func idleLimit(from options: [String: String]) throws(PluginEnvironmentError) -> Duration? {
+        guard let text = options["session-idle"] else { return defaultIdleLimit }
+        guard let seconds = Int(text), seconds >= 0 else {
+            throw PluginEnvironmentError(
+                "--session-idle takes whole seconds (0 = sessions never expire), as in `args: [\"--session-idle\", \"1800\"]`; got \"\(text)\"")
+        }
+        return seconds == 0 ? nil : .seconds(seconds)
     }
 
     /// A runtime over any state map and calls: `MemoryStateMap` and `InProcessBus` run it without
-    /// processes. Call `start()`, then `handle(_:)` for each request; `shutdown()` at the end.
+    /// processes. Call `start()`, then `respond(to:)` for each request; `shutdown()` at the end.
+    /// `clock` drives idle expiry (`sessionIdleLimit`, nil = never).
     public convenience init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
-        writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, logger: Logger
+        writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
+        sessionIdleLimit: Duration? = nil, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger
     ) throws {
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
-            map: map, calls: calls, viewModelCalls: viewModelCalls, logger: logger, bus: nil)
+            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, clock: clock, logger: logger, bus: nil)
     }
 
     init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
-        map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, logger: Logger, bus: PluginBus?
+        map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, sessionIdleLimit: Duration?,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, bus: PluginBus?
     ) throws {
+        self.idleLimit = sessionIdleLimit
+        self.now = clock
         self.coordinatorName = try CoordinatorName(coordinator.name)
         self.name = coordinator.name
         self.type = coordinator
@@ -131,15 +155,38 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         while !map.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
         restore()
         let changes = map.changes(in: .allScreens)
-        let task = Task.detached { [self] in
+        var tasks = [Task.detached { [self] in
             for await change in changes { screenUpdate(change) }
+        }]
+        if isOwner {
+            // Every value written in a session is activity: a client acting on a view model's
+            // screen reaches the owner only this way.
+            let sessions = map.changes(in: .allSessions)
+            tasks.append(Task.detached { [self] in
+                for await change in sessions {
+                    guard let session = change.key.session else { continue }
+                    state.withLock { touch(session, in: &$0) }
+                }
+            })
+            if let idleLimit {
+                let period = min(idleLimit / 4, .seconds(5))
+                tasks.append(Task.detached { [self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: period)
+                        expireIdleSessions()
+                    }
+                })
+            }
         }
-        watcher.withLock { $0 = task }
+        watchers.withLock { $0 = tasks }
     }
 
     /// Stops following the map and calling out; the map's agent stops too.
     public func shutdown() {
-        watcher.withLock { $0?.cancel() }
+        watchers.withLock { tasks in
+            for task in tasks { task.cancel() }
+            tasks = []
+        }
         calls.stop()
         viewModelCalls?.stop()
         map.stop()
@@ -147,8 +194,40 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// Calls refused because their writer's incarnation was replaced, and requests that were not
     /// a CoordinatorCall or Intent.
-    public var counters: (fenced: Int, malformed: Int) {
-        state.withLock { ($0.fenced, $0.malformed) }
+    public var counters: (fenced: Int, malformed: Int, expired: Int) {
+        state.withLock { ($0.fenced, $0.malformed, $0.expired) }
+    }
+
+    // MARK: Idle sessions
+
+    /// Notes activity in an open session (one the owner knows; a closed one stays closed).
+    func touch(_ session: SessionID, in state: inout State) {
+        guard isOwner, state.records[session] != nil || state.instances[session] != nil else { return }
+        state.lastActive[session] = now()
+    }
+
+    /// How long the open session `session` has seen no activity (the owner only); nil when unknown.
+    public func idleTime(of session: SessionID) -> Duration? {
+        let instant = now()
+        return state.withLock { $0.lastActive[session].map { instant - $0 } }
+    }
+
+    /// Closes, as `closeSession` does, every session idle for the limit or longer; returns them.
+    @discardableResult
+    public func expireIdleSessions() -> [SessionID] {
+        guard isOwner, let idleLimit else { return [] }
+        let instant = now()
+        let idle = state.withLock { state in
+            state.lastActive.filter { instant - $0.value >= idleLimit }.map(\.key).sorted()
+        }
+        for session in idle {
+            _ = closeSession(session, reason: "idle for \(idleLimit.components.seconds) s")
+            state.withLock { $0.expired += 1 }
+            logger.notice("closed an idle session", metadata: [
+                "flowbus.session": "\(session)", "flowbus.idleLimit": "\(idleLimit.components.seconds) s",
+            ])
+        }
+        return idle
     }
 
     // MARK: Requests
@@ -175,11 +254,16 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                                           hint: "set Envelope.session to the session id"))
         }
         if let fenced = checkFence(envelope) { return fenced }
+        state.withLock { touch(session, in: &$0) }
         switch call.method {
         case "start": return start(session: session, parent: call.args["parent"] ?? "", args: call.args)
         case "finish": return finish(session: session)
         case "navigate" where isOwner: return navigate(session: session, ops: call.ops, expected: call.expectedNavVersion)
-        case "closeSession" where isOwner: return closeSession(session)
+        case "closeSession" where isOwner: return closeSession(session, reason: "closed by a client")
+        case "touch" where isOwner:
+            // Activity, noted above, for a session that is open.
+            let open = state.withLock { $0.instances[session] != nil }
+            return open ? Self.accepted() : Self.refusal(noInstance(session, doing: "touch"))
         default:
             return state.withLock { state -> Flowbus_V1_CoordinatorReply in
                 guard let instance = state.instances[session] else {
@@ -225,6 +309,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                                                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
+        state.withLock { touch(session, in: &$0) }
         if isOwner, SessionActions.names.contains(intent.action) {
             return ownerIntent(intent, session: session)
         }
@@ -403,6 +488,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         return WireError(.internal, "\(error)", hint: "report this as a bug")
     }
 
+    static func accepted() -> Flowbus_V1_CoordinatorReply {
+        var reply = Flowbus_V1_CoordinatorReply()
+        reply.ok = true
+        return reply
+    }
+
     static func refusal(_ error: WireError) -> Flowbus_V1_CoordinatorReply {
         var reply = Flowbus_V1_CoordinatorReply()
         reply.ok = false
@@ -517,7 +608,11 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                     case .navigation(let session):
                         if let navigation = try? envelope.unwrap(Navigation.self) { state.navigations[session] = navigation }
                     case .sessionMeta(let session):
-                        if let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) { state.records[session] = record }
+                        if let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) {
+                            state.records[session] = record
+                            // A restart gives every session a full idle period again.
+                            state.lastActive[session] = now()
+                        }
                     default:
                         break
                     }

@@ -55,8 +55,13 @@ public enum ScreenRenderer {
 
         guard let navigation = view.navigation, let top = view.topScreen else {
             drawBar(&canvas, title: "Flowbus", back: false, busy: false, frame: context.frame, columns: body.width + 2)
-            canvas.put(view.record == nil && view.navigation == nil ? "Waiting for the session's first screen…" : "This session has no screen.",
-                       row: body.row, column: body.column, role: .muted)
+            if let reason = view.closedReason {
+                canvas.put("This session was closed (\(reason)).", row: body.row, column: body.column, role: .error)
+                canvas.put("Press q to quit; `flowbus client` opens a new session.", row: body.row + 1, column: body.column, role: .muted)
+            } else {
+                canvas.put(view.record == nil && view.navigation == nil ? "Waiting for the session's first screen…" : "This session has no screen.",
+                           row: body.row, column: body.column, role: .muted)
+            }
             drawOverlays(&canvas, controller, rows: rows, columns: columns)
             return canvas
         }

@@ -38,8 +38,16 @@ struct SessionClientTests {
         #expect(signedIn.stack == ["home", "details"])
         #expect(signedIn.navigationVersion == 2)
 
+        #expect(signedIn.closedReason == nil)
+        // The owner closes a session by writing its record once more, then deleting its keys.
+        record.open = false
+        record.closedReason = "idle for 60 s"
+        try bus.publish(record, at: "/s/s1/meta")
+        try await client.waitUntil { $0.record?.open == false }
+        #expect(client.view.closedReason == "idle for 60 s")
         try bus.writer.delete(key: "/s/s1/nav")
         try await client.waitUntil { $0.navigation == nil }
+        #expect(client.view.closedReason == "idle for 60 s")
 
         // The log holds every navigation value and state, in the order the bus sequenced them.
         let events = client.events()
@@ -55,7 +63,7 @@ struct SessionClientTests {
             default: nil
             }
         }
-        #expect(kinds == ["nav v1 signin", "signin error", "nav v2 details", "meta", "deleted /s/s1/nav"])
+        #expect(kinds == ["nav v1 signin", "signin error", "nav v2 details", "meta", "meta", "deleted /s/s1/nav"])
     }
 
     @Test func aValueFromAnOlderIncarnationOfTheSameWriterIsFencedAndCounted() async throws {

@@ -3,6 +3,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import SwiftProtobuf
+import Synchronization
 import Testing
 
 // The runtimes' rules, tested without processes: each runtime runs over a `MemoryStateMap` peer
@@ -256,6 +257,13 @@ struct ViewModelRuntimeSeamTests {
     }
 }
 
+/// A clock that moves only when told.
+final class ManualClock: Sendable {
+    let instant = Mutex(ContinuousClock.now)
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+    func advance(_ duration: Duration) { instant.withLock { $0 += duration } }
+}
+
 final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
@@ -270,7 +278,12 @@ final class TallyBus {
     var ledger: CoordinatorRuntime!
     var tally: ViewModelRuntime!
 
-    init() throws {
+    /// The owner's clock: tests move it to play idle time.
+    let clock = ManualClock()
+    let idleLimit: Duration?
+
+    init(idleLimit: Duration? = nil) throws {
+        self.idleLimit = idleLimit
         owner = try startOwner(incarnation: 1)
         ledger = try CoordinatorRuntime(
             coordinator: LedgerCoordinator.self, peers: [TallyAppCoordinator.self], writer: "coord-ledger/0", incarnation: 1,
@@ -287,7 +300,7 @@ final class TallyBus {
         let owner = try CoordinatorRuntime(
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
             writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
-            viewModelCalls: bus.calls(name: "app-vm"), logger: quiet)
+            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, clock: { [clock] in clock.now }, logger: quiet)
         owner.start()
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
         return owner
@@ -398,5 +411,51 @@ struct CoordinatorRuntimeSeamTests {
         let session = try #require(try app.open().result["session"])
         let stale = try coordinatorReply(app.owner.respond(to: envelope(call("navigate", expected: 7), session: session)))
         #expect(!stale.ok && stale.error.code == .staleIntent && stale.navVersion == 1)
+    }
+
+    @Test func aSessionIdleForTheLimitIsClosedAndActivityOrATouchKeepsItOpen() async throws {
+        let app = try TallyBus(idleLimit: .seconds(60))
+        let session = try #require(try app.open().result["session"])
+        let id = try SessionID(session)
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        // The record says the limit, so a client knows how often to touch.
+        let record = try Envelope.decodeChecked(try #require(app.map.value(at: .sessionMeta(id)))).unwrap(Flowbus_V1_SessionRecord.self)
+        #expect(record.idleLimitSeconds == 60)
+
+        app.clock.advance(.seconds(45))
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("touch"), session: session))).ok)
+        app.clock.advance(.seconds(45))
+        #expect(app.owner.expireIdleSessions().isEmpty)
+
+        #expect(app.owner.idleTime(of: id) == .seconds(45))
+        // A person acting on a view model's screen reaches only vm.tally: its state is activity.
+        _ = try app.bus.deliver(service: "vm.tally", body: try envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: session, key: "k").encoded())
+        #expect(await eventually { app.owner.idleTime(of: id) == .zero })
+        app.clock.advance(.seconds(45))
+        #expect(app.owner.expireIdleSessions().isEmpty)
+
+        app.clock.advance(.seconds(16))
+        #expect(app.owner.expireIdleSessions() == [id])
+        #expect(app.owner.counters.expired == 1)
+        // The record went out once more saying why, before every key of the session went.
+        let closing = app.map.writes.compactMap { entry -> Flowbus_V1_SessionRecord? in
+            guard entry.key == .sessionMeta(id), !entry.isDelete else { return nil }
+            return try? Envelope.decodeChecked(entry.value).unwrap(Flowbus_V1_SessionRecord.self)
+        }.last
+        #expect(closing?.open == false)
+        #expect(closing?.closedReason == "idle for 60 s")
+        #expect(await eventually { app.map.entries(in: .everything).allSatisfy { $0.key.session != id } })
+        // Closed stays closed: a touch is refused and nothing expires twice.
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("touch"), session: session))).ok == false)
+        app.clock.advance(.seconds(600))
+        #expect(app.owner.expireIdleSessions().isEmpty)
+    }
+
+    @Test func withoutALimitNoSessionExpires() throws {
+        let app = try TallyBus(idleLimit: nil)
+        let session = try #require(try app.open().result["session"])
+        app.clock.advance(.seconds(1_000_000))
+        #expect(app.owner.expireIdleSessions().isEmpty)
+        #expect(navigation(app.map, session: session) != nil)
     }
 }

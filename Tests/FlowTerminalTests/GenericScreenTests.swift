@@ -95,6 +95,18 @@ struct GenericScreenTests {
         #expect(controller.handle(.enter) == [.send(action: "plant", fields: ["name": "", "rows": "", "soil": "", "tags": ""])])
     }
 
+    @Test("a session closed under the client says so and why, not that a screen is coming")
+    func saysTheSessionWasClosed() {
+        var view = Self.view()
+        view.navigation = nil
+        view.states = [:]
+        view.closedReason = "idle for 3600 s"
+        let text = ScreenRenderer.render(ClientController(view: view), rows: 24, columns: 80).text
+        #expect(text.contains("This session was closed (idle for 3600 s)."))
+        #expect(text.contains("`flowbus client` opens a new session"))
+        #expect(!text.contains("Waiting for the session's first screen"))
+    }
+
     @Test("a screen whose view model has not published shows a wait, not another app's form")
     func waitsForThePresentation() {
         var view = Self.view()

@@ -392,6 +392,11 @@ class FlowClient:
         return self.value("nav")
 
     @property
+    def record(self):
+        """The session record (/s/<id>/meta, flowbus.v1.SessionRecord), None once closed."""
+        return self.value("meta")
+
+    @property
     def top(self):
         """The screen on top: the modal if one shows, else the top of the selected tab's stack."""
         nav = self.navigation

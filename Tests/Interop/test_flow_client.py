@@ -393,9 +393,16 @@ def test_movies_open_attach_and_close_a_session(movies, clients):
 
     sign_in(first, **DEMO)  # states of two view models, coordinator instances of the main flow
     assert left_of(first, session)
+    # §12 idle sessions: the record states the limit; `touch` keeps an open session.
+    assert first.record is not None and first.record.idle_limit_seconds > 0
+    second.session = session
+    assert second.coordinator("coord.app", "touch").ok
     assert first.close_session().ok
     first.wait_for(lambda c: not c.follower.store, WAIT, "every key of the closed session deleted")
     assert left_of(first, session) == []
+    with pytest.raises(FlowError) as closed:
+        second.coordinator("coord.app", "touch")
+    assert closed.value.code == "INVALID_FIELD", closed.value
 
 
 # --- the photos app (Plugins/Photos), with the same client --------------------------------------

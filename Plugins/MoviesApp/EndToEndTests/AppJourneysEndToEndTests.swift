@@ -15,8 +15,9 @@ struct AppJourneysEndToEndTests {
         .appendingPathComponent("Journeys")
 
     /// A host running the default manifest, once every app service has a worker.
-    static func startApp() async throws -> HostFixture {
-        let host = try await HostFixture.start(manifest: nil)
+    /// The movies app as `flowbus up` runs it, or with `manifest` (the app's manifest, changed).
+    static func startApp(manifest: String? = nil) async throws -> HostFixture {
+        let host = try await HostFixture.start(manifest: manifest)
         let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
             + ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"].map { "vm.\($0)" }
             + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }

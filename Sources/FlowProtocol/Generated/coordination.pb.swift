@@ -222,8 +222,16 @@ public nonisolated struct Flowbus_V1_SessionRecord: Sendable {
   /// The root flow the session is in, as the app names it (its root coordinator's context "flow").
   public var flow: String = String()
 
-  /// False once the session is closed (the key is then deleted).
+  /// False once the session is closed: the owner writes the record once more with open = false
+  /// and closed_reason, then deletes every key of the session, this one last.
   public var `open`: Bool = false
+
+  /// The owner closes a session that saw no activity for this long (Protocols/README.md §12);
+  /// 0 = never. A client that stays without acting sends `touch` more often than this.
+  public var idleLimitSeconds: UInt32 = 0
+
+  /// Why the session was closed, for people: "closed by a client", "idle for 3600 s".
+  public var closedReason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -449,7 +457,7 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
 
 nonisolated extension Flowbus_V1_SessionRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}opened_at_unix_nanos\0\u{1}user\0\u{1}flow\0\u{1}open\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}opened_at_unix_nanos\0\u{1}user\0\u{1}flow\0\u{1}open\0\u{3}idle_limit_seconds\0\u{3}closed_reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -462,6 +470,8 @@ nonisolated extension Flowbus_V1_SessionRecord: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeSingularStringField(value: &self.user) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.flow) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.`open`) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.idleLimitSeconds) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.closedReason) }()
       default: break
       }
     }
@@ -483,6 +493,12 @@ nonisolated extension Flowbus_V1_SessionRecord: SwiftProtobuf.Message, SwiftProt
     if self.`open` != false {
       try visitor.visitSingularBoolField(value: self.`open`, fieldNumber: 5)
     }
+    if self.idleLimitSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.idleLimitSeconds, fieldNumber: 6)
+    }
+    if !self.closedReason.isEmpty {
+      try visitor.visitSingularStringField(value: self.closedReason, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -492,6 +508,8 @@ nonisolated extension Flowbus_V1_SessionRecord: SwiftProtobuf.Message, SwiftProt
     if lhs.user != rhs.user {return false}
     if lhs.flow != rhs.flow {return false}
     if lhs.`open` != rhs.`open` {return false}
+    if lhs.idleLimitSeconds != rhs.idleLimitSeconds {return false}
+    if lhs.closedReason != rhs.closedReason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
