@@ -82,7 +82,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// A runtime over any state map and calls: `MemoryStateMap` and `InProcessBus` run it without
     /// processes. Call `start()`, then `respond(to:)` for each request; `shutdown()` at the end.
-    /// `clock` drives idle expiry (`sessionIdleLimit`, nil = never).
+    /// `clock` drives idle expiry (`sessionIdleLimit`, nil = never): a session idle for the limit is
+    /// closed when you call `expireIdleSessions()` (no timer runs here).
     public convenience init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
         writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
@@ -134,6 +135,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             context: bus.context, endpoint: bus.environment.broker, service: coordinatorName.service,
             configuration: bus.workerConfiguration(), logger: logger)
         start(until: stop)
+        sweepIdleSessions()
         logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
         while !stop() {
             guard let request = try worker.receive(timeout: .milliseconds(100)) else { continue }
@@ -168,17 +170,22 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                     state.withLock { touch(session, in: &$0) }
                 }
             })
-            if let idleLimit {
-                let period = min(idleLimit / 4, .seconds(5))
-                tasks.append(Task.detached { [self] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: period)
-                        expireIdleSessions()
-                    }
-                })
-            }
         }
         watchers.withLock { $0 = tasks }
+    }
+
+    /// The owner looks for idle sessions a quarter of the limit apart (at most 5 s): `run` does
+    /// this; a runtime under test calls `expireIdleSessions()` itself instead.
+    func sweepIdleSessions() {
+        guard isOwner, let idleLimit else { return }
+        let period = min(idleLimit / 4, .seconds(5))
+        let task = Task.detached { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: period)
+                expireIdleSessions()
+            }
+        }
+        watchers.withLock { $0.append(task) }
     }
 
     /// Stops following the map and calling out; the map's agent stops too.
