@@ -215,7 +215,9 @@ struct AppJourney {
             if let kind = milestone.fresh { expectation.newerThan[kind] = before.states[kind]?.screenVersion ?? 0 }
             return expectation
         }
-        var prepared = try client.prepare(action: step.action, fields: step.fields)
+        // The screen can show before its view model's actions arrive (the coordinator's come with
+        // the navigation): wait until this one is offered, as a person waits for the button.
+        var prepared = try await client.prepareWhenOffered(action: step.action, fields: step.fields, wait: .seconds(20))
         // Watch from before sending: a milestone may come and go (SignIn's success is reset once
         // Home shows) before the reply does, and the stream keeps every view from now on.
         let views = client.views()
