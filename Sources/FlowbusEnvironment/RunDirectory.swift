@@ -27,14 +27,52 @@ public struct RunDirectory: Sendable, Equatable {
     public var defaultBrokerEndpoint: String { "ipc://\(path)/broker.ipc" }
     public var defaultCloneBase: String { "ipc://\(path)/clone" }
 
-    /// Creates the folder and its `logs/` (owner-only: the sockets in it are the bus).
+    /// Creates the folder and its `logs/` (owner-only: the sockets in it are the bus), then
+    /// checks that what is there, made now or before, is the user's alone (`checkOwnership`).
     public func create() throws {
         try FileManager.default.createDirectory(
             atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try checkOwnership()
     }
 
-    /// The descriptor of the host running here, or nil when none was written.
+    /// Refuses a run directory another user could have prepared or could change: the folder,
+    /// its parent, `logs/` and `host.json` must be owned by this user (or root) and writable by
+    /// no one else — a parent such as `/tmp`, writable by all but sticky, is fine. Otherwise
+    /// whoever controls it could point `host.json` at their own sockets.
+    public func checkOwnership() throws(RunDirectoryError) {
+        let parent = (path as NSString).deletingLastPathComponent
+        try Self.check(parent, isParent: true)
+        try Self.check(path, isParent: false)
+        try Self.check(logDirectory, isParent: false, mayBeMissing: true)
+        try Self.check(descriptorPath, isParent: false, mayBeMissing: true)
+    }
+
+    private static func check(_ path: String, isParent: Bool, mayBeMissing: Bool = false) throws(RunDirectoryError) {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            if mayBeMissing && errno == ENOENT { return }
+            throw .untrusted(path: path, reason: "cannot inspect it: \(String(cString: strerror(errno)))")
+        }
+        let user = geteuid()
+        let mode = status.st_mode
+        if (mode & S_IFMT) == S_IFLNK {
+            throw .untrusted(path: path, reason: "it is a symbolic link, which whoever made it can point anywhere")
+        }
+        if status.st_uid != user && status.st_uid != 0 {
+            throw .untrusted(path: path, reason: "it belongs to uid \(status.st_uid), not to you (uid \(user))")
+        }
+        let writableByOthers = mode & (S_IWGRP | S_IWOTH) != 0
+        let sticky = mode & S_ISVTX != 0
+        if writableByOthers && !(isParent && sticky) {
+            throw .untrusted(path: path, reason: "group or others may write to it (mode \(String(mode & 0o7777, radix: 8)))")
+        }
+    }
+
+    /// The descriptor of the host running here, or nil when none was written. Checks ownership
+    /// first: a descriptor someone else could write is never trusted.
     public func readDescriptor() throws -> HostDescriptor? {
+        guard FileManager.default.fileExists(atPath: descriptorPath) else { return nil }
+        try checkOwnership()
         guard let data = FileManager.default.contents(atPath: descriptorPath) else { return nil }
         do {
             return try JSONDecoder.flowbus.decode(HostDescriptor.self, from: data)
@@ -47,6 +85,8 @@ public struct RunDirectory: Sendable, Equatable {
         let data = try JSONEncoder.flowbus.encode(descriptor)
         let temporary = descriptorPath + ".tmp"
         try data.write(to: URL(fileURLWithPath: temporary))
+        // Owner-only whatever the umask: a descriptor others could write is refused on reading.
+        chmod(temporary, 0o600)
         // rename is atomic: a reader sees the old file or the new one, never half of one.
         guard rename(temporary, descriptorPath) == 0 else {
             throw RunDirectoryError.unwritableRunDirectory(path: path, reason: String(cString: strerror(errno)))
@@ -117,6 +157,8 @@ public enum RunDirectoryError: Error, CustomStringConvertible, Equatable, Sendab
     case unwritableRunDirectory(path: String, reason: String)
     /// No live host announced itself in the run directory.
     case noHost(runDirectory: String)
+    /// The run directory (or its parent, `logs/`, `host.json`) is not this user's alone.
+    case untrusted(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -126,6 +168,9 @@ public enum RunDirectoryError: Error, CustomStringConvertible, Equatable, Sendab
             "cannot write to the run directory \(path): \(reason); pick a writable one with --run-dir"
         case .noHost(let directory):
             "no flowbus host is running in \(directory); start one with `flowbus up` (or pass the --run-dir it uses)"
+        case .untrusted(let path, let reason):
+            "refusing to use \(path): \(reason); someone else could control the bus through it. "
+                + "Remove it if it is not yours (as its owner or root), or choose a private folder with --run-dir or FLOWBUS_RUN_DIR"
         }
     }
 }

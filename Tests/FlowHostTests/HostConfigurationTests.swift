@@ -87,6 +87,92 @@ import ZeroMQ
     }
 }
 
+@Suite struct RunDirectoryOwnershipTests {
+    func fresh() throws -> RunDirectory {
+        let parent = "/tmp/fbo-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        return RunDirectory(path: parent + "/run")
+    }
+
+    func expectUntrusted(_ directory: RunDirectory, naming path: String, _ reason: String) {
+        #expect {
+            _ = try directory.readDescriptor()
+        } throws: { error in
+            guard case .untrusted(let refused, let why) = error as? RunDirectoryError else { return false }
+            return refused == path && why.contains(reason)
+                && "\(error)".contains("--run-dir")
+        }
+    }
+
+    func descriptor(_ directory: RunDirectory) -> HostDescriptor {
+        HostDescriptor(
+            pid: getpid(), startedAt: Date(), runDirectory: directory.path,
+            endpoints: HostEndpoints(broker: "ipc://b", cloneSnapshot: "ipc://s", clonePublisher: "ipc://p", cloneCollector: "ipc://c", control: "ipc://x"),
+            serverPublicKey: nil)
+    }
+
+    @Test func aFolderOfOursIsUsedAndItsDescriptorIsOwnerOnly() throws {
+        let directory = try fresh()
+        try directory.create()
+        try directory.writeDescriptor(descriptor(directory))
+        #expect(try directory.readDescriptor() != nil)
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.descriptorPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func aRunDirectoryOthersMayWriteIsRefused() throws {
+        let directory = try fresh()
+        try directory.create()
+        try directory.writeDescriptor(descriptor(directory))
+        chmod(directory.path, 0o777)
+        expectUntrusted(directory, naming: directory.path, "group or others may write to it (mode 777)")
+        #expect(throws: RunDirectoryError.self) { try directory.create() }
+    }
+
+    @Test func aDescriptorOthersMayWriteIsRefused() throws {
+        let directory = try fresh()
+        try directory.create()
+        try directory.writeDescriptor(descriptor(directory))
+        chmod(directory.descriptorPath, 0o666)
+        expectUntrusted(directory, naming: directory.descriptorPath, "group or others may write")
+    }
+
+    @Test func aParentOthersMayWriteIsRefusedUnlessItIsSticky() throws {
+        let directory = try fresh()
+        try directory.create()
+        try directory.writeDescriptor(descriptor(directory))
+        let parent = (directory.path as NSString).deletingLastPathComponent
+        chmod(parent, 0o777)
+        expectUntrusted(directory, naming: parent, "mode 777")
+        chmod(parent, 0o1777)  // like /tmp: others may add entries but not replace ours
+        #expect(try directory.readDescriptor() != nil)
+    }
+
+    @Test func aRunDirectoryOfAnotherUserIsRefused() throws {
+        let directory = try fresh()
+        try directory.create()
+        try directory.writeDescriptor(descriptor(directory))
+        if geteuid() == 0 {
+            #expect(chown(directory.descriptorPath, 65534, 65534) == 0)
+            expectUntrusted(directory, naming: directory.descriptorPath, "belongs to uid 65534, not to you (uid 0)")
+        } else {
+            // Not root: a folder owned by root is trusted, so take one we cannot own — none can be
+            // made without root; check the other half of the rule instead.
+            chmod(directory.descriptorPath, 0o620)
+            expectUntrusted(directory, naming: directory.descriptorPath, "group or others may write")
+        }
+    }
+
+    @Test func aRunDirectoryThatIsASymbolicLinkIsRefused() throws {
+        let target = try fresh()
+        try target.create()
+        let link = RunDirectory(path: (target.path as NSString).deletingLastPathComponent + "/link")
+        #expect(symlink(target.path, link.path) == 0)
+        try target.writeDescriptor(descriptor(target))
+        expectUntrusted(link, naming: link.path, "symbolic link")
+    }
+}
+
 @Suite struct KeyFilesTests {
     @Test func aKeyContainingTheCommentCharacterIsStillRead() throws {
         // Z85 has `#` among its digits; only a word that starts with it is a comment.
