@@ -1,3 +1,4 @@
+import Logging
 import MessagePath
 import Synchronization
 import ZeroMQ
@@ -36,6 +37,13 @@ extension CloneAgentLoop {
             guard !message.truncated else {
                 countBadInput(.oversize(bytes: message.totalBytes, limit: limit), channel: "snapshot")
                 continue
+            }
+            if message.frames.count == 5, message.frames[0] == CloneMessage.kthxbaiCommand, !message.frames[3].isEmpty,
+               let refusal = (try? CloneProperties(decoding: message.frames[3]))?[CloneProperties.refusedName] {
+                statistics.snapshotsRefused += 1
+                if logLimiter.shouldLog(peer: message.frames[4], kind: "refused") {
+                    logger.error("clone agent: the server refused the snapshot of '\(message.frames[4].printable)': \(refusal). Ask for your own session's subtree, or run the tool on the host's machine (an ipc endpoint in its run directory) to read everything", metadata: ["flowbus.service": "clone-agent"])
+                }
             }
             do {
                 let (decoded, tolerated) = try CloneMessage.decodeLiberally(

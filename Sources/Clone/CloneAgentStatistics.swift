@@ -21,6 +21,8 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var serverLosses = 0
     /// Snapshot requests that got no KTHXBAI in time and were sent again.
     public var snapshotTimeouts = 0
+    /// Snapshots the server refused (closed mode: the subtree is not this client's to read).
+    public var snapshotsRefused = 0
     /// Times the buffer of live updates filled while a snapshot was on its way.
     public var bufferOverflows = 0
     /// Incoming KVPUBs dropped by `incomingFaults`.

@@ -15,6 +15,8 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
     public static let ttlName = "ttl"
     /// Flowbus's session chain: the global sequence of the previous KVPUB of the same session.
     public static let sessionPreviousName = "sprev"
+    /// Flowbus's closed mode: on a KTHXBAI at sequence 0, why the server sent no snapshot.
+    public static let refusedName = "refused"
 
     public private(set) var items: [CloneProperty]
 

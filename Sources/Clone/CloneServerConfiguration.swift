@@ -21,6 +21,13 @@ public struct CloneServerConfiguration: Sendable {
     public var curveSecretKey: CurveKey?
     /// The ZAP domain of all three sockets (a ZAP handler must be running in the context for CURVE).
     public var zapDomain: String?
+    /// Who may do what, by the class of peer the ZAP handler's User-Id names (needs `zapDomain`):
+    /// only plugins and the host write; a client reads its own session's `/s/<id>/` and the public
+    /// subtrees, never every session. nil is open mode: every peer may do everything.
+    public var access: BusAccess?
+    /// More endpoints the three sockets also bind (e.g. ipc ones in the run directory for the
+    /// host's own plugins, beside public tcp ones).
+    public var additionalEndpoints: [CloneEndpoints] = []
     /// Bad input is logged at most once per peer and kind in this period; every case is counted.
     public var badInputLogPeriod: Duration = .seconds(10)
     /// How often the loop publishes its counters for `statistics`.

@@ -20,8 +20,20 @@ extension CloneServerLoop {
     func drainCollector() throws(ZMQError) {
         var handled = 0
         while handled < configuration.batchLimit,
-              let message = try collector.receiveMessage(dontWait: true, maxFrames: 5, maxBytes: collectorReceiveLimit) {
+              let message = try collector.receiveMessage(
+                dontWait: true, maxFrames: 5, maxBytes: collectorReceiveLimit, readUserID: configuration.access != nil) {
             handled += 1
+            if configuration.access != nil, !PeerClass(userID: message.userID).mayServe {
+                statistics.writesRefused += 1
+                if logLimiter.shouldLog(peer: Array((message.userID ?? "none").utf8), kind: "writeRefused") {
+                    logger.warning("clone collector: refused a write from a peer that is not one of the host's plugins (logged once per peer per period)", metadata: [
+                        "flowbus.service": "clone", "flowbus.user_id": "\(message.userID ?? "none")",
+                        "flowbus.key": "\((message.frames.first ?? []).printable)",
+                        "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
+                    ])
+                }
+                continue
+            }
             if message.truncated {
                 let error: CloneDecodeError = message.totalBytes > collectorReceiveLimit
                     ? .oversize(bytes: message.totalBytes, limit: collectorReceiveLimit)

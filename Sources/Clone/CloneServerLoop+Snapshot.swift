@@ -6,7 +6,7 @@ extension CloneServerLoop {
     func drainSnapshotRequests() throws(ZMQError) {
         var handled = 0
         while handled < configuration.batchLimit,
-              let message = try snapshot.receiveMessage(dontWait: true, maxFrames: 3, maxBytes: 4096) {
+              let message = try snapshot.receiveMessage(dontWait: true, maxFrames: 3, maxBytes: 4096, readUserID: configuration.access != nil) {
             handled += 1
             let identity = message.frames.first ?? []
             if message.truncated {
@@ -19,7 +19,12 @@ extension CloneServerLoop {
             do {
                 let request = try CloneMessage.decode(Array(message.frames.dropFirst()), on: .snapshotRequest)
                 if case .icanhaz(let subtree) = request {
-                    try serveSnapshot(to: identity, subtree: Array(subtree.utf8))
+                    let bytes = Array(subtree.utf8)
+                    if let access = configuration.access, !access.mayRead(bytes, as: PeerClass(userID: message.userID)) {
+                        try refuseSnapshot(to: identity, subtree: subtree, userID: message.userID)
+                    } else {
+                        try serveSnapshot(to: identity, subtree: bytes)
+                    }
                 }
             } catch let error as CloneDecodeError {
                 countBadInput(error, peer: identity, channel: "snapshot")
@@ -49,6 +54,23 @@ extension CloneServerLoop {
         } else {
             statistics.snapshotsAborted += 1
         }
+    }
+
+    /// A snapshot the peer may not read: no KVSYNC, and a KTHXBAI at sequence 0 whose
+    /// properties say why (`refused=…`), so the client can tell a person instead of showing an
+    /// empty subtree.
+    private func refuseSnapshot(to identity: Frame, subtree: String, userID: String?) throws(ZMQError) {
+        statistics.snapshotsRefused += 1
+        let reason = "a client may read one session's /s/<id>/ and the public subtrees, not \(subtree.isEmpty ? "every key" : subtree)"
+        if logLimiter.shouldLog(peer: identity, kind: "snapshotRefused") {
+            logger.warning("clone snapshot refused (logged once per peer per period)", metadata: [
+                "flowbus.service": "clone", "flowbus.peer": "\(identity.printable)", "flowbus.user_id": "\(userID ?? "none")",
+                "flowbus.subtree": "\(subtree)", "flowbus.reason": "\(reason)",
+            ])
+        }
+        var properties = CloneProperties()
+        properties.set(CloneProperties.refusedName, reason)
+        _ = try sendSnapshot(identity, CloneMessage.kthxbaiCommand, UInt64(0).bigEndianFrame, [], properties.encoded, Array(subtree.utf8))
     }
 
     /// False when the client's queue is full or the client has gone (ROUTER_MANDATORY).

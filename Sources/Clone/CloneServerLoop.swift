@@ -64,6 +64,8 @@ final class CloneServerLoop {
             try socket.setSendHighWaterMark(configuration.publisherHighWaterMark)
             // Every subscription reaches us (not only the first of each prefix): each one gets a HUGZ.
             try socket.setXPubVerbose(true)
+            // Closed mode applies each subscription only once the peer may read it.
+            if configuration.access != nil { try socket.setXPubManual(true) }
             // A full subscriber queue reports EAGAIN instead of a silent drop, so we can count it.
             try socket.setXPubNoDrop(true)
         }
@@ -74,6 +76,11 @@ final class CloneServerLoop {
         try Self.bind(snapshot, endpoints.snapshot, "snapshot")
         try Self.bind(publisher, endpoints.publisher, "publisher")
         try Self.bind(collector, endpoints.collector, "collector")
+        for more in configuration.additionalEndpoints {
+            try Self.bind(snapshot, more.snapshot, "snapshot")
+            try Self.bind(publisher, more.publisher, "publisher")
+            try Self.bind(collector, more.collector, "collector")
+        }
 
         snapshotIndex = poller.add(snapshot)
         publisherIndex = poller.add(publisher)
@@ -156,11 +163,31 @@ final class CloneServerLoop {
     /// once that its subscription is in place (the agent waits for that before asking for a snapshot).
     private func drainSubscriptions() throws(ZMQError) {
         var handled = 0
-        while handled < configuration.batchLimit, let frame = try publisher.receiveFrame(dontWait: true) {
+        let access = configuration.access
+        while handled < configuration.batchLimit,
+              let received = try publisher.receiveFrame(dontWait: true, readUserID: access != nil) {
             handled += 1
-            if frame.frame.first == 1 {
+            let frame = received.frame
+            if frame.first == 1 {
                 statistics.subscriptionsReceived += 1
                 hugzRequested = true
+            }
+            // Manual mode: subscribe or unsubscribe on behalf of the peer whose message this is.
+            guard let access, let kind = frame.first, kind <= 1 else { continue }
+            let prefix = Array(frame.dropFirst())
+            if kind == 0 {
+                try publisher.unsubscribe(prefix)
+            } else if access.mayRead(prefix, as: PeerClass(userID: received.userID)) {
+                try publisher.subscribe(prefix)
+            } else {
+                statistics.subscriptionsRefused += 1
+                if logLimiter.shouldLog(peer: Array((received.userID ?? "none").utf8), kind: "subscriptionRefused") {
+                    logger.warning("clone publisher: a subscription was not applied (logged once per peer per period)", metadata: [
+                        "flowbus.service": "clone", "flowbus.user_id": "\(received.userID ?? "none")",
+                        "flowbus.prefix": "\(prefix.printable)",
+                        "flowbus.reason": "a client may subscribe to one session's /s/<id>/ and the public subtrees, not every session",
+                    ])
+                }
             }
         }
     }

@@ -26,6 +26,12 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var publishBlocked = 0
     /// Subscription messages received on the publisher.
     public var subscriptionsReceived = 0
+    /// Closed mode: KVSETs refused because the writer is not one of the host's plugins.
+    public var writesRefused = 0
+    /// Closed mode: snapshot requests refused because the subtree is not the client's to read.
+    public var snapshotsRefused = 0
+    /// Closed mode: subscriptions not applied because the prefix is not the client's to read.
+    public var subscriptionsRefused = 0
     /// Invalid input dropped, by kind (`CloneBadInput` raw values).
     public var badInput: [String: Int] = [:]
 

@@ -21,13 +21,17 @@ public struct BusEndpoints: Sendable, Equatable {
     }
 
     /// The endpoints a host announced in its descriptor.
+    /// The endpoints a process on the host's machine uses: its ipc ones in the run directory where
+    /// the host has them (a local tool is then an operator, not a tcp client), else the announced ones.
     public init(descriptor: HostDescriptor) {
+        let local = descriptor.localEndpoints
+        let endpoints = local ?? descriptor.endpoints
         self.init(
-            broker: descriptor.endpoints.broker,
+            broker: endpoints.broker,
             clone: CloneEndpoints(
-                snapshot: descriptor.endpoints.cloneSnapshot, publisher: descriptor.endpoints.clonePublisher,
-                collector: descriptor.endpoints.cloneCollector),
-            serverPublicKey: descriptor.serverPublicKey)
+                snapshot: endpoints.cloneSnapshot, publisher: endpoints.clonePublisher,
+                collector: endpoints.cloneCollector),
+            serverPublicKey: local == nil ? descriptor.serverPublicKey : nil)
     }
 
     /// The endpoints of the host running in `runDirectory` (default: `$FLOWBUS_RUN_DIR` or

@@ -1,47 +1,115 @@
 import Foundation
 import Logging
+import MessagePath
 import ZeroMQ
 
-/// CURVE on the bus: the host's server key pair, a key pair for its own plugins (admitted
-/// automatically), and the ZAP handler that admits only allow-listed client keys.
+/// Who may connect to the bus and as whom. In closed mode (the default) a ZAP handler sees every
+/// connection to the broker and the Clone server and names its class in the User-Id that libzmq
+/// then attaches to each of its messages (`PeerClass`); the broker and the server enforce
+/// `BusAccess` with it. With CURVE, only allow-listed client keys and the plugins' key connect.
 struct BusSecurity: Sendable {
     static let zapDomain = "flowbus"
 
-    let serverKeys: CurveKeyPair
-    let pluginKeys: CurveKeyPair
-    let authenticator: ZAPAuthenticator
+    struct Curve: Sendable {
+        let serverKeys: CurveKeyPair
+        let pluginKeys: CurveKeyPair
+    }
+
+    let curve: Curve?
+    /// nil in open mode without CURVE: no handler runs.
+    let authenticator: ZAPAuthenticator?
+    /// What each class of peer may do; nil in open mode.
+    let access: BusAccess?
+
+    var zapDomain: String? { authenticator == nil ? nil : Self.zapDomain }
 
     /// What a plugin needs to connect: the server's public key and its own key pair.
     var pluginEnvironment: [String: String] {
-        [
-            BusVariables.serverKey: serverKeys.publicKey.z85,
-            BusVariables.clientPublicKey: pluginKeys.publicKey.z85,
-            BusVariables.clientSecretKey: pluginKeys.secretKey.z85,
+        guard let curve else { return [:] }
+        return [
+            BusVariables.serverKey: curve.serverKeys.publicKey.z85,
+            BusVariables.clientPublicKey: curve.pluginKeys.publicKey.z85,
+            BusVariables.clientSecretKey: curve.pluginKeys.secretKey.z85,
         ]
     }
 
-    /// nil when the configuration asks for no CURVE (only allowed on loopback and ipc).
-    static func start(configuration: HostConfiguration, context: ZMQContext, logger: Logger) throws -> BusSecurity? {
-        guard let secretPath = configuration.curveSecretPath else { return nil }
-        guard let allowPath = configuration.allowListPath else {
-            throw HostError.unreadableKeyFile(path: secretPath, reason: "CURVE needs an allow-list too: pass --allow FILE with the clients' public keys")
-        }
-        let serverKeys = try KeyFiles.readSecret(path: secretPath)
-        var allowed = try KeyFiles.readAllowList(path: allowPath)
-        let pluginKeys = try CurveKeyPair.generate()
-        allowed.insert(pluginKeys.publicKey)
+    /// `pluginName` names a supervised plugin by pid (for the logs); any child of the host is one.
+    static func start(
+        configuration: HostConfiguration, context: ZMQContext, logger: Logger,
+        pluginName: @escaping @Sendable (Int32) -> String? = { _ in nil }
+    ) throws -> BusSecurity {
+        let curve = try readCurve(configuration)
+        var allowed: Set<CurveKey> = []
+        if curve != nil, let allowPath = configuration.allowListPath { allowed = try KeyFiles.readAllowList(path: allowPath) }
         let securityLogger = logger.with(component: "zap")
-        let authenticator = ZAPAuthenticator(context: context, allowedClientKeys: allowed) { key, admitted, address in
-            if !admitted {
-                securityLogger.warning("refused a CURVE client whose key is not on the allow-list", metadata: [
-                    "flowbus.peer": "\(address)", "flowbus.client_key": "\(key?.z85 ?? "none")",
-                ])
+        if configuration.openAccess {
+            logger.warning("OPEN MODE: every peer that can connect may register as a worker, call any service and read or write any key; use it only for the zguide's reference peers on loopback (drop --open to close it)")
+            guard let curve else { return BusSecurity(curve: nil, authenticator: nil, access: nil) }
+            allowed.insert(curve.pluginKeys.publicKey)
+            let authenticator = ZAPAuthenticator(context: context, allowedClientKeys: allowed) { key, admitted, address in
+                if !admitted { refusedKey(key, address, securityLogger) }
             }
+            try authenticator.start()
+            return BusSecurity(curve: curve, authenticator: authenticator, access: nil)
+        }
+        let clientKeys = allowed
+        let host = getpid()
+        let user = geteuid()
+        let pluginKey = curve?.pluginKeys.publicKey
+        let authenticator = ZAPAuthenticator(context: context) { request in
+            if let key = request.curveKey {
+                if key == pluginKey { return .admit(userID: PeerClass.plugin.userID("curve")) }
+                guard clientKeys.contains(key) else {
+                    refusedKey(key, request.address, securityLogger)
+                    return .deny(reason: "client key not on the allow-list")
+                }
+                return .admit(userID: PeerClass.client.userID(String(key.z85.prefix(8))))
+            }
+            if curve != nil {
+                // CURVE is on: nothing else may connect on its sockets.
+                refusedKey(nil, request.address, securityLogger)
+                return .deny(reason: "only CURVE clients with an allowed key may connect")
+            }
+            guard let peer = request.ipcPeer else {
+                return .admit(userID: PeerClass.client.userID(request.address))
+            }
+            if peer.pid == host { return .admit(userID: PeerClass.host.userID()) }
+            if parentPID(of: peer.pid) == host {
+                return .admit(userID: PeerClass.plugin.userID(pluginName(peer.pid) ?? "pid \(peer.pid)"))
+            }
+            // Only the host's user (or root) can reach a socket in the owner-only run directory.
+            if peer.uid == user || peer.uid == 0 { return .admit(userID: PeerClass.operator.userID("pid \(peer.pid)")) }
+            securityLogger.warning("refused an ipc peer of another user", metadata: ["flowbus.peer": "\(request.address)"])
+            return .deny(reason: "ipc peer of another user")
         }
         try authenticator.start()
-        logger.info("CURVE on: only allow-listed client keys may connect", metadata: [
-            "flowbus.server_key": "\(serverKeys.publicKey.z85)", "flowbus.allowed": "\(allowed.count - 1)",
+        logger.info("bus closed: only the host's plugins serve and write state; clients reach vm.*, coord.* and their own session", metadata: [
+            "flowbus.curve": "\(curve == nil ? "off" : "on")", "flowbus.allowed_keys": "\(clientKeys.count)",
         ])
-        return BusSecurity(serverKeys: serverKeys, pluginKeys: pluginKeys, authenticator: authenticator)
+        return BusSecurity(curve: curve, authenticator: authenticator, access: BusAccess())
+    }
+
+    private static func readCurve(_ configuration: HostConfiguration) throws -> Curve? {
+        guard let secretPath = configuration.curveSecretPath else { return nil }
+        guard configuration.allowListPath != nil else {
+            throw HostError.unreadableKeyFile(path: secretPath, reason: "CURVE needs an allow-list too: pass --allow FILE with the clients' public keys")
+        }
+        return Curve(serverKeys: try KeyFiles.readSecret(path: secretPath), pluginKeys: try CurveKeyPair.generate())
+    }
+
+    private static func refusedKey(_ key: CurveKey?, _ address: String, _ logger: Logger) {
+        logger.warning("refused a CURVE client whose key is not on the allow-list", metadata: [
+            "flowbus.peer": "\(address)", "flowbus.client_key": "\(key?.z85 ?? "none")",
+        ])
+    }
+
+    /// The parent pid of a process, from `/proc/<pid>/stat` (the field after the command name,
+    /// which may itself hold spaces and parentheses); nil when it has gone.
+    static func parentPID(of pid: Int32) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 1 else { return nil }
+        return Int32(fields[1])
     }
 }

@@ -13,7 +13,7 @@ struct ControlHandler {
     let broker: BrokerHandle
     let clone: CloneServerHandle
     let faults: FaultRules
-    let security: BusSecurity?
+    let security: BusSecurity
     let history: SessionHistory
 
     func handle(_ request: ControlRequest) -> Data {
@@ -74,7 +74,7 @@ struct ControlHandler {
             workers: broker.workers,
             clone: clone.statistics,
             faults: faults.status,
-            curveDenied: security?.authenticator.decisions.denied
+            curveDenied: security.curve == nil ? nil : security.authenticator?.decisions.denied
         )
     }
 

@@ -25,6 +25,10 @@ enum ErrorReplies {
             frame = ErrorReply.frame(
                 .unavailable, message: "the queue of service \(service) is full (\(rejection.detail))",
                 hint: "retry later; its workers are not keeping up or none are running (`flowbus ps`)", writer: "broker")
+        case .forbidden:
+            frame = ErrorReply.frame(
+                .forbidden, message: "the bus refused the request to \(service): \(rejection.detail)",
+                hint: "clients send intents to vm.* and coord.*; a plugin's own services are for the host's plugins (Protocols/README.md, \"Who may do what\")", writer: "broker")
         case .malformed:
             // Worded as a worker words a request with several body frames (FlowKit's EnvelopeService).
             frame = ErrorReply.frame(

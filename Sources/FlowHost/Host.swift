@@ -45,12 +45,20 @@ public final class Host: Sendable {
         try directory.create()
 
         let context = try ZMQContext()
-        let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger)
+        // The supervisor is made below; the ZAP handler names plugins through it once it exists.
+        let supervisorBox = Mutex<Supervisor?>(nil)
+        let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger) { pid in
+            supervisorBox.withLock { $0?.pluginName(pid: pid) }
+        }
         let faults = FaultRules()
         let history = SessionHistory(limits: configuration.historyLimits)
-        let broker = try startBroker(context: context, security: security, faults: faults, history: history)
+        // Closed, without CURVE, on tcp: the host also listens on ipc in the run directory, where
+        // the kernel tells it each peer's pid, so its plugins (its children) and the user's own
+        // tools connect there and are known for what they are; tcp peers are clients.
+        let local = localEndpoints(security: security)
+        let broker = try startBroker(context: context, security: security, faults: faults, history: history, local: local)
         defer { broker.stop() }
-        let clone = try startClone(context: context, security: security, faults: faults, history: history)
+        let clone = try startClone(context: context, security: security, faults: faults, history: history, local: local)
         defer { clone.stop() }
 
         let endpoints = HostEndpoints(
@@ -60,19 +68,27 @@ public final class Host: Sendable {
             cloneCollector: clone.endpoints.collector,
             control: directory.controlEndpoint
         )
-        let descriptor = HostDescriptor(
+        var announced = HostDescriptor(
             pid: getpid(), startedAt: Date(), runDirectory: directory.path,
-            endpoints: endpoints, serverPublicKey: security?.serverKeys.publicKey.z85)
+            endpoints: endpoints, serverPublicKey: security.curve?.serverKeys.publicKey.z85,
+            access: security.access == nil ? .open : .closed)
+        announced.localEndpoints = local.map { local in
+            HostEndpoints(
+                broker: local.broker, cloneSnapshot: local.clone.snapshot, clonePublisher: local.clone.publisher,
+                cloneCollector: local.clone.collector, control: directory.controlEndpoint)
+        }
+        let descriptor = announced
 
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FLOWBUS_") }
-        environment.merge(endpoints.environment) { $1 }
+        environment.merge(descriptor.endpointsOnThisMachine.environment) { $1 }
         environment[BusVariables.runDirectory] = directory.path
         environment[BusVariables.heartbeatMilliseconds] = "\(configuration.heartbeatInterval.components.seconds * 1000 + configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)"
-        if let security { environment.merge(security.pluginEnvironment) { $1 } }
+        environment.merge(security.pluginEnvironment) { $1 }
         let supervisor = Supervisor(
             manifest: manifest, environment: environment,
             commandSearchPath: configuration.pluginSearchPath,
             logDirectory: URL(fileURLWithPath: directory.logDirectory), logger: logger)
+        supervisorBox.withLock { $0 = supervisor }
 
         let control = try ControlServer.start(context: context, endpoint: directory.controlEndpoint, logger: logger) {
             [self] request in
@@ -97,11 +113,20 @@ public final class Host: Sendable {
         logger.info("flowbus host stopping: plugins first, in reverse manifest order")
         heartbeats.stop()
         supervisor.stop()
-        security?.authenticator.stop()
+        security.authenticator?.stop()
         logger.info("flowbus host stopped")
     }
 
-    private func startBroker(context: ZMQContext, security: BusSecurity?, faults: FaultRules, history: SessionHistory) throws -> BrokerHandle {
+    private func localEndpoints(security: BusSecurity) -> (broker: String, clone: CloneEndpoints)? {
+        guard security.access != nil, security.curve == nil else { return nil }
+        let directory = configuration.runDirectory
+        let broker = configuration.resolvedBrokerEndpoint.hasPrefix("ipc://") ? nil : directory.defaultBrokerEndpoint
+        let clone = configuration.resolvedCloneBase.hasPrefix("ipc://") ? nil : try? CloneEndpoints(base: directory.defaultCloneBase)
+        guard broker != nil || clone != nil else { return nil }
+        return (broker ?? configuration.resolvedBrokerEndpoint, clone ?? (try? CloneEndpoints(base: configuration.resolvedCloneBase))!)
+    }
+
+    private func startBroker(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String, clone: CloneEndpoints)?) throws -> BrokerHandle {
         var brokerConfiguration = BrokerConfiguration()
         brokerConfiguration.heartbeatInterval = configuration.heartbeatInterval
         brokerConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
@@ -110,25 +135,26 @@ public final class Host: Sendable {
         brokerConfiguration.busyPoll = configuration.brokerBusyPoll
         brokerConfiguration.rejectionReply = { rejection in ErrorReplies.body(for: rejection) }
         if history.isRecording { brokerConfiguration.observer = history.brokerObserver }
-        if let security {
-            brokerConfiguration.curveSecretKey = security.serverKeys.secretKey
-            brokerConfiguration.zapDomain = BusSecurity.zapDomain
-        }
+        brokerConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
+        brokerConfiguration.zapDomain = security.zapDomain
+        brokerConfiguration.access = security.access
         return try MajordomoBroker.start(
             context: context, configuration: brokerConfiguration,
-            endpoints: [configuration.resolvedBrokerEndpoint], faults: faults,
+            endpoints: [configuration.resolvedBrokerEndpoint] + (local.map { $0.broker == configuration.resolvedBrokerEndpoint ? [] : [$0.broker] } ?? []),
+            faults: faults,
             logger: logger.with(component: "broker"))
     }
 
-    private func startClone(context: ZMQContext, security: BusSecurity?, faults: FaultRules, history: SessionHistory) throws -> CloneServerHandle {
+    private func startClone(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String, clone: CloneEndpoints)?) throws -> CloneServerHandle {
         var cloneConfiguration = CloneServerConfiguration()
         cloneConfiguration.hugzInterval = configuration.hugzInterval
         cloneConfiguration.maxValueBytes = configuration.maxMessageBytes
         if history.isRecording { cloneConfiguration.sessionObserver = history.cloneObserver }
-        if let security {
-            cloneConfiguration.curveSecretKey = security.serverKeys.secretKey
-            cloneConfiguration.zapDomain = BusSecurity.zapDomain
-        }
+        cloneConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
+        cloneConfiguration.zapDomain = security.zapDomain
+        cloneConfiguration.access = security.access
+        let base = try CloneEndpoints(base: configuration.resolvedCloneBase)
+        if let local, local.clone != base { cloneConfiguration.additionalEndpoints = [local.clone] }
         return try CloneServer.start(
             context: context, configuration: cloneConfiguration,
             endpoints: try CloneEndpoints(base: configuration.resolvedCloneBase), faults: faults,

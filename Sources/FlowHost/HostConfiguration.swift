@@ -27,6 +27,10 @@ public struct HostConfiguration: Sendable {
     /// What the host keeps for `flowbus trace`. `sessions == 0` keeps nothing: the broker and the
     /// Clone server then carry no observer at all.
     public var historyLimits = SessionHistoryLimits()
+    /// Open mode (`flowbus up --open`): every peer may register as a worker, call any service and
+    /// read or write any key, as on a plain 7/MDP broker and 12/CHP server. For the zguide's
+    /// reference peers on loopback; the default is closed (Protocols/README.md, "Who may do what").
+    public var openAccess = false
 
     public init(
         runDirectory: RunDirectory,

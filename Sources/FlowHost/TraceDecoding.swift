@@ -82,6 +82,7 @@ enum TraceDecoding {
         case .fenced: "FENCED"
         case .unavailable: "UNAVAILABLE"
         case .internal: "INTERNAL"
+        case .forbidden: "FORBIDDEN"
         case .UNRECOGNIZED(let value): "CODE_\(value)"
         }
     }

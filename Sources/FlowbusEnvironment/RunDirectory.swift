@@ -118,14 +118,31 @@ public struct HostDescriptor: Codable, Sendable, Equatable {
     public var endpoints: HostEndpoints
     /// The z85 public key clients must use as CURVE server key, when CURVE is on.
     public var serverPublicKey: String?
+    /// Whether the bus is closed (only the host's plugins serve; the default) or open
+    /// (`flowbus up --open`). nil from a host that predates the distinction.
+    public var access: BusAccessMode?
+    /// ipc endpoints in the run directory, for processes of this user on this machine (the
+    /// plugins, and local tools such as `flowbus sessions`), when `endpoints` are tcp.
+    public var localEndpoints: HostEndpoints?
 
-    public init(pid: Int32, startedAt: Date, runDirectory: String, endpoints: HostEndpoints, serverPublicKey: String?) {
+    /// The endpoints a process on this machine uses: the local ipc ones when there are.
+    public var endpointsOnThisMachine: HostEndpoints { localEndpoints ?? endpoints }
+
+    public init(pid: Int32, startedAt: Date, runDirectory: String, endpoints: HostEndpoints, serverPublicKey: String?, access: BusAccessMode? = .closed) {
         self.pid = pid
         self.startedAt = startedAt
         self.runDirectory = runDirectory
         self.endpoints = endpoints
         self.serverPublicKey = serverPublicKey
+        self.access = access
     }
+}
+
+/// Closed: only the host's plugins register as workers, call plugin services and write state;
+/// clients send intents and read their own session. Open: everyone may do everything.
+public enum BusAccessMode: String, Codable, Sendable {
+    case closed
+    case open
 }
 
 /// Whether a process with this pid exists (one of another user's counts).

@@ -25,6 +25,10 @@ public struct BrokerConfiguration: Sendable {
     public var curveSecretKey: CurveKey?
     /// ZAP domain of the ROUTER; the host runs the `ZAPAuthenticator` that answers for it.
     public var zapDomain: String?
+    /// Who may do what, by the class of peer the ZAP handler's User-Id names (needs `zapDomain`):
+    /// only plugins and the host register as workers, clients call only client services. nil is
+    /// open mode: every peer may do everything (the zguide's reference peers need it).
+    public var access: BusAccess?
     /// Body of the MDP REPLY the broker sends when it rejects a client request; nil (or a nil
     /// result) drops the request silently and the client times out. Runs on the broker thread:
     /// keep it quick, and do not read `BrokerHandle.statistics` from it (that waits for this thread).
@@ -80,6 +84,8 @@ public struct BrokerRejection: Sendable, Equatable {
         /// The request had no body frame (7/MDP gives a request at least one). A request with
         /// several is the worker's to refuse: only it knows what its body holds.
         case malformed
+        /// A client called a service only plugins may call (`BrokerConfiguration.access`).
+        case forbidden
     }
 
     public var reason: Reason

@@ -84,7 +84,8 @@ final class BrokerLoop {
     private func drain() throws(ZMQError) {
         var handled = 0
         while let received = try socket.receiveMessage(
-            dontWait: true, maxFrames: configuration.maxFramesPerMessage, maxBytes: receiveByteLimit
+            dontWait: true, maxFrames: configuration.maxFramesPerMessage, maxBytes: receiveByteLimit,
+            readUserID: configuration.access != nil
         ) {
             handle(received)
             handled += 1
@@ -123,6 +124,7 @@ final class BrokerLoop {
             oversize(frames, layout: layout, totalBytes: received.totalBytes)
             return
         }
+        if let access = configuration.access, !permits(access, received.userID, frames, layout: layout) { return }
         switch layout.kind {
         case .client:
             sawTraffic = true
@@ -130,6 +132,38 @@ final class BrokerLoop {
         case .worker(let command):
             if command == .reply { sawTraffic = true }
             workerCommand(command, frames, layout: layout)
+        }
+    }
+
+    /// Closed mode: a worker command from anyone but a plugin or the host is refused with
+    /// DISCONNECT (and a worker already under that routing id — taken over by the sender — is
+    /// forgotten, so no request goes to it); a client's request to a service only plugins may
+    /// call is answered with a `forbidden` rejection.
+    private func permits(_ access: BusAccess, _ userID: String?, _ frames: [Frame], layout: MDPLayout) -> Bool {
+        let peer = PeerClass(userID: userID)
+        switch layout.kind {
+        case .client:
+            let service = frames[layout.subject]
+            guard !access.mayCall(service, as: peer) else { return true }
+            reject(.forbidden, client: frames[0], service: service,
+                   detail: "only the host's plugins may call \(service.printable); a \(peer.rawValue) peer (\(userID ?? "no identity")) may call \(access.clientServicePrefixes.map { $0 + "*" }.joined(separator: ", "))")
+            return false
+        case .worker:
+            guard !peer.mayServe else { return true }
+            let identity = frames[0]
+            tally.unauthorizedWorkers += 1
+            if let worker = workers[identity] {
+                tally.workersDisconnected += 1
+                removeWorker(worker)
+            }
+            sendWorkerCommand(MDP.disconnectFrame, to: identity)
+            if badInputLog.shouldLog(peer: identity, kind: "unauthorizedWorker") {
+                logger.warning("refused a worker command from a peer that is not one of the host's plugins (logged once per peer per period)", metadata: [
+                    "flowbus.peer": "\(identity.printable)", "flowbus.user_id": "\(userID ?? "none")",
+                    "flowbus.hint": "only processes the host launched may serve; add it to the manifest, or start the host with --open",
+                ])
+            }
+            return false
         }
     }
 

@@ -29,6 +29,8 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var workersExpired = 0
     /// Workers that sent DISCONNECT, or were sent one.
     public var workersDisconnected = 0
+    /// Worker commands refused because the sender is not one of the host's plugins (closed mode).
+    public var unauthorizedWorkers = 0
     /// Times the broker busy-polled after traffic (`BrokerConfiguration.busyPoll`) instead of sleeping at once.
     public var busyPolls = 0
     /// Of those, how many saw the next message arrive while polling: each saved a thread wake-up.
@@ -48,8 +50,21 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
         public var expired = 0
         public var queueFull = 0
         public var malformed = 0
-        public var total: Int { oversize + oversizeReply + expired + queueFull + malformed }
+        public var forbidden = 0
+        public var total: Int { oversize + oversizeReply + expired + queueFull + malformed + forbidden }
         public init() {}
+
+        enum CodingKeys: String, CodingKey { case oversize, oversizeReply, expired, queueFull, malformed, forbidden }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            oversize = try container.decodeIfPresent(Int.self, forKey: .oversize) ?? 0
+            oversizeReply = try container.decodeIfPresent(Int.self, forKey: .oversizeReply) ?? 0
+            expired = try container.decodeIfPresent(Int.self, forKey: .expired) ?? 0
+            queueFull = try container.decodeIfPresent(Int.self, forKey: .queueFull) ?? 0
+            malformed = try container.decodeIfPresent(Int.self, forKey: .malformed) ?? 0
+            forbidden = try container.decodeIfPresent(Int.self, forKey: .forbidden) ?? 0
+        }
 
         mutating func count(_ reason: BrokerRejection.Reason) {
             switch reason {
@@ -58,6 +73,7 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
             case .expired: expired += 1
             case .queueFull: queueFull += 1
             case .malformed: malformed += 1
+            case .forbidden: forbidden += 1
             }
         }
     }

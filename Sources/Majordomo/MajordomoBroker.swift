@@ -85,7 +85,9 @@ public enum MajordomoBroker {
         do {
             socket = try ZMQSocket(context: context, type: .router, linger: .milliseconds(200))
             try socket.setRouterMandatory(true)
-            try socket.setRouterHandover(true)
+            // Open mode lets a reconnecting peer take over its routing id. Closed mode does not:
+            // a client could otherwise claim a worker's id and receive the requests meant for it.
+            try socket.setRouterHandover(configuration.access == nil)
             try socket.setSendHighWaterMark(configuration.highWaterMark)
             try socket.setReceiveHighWaterMark(configuration.highWaterMark)
             try socket.setMaximumMessageSize(configuration.transportMaxMessageBytes)

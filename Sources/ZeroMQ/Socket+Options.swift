@@ -108,7 +108,17 @@ extension ZMQSocket {
     }
 
     public func unsubscribe(_ prefix: String) throws(ZMQError) {
-        try setOption(ZMQ_UNSUBSCRIBE, bytes: Array(prefix.utf8), "ZMQ_UNSUBSCRIBE")
+        try unsubscribe(Array(prefix.utf8))
+    }
+
+    public func unsubscribe(_ prefix: [UInt8]) throws(ZMQError) {
+        try setOption(ZMQ_UNSUBSCRIBE, bytes: prefix, "ZMQ_UNSUBSCRIBE")
+    }
+
+    /// An XPUB passes every subscription up and applies none by itself: `subscribe` and
+    /// `unsubscribe` on it then act for the peer whose subscription message was read last.
+    public func setXPubManual(_ on: Bool) throws(ZMQError) {
+        try setOption(ZMQ_XPUB_MANUAL, Int32(on ? 1 : 0), "ZMQ_XPUB_MANUAL")
     }
 
     /// An XPUB blocks (or returns EAGAIN) at its high-water mark instead of dropping.

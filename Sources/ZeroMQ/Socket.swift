@@ -108,6 +108,13 @@ public final class ZMQSocket {
     /// Receives one frame and whether more parts of the same message follow.
     /// Returns nil when `dontWait` is set and nothing is waiting (or a receive timeout passed).
     public func receiveFrame(dontWait: Bool = false) throws(ZMQError) -> (frame: Frame, more: Bool)? {
+        guard let received = try receiveFrame(dontWait: dontWait, readUserID: false) else { return nil }
+        return (received.frame, received.more)
+    }
+
+    /// Receives one frame and, when `readUserID` is set, the User-Id the ZAP handler gave its
+    /// connection (nil without a ZAP handler).
+    public func receiveFrame(dontWait: Bool, readUserID: Bool) throws(ZMQError) -> (frame: Frame, more: Bool, userID: String?)? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
@@ -115,6 +122,8 @@ public final class ZMQSocket {
         guard try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
             return nil
         }
+        var userID: String?
+        if readUserID, let text = zmq_msg_gets(&message, "User-Id") { userID = String(cString: text) }
         let size = zmq_msg_size(&message)
         let frame: Frame
         if size == 0 {
@@ -123,7 +132,7 @@ public final class ZMQSocket {
             let data = zmq_msg_data(&message)!
             frame = Frame(UnsafeRawBufferPointer(start: data, count: size))
         }
-        return (frame, zmq_msg_more(&message) != 0)
+        return (frame, zmq_msg_more(&message) != 0, userID)
     }
 
     /// Receives a whole multipart message. Returns nil when `dontWait` is set and
@@ -144,15 +153,19 @@ public final class ZMQSocket {
 
     /// Receives a whole message but keeps at most `maxFrames` parts and `maxBytes` bytes;
     /// the rest of an oversize message is drained and discarded so the socket stays in step.
-    public func receiveMessage(dontWait: Bool = false, maxFrames: Int, maxBytes: Int) throws(ZMQError) -> ReceivedMessage? {
-        guard let first = try receiveFrame(dontWait: dontWait) else { return nil }
+    /// With `readUserID`, the message's `userID` is the User-Id the ZAP handler gave its connection.
+    public func receiveMessage(dontWait: Bool = false, maxFrames: Int, maxBytes: Int, readUserID: Bool = false) throws(ZMQError) -> ReceivedMessage? {
+        guard let first = try receiveFrame(dontWait: dontWait, readUserID: readUserID) else { return nil }
         var frames = [first.frame]
         var bytes = first.frame.count
         var more = first.more
         if more { frames.reserveCapacity(8) }
         var truncated = bytes > maxBytes
+        // A ROUTER makes the routing-id frame itself; the User-Id is on the frames the peer sent.
+        var userID = first.userID
         while more {
-            guard let next = try receiveFrame() else { break }
+            guard let next = try receiveFrame(dontWait: false, readUserID: readUserID && userID == nil) else { break }
+            if userID == nil { userID = next.userID }
             more = next.more
             bytes += next.frame.count
             if truncated || frames.count >= maxFrames || bytes > maxBytes {
@@ -161,7 +174,7 @@ public final class ZMQSocket {
             }
             frames.append(next.frame)
         }
-        return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated)
+        return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated, userID: userID)
     }
 }
 
@@ -170,6 +183,15 @@ public struct ReceivedMessage: Sendable {
     public var frames: [Frame]
     public var totalBytes: Int
     public var truncated: Bool
+    /// The User-Id of the sender's connection, when asked for and a ZAP handler gave one.
+    public var userID: String?
+
+    public init(frames: [Frame], totalBytes: Int, truncated: Bool, userID: String? = nil) {
+        self.frames = frames
+        self.totalBytes = totalBytes
+        self.truncated = truncated
+        self.userID = userID
+    }
 }
 
 // Sockets are not thread-safe; the type system keeps one from crossing threads by accident.

@@ -80,6 +80,14 @@ struct StatusTable {
         lines.append("  broker   \(host.endpoints.broker)")
         lines.append("  clone    \(host.endpoints.cloneSnapshot)  \(host.endpoints.clonePublisher)  \(host.endpoints.cloneCollector)")
         if let key = host.serverPublicKey { lines.append("  curve    server key \(key)") }
+        switch host.access {
+        case .open:
+            lines.append("  access   OPEN: any peer may serve, call any service and write any key (started with --open)")
+        case .closed, nil:
+            let clone = status.clone
+            lines.append("  access   closed: refused \(status.broker.unauthorizedWorkers) worker command(s), \(status.broker.rejections.forbidden) forbidden call(s), "
+                + "\(clone.writesRefused) write(s), \(clone.snapshotsRefused) snapshot(s), \(clone.subscriptionsRefused) subscription(s)")
+        }
         lines.append("")
         let header = ["PLUGIN", "PID", "STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]
         var rows = [header]

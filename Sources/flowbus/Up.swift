@@ -52,6 +52,9 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "How many sessions' histories the host keeps for `flowbus trace` (about 7 KiB each for a short session; at most 100,000 events in all). 0 keeps none and records nothing.")
     var historySessions: Int = SessionHistoryLimits().sessions
 
+    @Flag(name: .long, help: "Open mode: every peer may register as a worker, call any service and read or write any key (for the zguide's reference peers on loopback). The default is closed: only the plugins this host launches serve and write state; clients send intents and read their own session.")
+    var open = false
+
     func validate() throws {
         guard (0...1_000_000).contains(historySessions) else {
             throw ValidationError("--history-sessions must be from 0 (keep no history) to 1000000; got \(historySessions)")
@@ -90,6 +93,9 @@ struct Up: ParsableCommand {
         logger[metadataKey: "flowbus.pid"] = "\(getpid())"
         let host = Host(configuration: configuration, logger: logger)
         try host.run { descriptor in
+            if descriptor.access == .open {
+                print("flowbus host: OPEN MODE — any peer that can connect may serve, call any service and write any key; drop --open to close the bus")
+            }
             print("flowbus host \(descriptor.pid) ready — broker \(descriptor.endpoints.broker), clone \(descriptor.endpoints.cloneSnapshot) (run directory \(descriptor.runDirectory)); Ctrl-C or `flowbus down` stops it")
             fflush(nil)
         }
@@ -106,6 +112,7 @@ struct Up: ParsableCommand {
         configuration.unknownServiceExpiry = .milliseconds(requestExpiryMs)
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
         configuration.historyLimits.sessions = historySessions
+        configuration.openAccess = open
         configuration.pluginSearchPath = [ExecutablePath.directory]
         return configuration
     }

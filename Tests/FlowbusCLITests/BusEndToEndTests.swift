@@ -147,7 +147,9 @@ struct BusEndToEndTests {
 
     @Test("random frames at the broker and the collector are counted; real clients are still served", .timeLimit(.minutes(1)))
     func garbageIsCountedAndServiceGoesOn() async throws {
-        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]))
+        // Open: the garbage must reach the decoders, as a plugin's would. A closed host refuses a
+        // non-plugin's writes before decoding them (ClosedBusEndToEndTests).
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]), arguments: ["--open"])
         defer { Task { try? await host.stop() } }
         try await Self.waitForEcho(host)
         let broker = try #require(host.endpoint("broker"))

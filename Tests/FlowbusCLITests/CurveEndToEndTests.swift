@@ -39,6 +39,9 @@ struct CurveEndToEndTests {
                 arguments: [
                     "--broker", "tcp://127.0.0.1:\(port)", "--clone", "tcp://127.0.0.1:\(port + 1)",
                     "--curve-secret", "\(keys)/host.key", "--allow", "\(keys)/alice.pub",
+                    // Open: this test is about who may connect; what a connected client may call is
+                    // ClosedBusEndToEndTests' (closed, alice could not call flowbus.echo, a plugin service).
+                    "--open",
                 ])
         }
         let running = try #require(host, "could not start a CURVE host on a free port")

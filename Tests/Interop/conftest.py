@@ -254,7 +254,10 @@ def start_host(context):
         chosen = ["--app", app] if app else ["--manifest", str(manifest)]
         broker_port, clone_port = ports or free_ports()
         stderr_path = run_dir / "host.stderr"
-        command = [str(flowbus_binary()), "up", "--run-dir", str(run_dir / "run"),
+        # --open: these peers register as workers, write Clone keys and read every session over
+        # tcp, as the zguide's reference peers do; a closed host refuses all of that to tcp peers
+        # (Protocols/README.md §10, tested by ClosedBusEndToEndTests).
+        command = [str(flowbus_binary()), "up", "--open", "--run-dir", str(run_dir / "run"),
                    "--broker", f"tcp://{LOOPBACK}:{broker_port}",
                    "--clone", f"tcp://{LOOPBACK}:{clone_port}",
                    *chosen, "--heartbeat-ms", str(int(HEARTBEAT * 1000))]

@@ -55,6 +55,10 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
 
   /// A bug or unexpected state in the receiver.
   case `internal` // = 9
+
+  /// The peer may not do this: a client calling a plugin-only service (`svc.*`), registering as
+  /// a worker, writing a Clone key, or reading another session (Protocols/README.md, "Who may do what").
+  case forbidden // = 10
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -73,6 +77,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     case 7: self = .fenced
     case 8: self = .unavailable
     case 9: self = .internal
+    case 10: self = .forbidden
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -89,6 +94,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     case .fenced: return 7
     case .unavailable: return 8
     case .internal: return 9
+    case .forbidden: return 10
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -105,6 +111,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     .fenced,
     .unavailable,
     .internal,
+    .forbidden,
   ]
 
 }
@@ -132,7 +139,7 @@ public nonisolated struct Flowbus_V1_Error: Sendable {
 fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_UNKNOWN_VERSION\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNKNOWN_SERVICE\0\u{1}ERROR_CODE_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STALE_INTENT\0\u{1}ERROR_CODE_INVALID_FIELD\0\u{1}ERROR_CODE_FENCED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_UNKNOWN_VERSION\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNKNOWN_SERVICE\0\u{1}ERROR_CODE_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STALE_INTENT\0\u{1}ERROR_CODE_INVALID_FIELD\0\u{1}ERROR_CODE_FENCED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FORBIDDEN\0")
 }
 
 nonisolated extension Flowbus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

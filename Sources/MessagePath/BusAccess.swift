@@ -1,0 +1,74 @@
+/// Who a peer of the bus is, as the host's ZAP handler established when it connected.
+///
+/// The handler gives every admitted connection a User-Id; libzmq attaches it to each message the
+/// connection sends, so the broker and the Clone server can tell, per message, who sent it.
+public enum PeerClass: String, Sendable, Equatable, CaseIterable {
+    /// The host process itself (its own broker and Clone clients).
+    case host
+    /// A plugin the host launched and supervises (an ipc peer whose pid is its child), or a peer
+    /// holding the plugins' CURVE key.
+    case plugin
+    /// Another process of the host's own user on an ipc endpoint in the run directory, which only
+    /// that user can reach: `flowbus ps`, `sessions`, `call`, a local terminal client.
+    case `operator`
+    /// Anyone else: a tcp peer (with an allow-listed CURVE key where CURVE is on).
+    case client
+
+    /// May register as a worker and write Clone keys.
+    public var mayServe: Bool { self == .host || self == .plugin }
+    /// May call any service and read any key.
+    public var mayReadAll: Bool { self != .client }
+
+    /// The User-Id the ZAP handler gives a connection of this class, with a detail for the logs
+    /// (the plugin's name, the operator's pid, the client's address).
+    public func userID(_ detail: String = "") -> String {
+        detail.isEmpty ? rawValue : rawValue + ":" + detail
+    }
+
+    /// The class a User-Id names. A message without one, or with one no host gave, is a client's:
+    /// the rules fail closed.
+    public init(userID: String?) {
+        guard let userID else { self = .client; return }
+        let name = userID.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        self = PeerClass(rawValue: name) ?? .client
+    }
+}
+
+/// What each class of peer may do on the bus (`Protocols/README.md`, "Who may do what"). A
+/// broker or Clone server without one (open mode) lets every peer do everything.
+public struct BusAccess: Sendable, Equatable {
+    /// Services a client may call, by name prefix: the view models and coordinators that take
+    /// intents, and the 8/MMI queries. `svc.*`, the app's own services, are for plugins.
+    public var clientServicePrefixes: [String]
+    /// Subtrees every client may read (besides its session's `/s/<id>/`): the published schemas.
+    public var publicSubtrees: [String]
+
+    public init(clientServicePrefixes: [String] = ["vm.", "coord.", "mmi."], publicSubtrees: [String] = ["/schema/"]) {
+        self.clientServicePrefixes = clientServicePrefixes
+        self.publicSubtrees = publicSubtrees
+    }
+
+    /// Whether a peer of `peer` class may send a request to `service`.
+    public func mayCall(_ service: [UInt8], as peer: PeerClass) -> Bool {
+        if peer.mayReadAll { return true }
+        return clientServicePrefixes.contains { service.starts(with: $0.utf8) }
+    }
+
+    /// Whether a peer of `peer` class may read keys that start with `prefix` (a snapshot's subtree
+    /// or a subscription). A client may read one session at a time — a prefix that starts with
+    /// a whole `/s/<id>/` — and the public subtrees, never `/s/` as a whole nor everything.
+    public func mayRead(_ prefix: [UInt8], as peer: PeerClass) -> Bool {
+        if peer.mayReadAll { return true }
+        if prefix.elementsEqual("HUGZ".utf8) { return true }
+        if publicSubtrees.contains(where: { prefix.starts(with: $0.utf8) }) { return true }
+        return Self.startsWithWholeSession(prefix)
+    }
+
+    /// `/s/<id>/…` with a non-empty id.
+    static func startsWithWholeSession(_ prefix: [UInt8]) -> Bool {
+        guard prefix.count > 4, prefix[0] == UInt8(ascii: "/"), prefix[1] == UInt8(ascii: "s"), prefix[2] == UInt8(ascii: "/") else {
+            return false
+        }
+        return prefix[3...].firstIndex(of: UInt8(ascii: "/")).map { $0 > 3 } ?? false
+    }
+}

@@ -1,0 +1,137 @@
+import FlowbusTesting
+import Foundation
+import Logging
+import Majordomo
+import Testing
+import ZeroMQ
+
+/// The closed bus (the default) against a tcp peer, as the adversarial probe of issue 13 used it:
+/// each abuse refused and counted, while the host's own plugins and the user's local tools work.
+@Suite("Closed bus end to end", .serialized)
+struct ClosedBusEndToEndTests {
+    static func startHost(open: Bool) async throws -> (HostFixture, port: Int) {
+        for _ in 0..<5 {
+            // Below Linux's ephemeral range, where outgoing connections could hold the Clone ports.
+            let port = Int.random(in: 20_000..<32_000)
+            if let host = try? await HostFixture.start(
+                manifest: echoManifest([("echo", 1)]),
+                arguments: ["--broker", "tcp://127.0.0.1:\(port)", "--clone", "tcp://127.0.0.1:\(port + 1)"] + (open ? ["--open"] : [])) {
+                return (host, port)
+            }
+        }
+        throw HostStartFailure()
+    }
+
+    struct HostStartFailure: Error, CustomStringConvertible {
+        var description: String { "could not start a host on a free tcp port in 5 tries" }
+    }
+
+    /// Sends one message on a new socket of `type` connected to `endpoint` and returns the first
+    /// message that comes back within `wait`, or nil.
+    static func exchange(_ type: SocketType, _ endpoint: String, _ frames: [Frame], wait: Duration = .seconds(3)) throws -> [Frame]? {
+        let context = try ZMQContext()
+        let socket = try ZMQSocket(context: context, type: type, linger: .zero)
+        try socket.connect(endpoint)
+        try socket.send(frames)
+        let poller = ZMQPoller()
+        poller.add(socket)
+        guard try poller.poll(timeout: wait) > 0 else { return nil }
+        return try socket.receiveMessage()
+    }
+
+    static func counter(_ status: [String: Any], _ part: String, _ path: String...) -> Int {
+        var object: Any? = status[part]
+        for key in path { object = (object as? [String: Any])?[key] }
+        return object as? Int ?? -1
+    }
+
+    @Test("a tcp peer cannot serve, call a plugin service, write, or read every session; each is refused and counted",
+          .timeLimit(.minutes(1)))
+    func everyAbuseIsRefusedAndCounted() async throws {
+        let (host, port) = try await Self.startHost(open: false)
+        defer { Task { try? await host.stop() } }
+        // The echo plugin connected through the run directory's ipc endpoint and registered.
+        try await BusEndToEndTests.waitForEcho(host)
+        let broker = "tcp://127.0.0.1:\(port)"
+
+        // 1. A forged worker: READY over tcp is answered with DISCONNECT.
+        let ready = try await onThread {
+            try Self.exchange(.dealer, broker, [[], Array("MDPW01".utf8), [0x01], Array("svc.forged".utf8)])
+        }
+        #expect(ready == [[], Array("MDPW01".utf8), [0x05]], "a forged READY must get DISCONNECT, got \(String(describing: ready))")
+
+        // 2. A plugin-only service over tcp: a FORBIDDEN error that says why.
+        let call = try await onThread {
+            try Self.exchange(.req, broker, [Array("MDPC01".utf8), Array("flowbus.echo".utf8), Array("hi".utf8)])
+        }
+        let callReply = try #require(call, "a forbidden call must be answered, not dropped")
+        #expect(callReply.count == 3 && callReply[1] == Array("flowbus.echo".utf8))
+        let text = String(decoding: callReply.last ?? [], as: UTF8.self)
+        #expect(text.contains("only the host's plugins may call flowbus.echo"), "\(text)")
+
+        // 3. The list of every session: a KTHXBAI at sequence 0 saying why, and no KVSYNC.
+        let snapshot = try await onThread {
+            try Self.exchange(.dealer, "tcp://127.0.0.1:\(port + 1)", [Array("ICANHAZ?".utf8), Array("/s/".utf8)])
+        }
+        let refusal = try #require(snapshot)
+        #expect(refusal.first == Array("KTHXBAI".utf8) && refusal[1] == [UInt8](repeating: 0, count: 8))
+        #expect(String(decoding: refusal[3], as: UTF8.self).hasPrefix("refused="), "\(refusal.map { String(decoding: $0, as: UTF8.self) })")
+
+        // 4. A forged write and 5. a subscription to every session: no answer on the wire, counted.
+        let keysBefore = Self.counter(try await host.status(), "clone", "keysStored")
+        try await onThread {
+            let context = try ZMQContext()
+            let writer = try ZMQSocket(context: context, type: .pub, linger: .milliseconds(500))
+            try writer.connect("tcp://127.0.0.1:\(port + 3)")
+            let subscriber = try ZMQSocket(context: context, type: .sub, linger: .zero)
+            try subscriber.connect("tcp://127.0.0.1:\(port + 2)")
+            try subscriber.subscribe("/s/")
+            Thread.sleep(forTimeInterval: 0.3)
+            try writer.send([Array("/s/victim/nav".utf8), [UInt8](repeating: 0, count: 8), [], [], Array("forged".utf8)])
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+
+        let counted = await HostFixture.eventually(timeout: .seconds(5), every: .milliseconds(100)) {
+            guard let status = try? await host.status() else { return false }
+            return Self.counter(status, "broker", "unauthorizedWorkers") >= 1
+                && Self.counter(status, "broker", "rejections", "forbidden") >= 1
+                && Self.counter(status, "clone", "writesRefused") >= 1
+                && Self.counter(status, "clone", "snapshotsRefused") >= 1
+                && Self.counter(status, "clone", "subscriptionsRefused") >= 1
+        }
+        let status = try await host.status()
+        #expect(counted, "every refusal must be counted: broker \(status["broker"] ?? "-"), clone \(status["clone"] ?? "-")")
+        #expect(Self.counter(status, "clone", "keysStored") == keysBefore, "the forged key must not be stored")
+        let workers = (status["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+        #expect(workers["svc.forged"] == nil)
+        let ps = try await host.run(["ps"])
+        #expect(ps.output.contains("access   closed: refused"), "\(ps.output)")
+
+        // The user's own tool on this machine reaches the plugin service through the ipc endpoint.
+        let local = try #require((host.descriptor?["localEndpoints"] as? [String: Any])?["broker"] as? String)
+        #expect(local.hasPrefix("ipc://"))
+        let served = try await onThread { () -> [Frame] in
+            var configuration = ClientConfiguration()
+            configuration.timeout = .seconds(3)
+            let client = try MajordomoClient(context: try ZMQContext(), endpoint: local, configuration: configuration, logger: Logger(label: "flowbus.test"))
+            return try client.request(service: "flowbus.echo", body: [Array("hi".utf8)])
+        }
+        #expect(served == [Array("hi".utf8)])
+    }
+
+    @Test("--open lets a tcp peer register as a worker, and the host says it is open", .timeLimit(.minutes(1)))
+    func openModeAdmitsEveryone() async throws {
+        let (host, port) = try await Self.startHost(open: true)
+        defer { Task { try? await host.stop() } }
+        try await BusEndToEndTests.waitForEcho(host)
+        #expect(host.descriptor?["access"] as? String == "open")
+        let heartbeat = try await onThread { () -> [Frame]? in
+            // Registered, the worker hears the broker's HEARTBEAT instead of DISCONNECT.
+            try Self.exchange(.dealer, "tcp://127.0.0.1:\(port)", [[], Array("MDPW01".utf8), [0x01], Array("svc.forged".utf8)])
+        }
+        #expect(heartbeat?[2] == [0x04], "an open host must take the READY, got \(String(describing: heartbeat))")
+        let ps = try await host.run(["ps"])
+        #expect(ps.output.contains("access   OPEN"), "\(ps.output)")
+        #expect(host.hostLog.contains("OPEN MODE"))
+    }
+}
