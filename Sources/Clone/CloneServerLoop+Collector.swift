@@ -25,13 +25,10 @@ extension CloneServerLoop {
             handled += 1
             if configuration.access != nil, !PeerClass(userID: message.userID).mayServe {
                 statistics.writesRefused += 1
-                if logLimiter.shouldLog(peer: Array((message.userID ?? "none").utf8), kind: "writeRefused") {
-                    logger.warning("clone collector: refused a write from a peer that is not one of the host's plugins (logged once per peer per period)", metadata: [
-                        "flowbus.service": "clone", "flowbus.user_id": "\(message.userID ?? "none")",
-                        "flowbus.key": "\((message.frames.first ?? []).printable)",
-                        "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
-                    ])
-                }
+                logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: message.userID, [
+                    "flowbus.key": "\((message.frames.first ?? []).printable)",
+                    "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
+                ])
                 continue
             }
             if message.truncated {

@@ -62,12 +62,9 @@ extension CloneServerLoop {
     private func refuseSnapshot(to identity: Frame, subtree: String, userID: String?) throws(ZMQError) {
         statistics.snapshotsRefused += 1
         let reason = "a client may read one session's /s/<id>/ and the public subtrees, not \(subtree.isEmpty ? "every key" : subtree)"
-        if logLimiter.shouldLog(peer: identity, kind: "snapshotRefused") {
-            logger.warning("clone snapshot refused (logged once per peer per period)", metadata: [
-                "flowbus.service": "clone", "flowbus.peer": "\(identity.printable)", "flowbus.user_id": "\(userID ?? "none")",
-                "flowbus.subtree": "\(subtree)", "flowbus.reason": "\(reason)",
-            ])
-        }
+        logRefusal("clone snapshot refused", userID: userID, peer: identity, [
+            "flowbus.peer": "\(identity.printable)", "flowbus.subtree": "\(subtree)", "flowbus.reason": "\(reason)",
+        ])
         var properties = CloneProperties()
         properties.set(CloneProperties.refusedName, reason)
         _ = try sendSnapshot(identity, CloneMessage.kthxbaiCommand, UInt64(0).bigEndianFrame, [], properties.encoded, Array(subtree.utf8))

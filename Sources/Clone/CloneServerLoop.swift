@@ -181,13 +181,10 @@ final class CloneServerLoop {
                 try publisher.subscribe(prefix)
             } else {
                 statistics.subscriptionsRefused += 1
-                if logLimiter.shouldLog(peer: Array((received.userID ?? "none").utf8), kind: "subscriptionRefused") {
-                    logger.warning("clone publisher: a subscription was not applied (logged once per peer per period)", metadata: [
-                        "flowbus.service": "clone", "flowbus.user_id": "\(received.userID ?? "none")",
-                        "flowbus.prefix": "\(prefix.printable)",
-                        "flowbus.reason": "a client may subscribe to one session's /s/<id>/ and the public subtrees, not every session",
-                    ])
-                }
+                logRefusal("clone publisher: a subscription was not applied", userID: received.userID, [
+                    "flowbus.prefix": "\(prefix.printable)",
+                    "flowbus.reason": "a client may subscribe to one session's /s/<id>/ and the public subtrees, not every session",
+                ])
             }
         }
     }
@@ -203,6 +200,15 @@ final class CloneServerLoop {
         let snapshot = statistics
         shared.statistics.withLock { $0 = snapshot }
         nextFlush = now + configuration.statisticsInterval
+    }
+
+    /// Closed mode's refusals, logged at most once per peer (`peer`, else the User-Id) and kind
+    /// per period.
+    func logRefusal(_ message: String, userID: String?, peer: [UInt8]? = nil, _ metadata: Logger.Metadata) {
+        guard logLimiter.shouldLog(peer: peer ?? Array((userID ?? "none").utf8), kind: message) else { return }
+        logger.warning("\(message) (logged once per peer per period)", metadata: metadata.merging([
+            "flowbus.service": "clone", "flowbus.user_id": "\(userID ?? "none")",
+        ]) { $1 })
     }
 
     func countBadInput(_ error: CloneDecodeError, peer: [UInt8], channel: String) {

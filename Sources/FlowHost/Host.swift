@@ -55,7 +55,7 @@ public final class Host: Sendable {
         // Closed, without CURVE, on tcp: the host also listens on ipc in the run directory, where
         // the kernel tells it each peer's pid, so its plugins (its children) and the user's own
         // tools connect there and are known for what they are; tcp peers are clients.
-        let local = localEndpoints(security: security)
+        let local = extraLocalEndpoints(security: security)
         let broker = try startBroker(context: context, security: security, faults: faults, history: history, local: local)
         defer { broker.stop() }
         let clone = try startClone(context: context, security: security, faults: faults, history: history, local: local)
@@ -72,10 +72,13 @@ public final class Host: Sendable {
             pid: getpid(), startedAt: Date(), runDirectory: directory.path,
             endpoints: endpoints, serverPublicKey: security.curve?.serverKeys.publicKey.z85,
             access: security.access == nil ? .open : .closed)
-        announced.localEndpoints = local.map { local in
-            HostEndpoints(
-                broker: local.broker, cloneSnapshot: local.clone.snapshot, clonePublisher: local.clone.publisher,
-                cloneCollector: local.clone.collector, control: directory.controlEndpoint)
+        if local.broker != nil || local.clone != nil {
+            announced.localEndpoints = HostEndpoints(
+                broker: local.broker ?? endpoints.broker,
+                cloneSnapshot: local.clone?.snapshot ?? endpoints.cloneSnapshot,
+                clonePublisher: local.clone?.publisher ?? endpoints.clonePublisher,
+                cloneCollector: local.clone?.collector ?? endpoints.cloneCollector,
+                control: directory.controlEndpoint)
         }
         let descriptor = announced
 
@@ -117,16 +120,17 @@ public final class Host: Sendable {
         logger.info("flowbus host stopped")
     }
 
-    private func localEndpoints(security: BusSecurity) -> (broker: String, clone: CloneEndpoints)? {
-        guard security.access != nil, security.curve == nil else { return nil }
+    /// The run directory's ipc endpoints the host binds besides its public ones (nil where those
+    /// are ipc already, or when the bus is open or uses CURVE, which names plugins by key).
+    private func extraLocalEndpoints(security: BusSecurity) -> (broker: String?, clone: CloneEndpoints?) {
+        guard security.access != nil, security.curve == nil else { return (nil, nil) }
         let directory = configuration.runDirectory
         let broker = configuration.resolvedBrokerEndpoint.hasPrefix("ipc://") ? nil : directory.defaultBrokerEndpoint
         let clone = configuration.resolvedCloneBase.hasPrefix("ipc://") ? nil : try? CloneEndpoints(base: directory.defaultCloneBase)
-        guard broker != nil || clone != nil else { return nil }
-        return (broker ?? configuration.resolvedBrokerEndpoint, clone ?? (try? CloneEndpoints(base: configuration.resolvedCloneBase))!)
+        return (broker, clone)
     }
 
-    private func startBroker(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String, clone: CloneEndpoints)?) throws -> BrokerHandle {
+    private func startBroker(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String?, clone: CloneEndpoints?)) throws -> BrokerHandle {
         var brokerConfiguration = BrokerConfiguration()
         brokerConfiguration.heartbeatInterval = configuration.heartbeatInterval
         brokerConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
@@ -140,12 +144,12 @@ public final class Host: Sendable {
         brokerConfiguration.access = security.access
         return try MajordomoBroker.start(
             context: context, configuration: brokerConfiguration,
-            endpoints: [configuration.resolvedBrokerEndpoint] + (local.map { $0.broker == configuration.resolvedBrokerEndpoint ? [] : [$0.broker] } ?? []),
+            endpoints: [configuration.resolvedBrokerEndpoint] + [local.broker].compactMap { $0 },
             faults: faults,
             logger: logger.with(component: "broker"))
     }
 
-    private func startClone(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String, clone: CloneEndpoints)?) throws -> CloneServerHandle {
+    private func startClone(context: ZMQContext, security: BusSecurity, faults: FaultRules, history: SessionHistory, local: (broker: String?, clone: CloneEndpoints?)) throws -> CloneServerHandle {
         var cloneConfiguration = CloneServerConfiguration()
         cloneConfiguration.hugzInterval = configuration.hugzInterval
         cloneConfiguration.maxValueBytes = configuration.maxMessageBytes
@@ -153,8 +157,7 @@ public final class Host: Sendable {
         cloneConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
         cloneConfiguration.zapDomain = security.zapDomain
         cloneConfiguration.access = security.access
-        let base = try CloneEndpoints(base: configuration.resolvedCloneBase)
-        if let local, local.clone != base { cloneConfiguration.additionalEndpoints = [local.clone] }
+        cloneConfiguration.additionalEndpoints = [local.clone].compactMap { $0 }
         return try CloneServer.start(
             context: context, configuration: cloneConfiguration,
             endpoints: try CloneEndpoints(base: configuration.resolvedCloneBase), faults: faults,

@@ -54,18 +54,6 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
         public var total: Int { oversize + oversizeReply + expired + queueFull + malformed + forbidden }
         public init() {}
 
-        enum CodingKeys: String, CodingKey { case oversize, oversizeReply, expired, queueFull, malformed, forbidden }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            oversize = try container.decodeIfPresent(Int.self, forKey: .oversize) ?? 0
-            oversizeReply = try container.decodeIfPresent(Int.self, forKey: .oversizeReply) ?? 0
-            expired = try container.decodeIfPresent(Int.self, forKey: .expired) ?? 0
-            queueFull = try container.decodeIfPresent(Int.self, forKey: .queueFull) ?? 0
-            malformed = try container.decodeIfPresent(Int.self, forKey: .malformed) ?? 0
-            forbidden = try container.decodeIfPresent(Int.self, forKey: .forbidden) ?? 0
-        }
-
         mutating func count(_ reason: BrokerRejection.Reason) {
             switch reason {
             case .oversize: oversize += 1

@@ -111,36 +111,36 @@ import ZeroMQ
             serverPublicKey: nil)
     }
 
-    @Test func aFolderOfOursIsUsedAndItsDescriptorIsOwnerOnly() throws {
+    /// A fresh run directory with a host descriptor in it.
+    func announced() throws -> RunDirectory {
         let directory = try fresh()
         try directory.create()
         try directory.writeDescriptor(descriptor(directory))
+        return directory
+    }
+
+    @Test func aFolderOfOursIsUsedAndItsDescriptorIsOwnerOnly() throws {
+        let directory = try announced()
         #expect(try directory.readDescriptor() != nil)
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.descriptorPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
     @Test func aRunDirectoryOthersMayWriteIsRefused() throws {
-        let directory = try fresh()
-        try directory.create()
-        try directory.writeDescriptor(descriptor(directory))
+        let directory = try announced()
         chmod(directory.path, 0o777)
         expectUntrusted(directory, naming: directory.path, "group or others may write to it (mode 777)")
         #expect(throws: RunDirectoryError.self) { try directory.create() }
     }
 
     @Test func aDescriptorOthersMayWriteIsRefused() throws {
-        let directory = try fresh()
-        try directory.create()
-        try directory.writeDescriptor(descriptor(directory))
+        let directory = try announced()
         chmod(directory.descriptorPath, 0o666)
         expectUntrusted(directory, naming: directory.descriptorPath, "group or others may write")
     }
 
     @Test func aParentOthersMayWriteIsRefusedUnlessItIsSticky() throws {
-        let directory = try fresh()
-        try directory.create()
-        try directory.writeDescriptor(descriptor(directory))
+        let directory = try announced()
         let parent = (directory.path as NSString).deletingLastPathComponent
         chmod(parent, 0o777)
         expectUntrusted(directory, naming: parent, "mode 777")
@@ -149,9 +149,7 @@ import ZeroMQ
     }
 
     @Test func aRunDirectoryOfAnotherUserIsRefused() throws {
-        let directory = try fresh()
-        try directory.create()
-        try directory.writeDescriptor(descriptor(directory))
+        let directory = try announced()
         if geteuid() == 0 {
             #expect(chown(directory.descriptorPath, 65534, 65534) == 0)
             expectUntrusted(directory, naming: directory.descriptorPath, "belongs to uid 65534, not to you (uid 0)")
