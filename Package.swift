@@ -53,7 +53,7 @@ let package = Package(
         ),
         .target(
             name: "MessagePath",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -96,14 +96,14 @@ let package = Package(
         // The plugin SDK: view models, coordinators, services and their runtimes on the bus.
         .target(
             name: "FlowKit",
-            dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment", "MessagePath", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // The one way clients talk to the bus: sessions, intents, the session view, scripted journeys.
         .target(
             name: "FlowClient",
             dependencies: [
-                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment",
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "FlowbusEnvironment", "MessagePath",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Yams", package: "Yams"),

@@ -106,6 +106,11 @@ public final class CloneAgent: Sendable {
     /// True when every subtree has its snapshot and the server is heard from.
     public var isSynced: Bool { shared.synced.load(ordering: .acquiring) }
 
+    /// The subtree and the server's reason, when the server refused a snapshot this agent asked
+    /// for (a closed host lets a client read only what it holds a capability for): the agent
+    /// counts it synced, with nothing under that subtree.
+    public var refusal: (subtree: String, reason: String)? { shared.refusal.withLock { $0 } }
+
     /// Waits until `isSynced` (or the timeout passes); returns whether it is synced.
     public func waitUntilSynced(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout

@@ -30,6 +30,9 @@ public struct CloneAgentConfiguration: Sendable {
     public var batchLimit = 4096
     /// CURVE: the server's public key and this client's key pair, for all three sockets.
     public var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
+    /// A session capability (`drive.…` or `watch.…` from openSession) its connections present, so
+    /// a closed host lets this client read that session's `/s/<id>/`.
+    public var capability: String?
     /// Fault rules on the agent's incoming KVPUBs (scope `.key`): a dropped update never reaches
     /// this agent only, as a lossy link would, so the agent's gap detection can be exercised.
     public var incomingFaults: FaultRules?

@@ -41,8 +41,9 @@ extension CloneAgentLoop {
             if message.frames.count == 5, message.frames[0] == CloneMessage.kthxbaiCommand, !message.frames[3].isEmpty,
                let refusal = (try? CloneProperties(decoding: message.frames[3]))?[CloneProperties.refusedName] {
                 statistics.snapshotsRefused += 1
+                shared.refusal.withLock { $0 = (String(decoding: message.frames[4], as: UTF8.self), refusal) }
                 if logLimiter.shouldLog(peer: message.frames[4], kind: "refused") {
-                    logger.error("clone agent: the server refused the snapshot of '\(message.frames[4].printable)': \(refusal). Ask for your own session's subtree, or run the tool on the host's machine (an ipc endpoint in its run directory) to read everything", metadata: ["flowbus.service": "clone-agent"])
+                    logger.error("clone agent: the server refused the snapshot of '\(message.frames[4].printable)': \(refusal) (the host's own user, on its machine, reads everything through the run directory's ipc endpoints)", metadata: ["flowbus.service": "clone-agent"])
                 }
             }
             do {

@@ -14,6 +14,9 @@ extension CloneAgentLoop {
             if let curve = configuration.curve {
                 try socket.makeCurveClient(serverKey: curve.serverKey, keyPair: curve.keyPair)
             }
+            if let capability = configuration.capability {
+                try socket.setMetadata(name: BusAccess.capabilityProperty, value: capability)
+            }
             try setUp(socket)
             return socket
         } catch {

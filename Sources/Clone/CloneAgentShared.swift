@@ -46,6 +46,8 @@ final class CloneAgentShared: Sendable {
     let synced = Atomic<Bool>(false)
     let view = Mutex(AgentView())
     let statistics = Mutex(CloneAgentStatistics())
+    /// The subtree and reason of the last snapshot the server refused (a closed host's rule).
+    let refusal = Mutex<(subtree: String, reason: String)?>(nil)
     /// Writes from any thread, taken by the agent thread.
     let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int)>((true, [], 0))
     let commands = Mutex<[Command]>([])

@@ -6,7 +6,8 @@ extension CloneServerLoop {
     func drainSnapshotRequests() throws(ZMQError) {
         var handled = 0
         while handled < configuration.batchLimit,
-              let message = try snapshot.receiveMessage(dontWait: true, maxFrames: 3, maxBytes: 4096, readUserID: configuration.access != nil) {
+              let message = try snapshot.receiveMessage(
+                  dontWait: true, maxFrames: 3, maxBytes: 4096, readUserID: configuration.access != nil, readProperty: capabilityProperty) {
             handled += 1
             let identity = message.frames.first ?? []
             if message.truncated {
@@ -20,7 +21,7 @@ extension CloneServerLoop {
                 let request = try CloneMessage.decode(Array(message.frames.dropFirst()), on: .snapshotRequest)
                 if case .icanhaz(let subtree) = request {
                     let bytes = Array(subtree.utf8)
-                    if let access = configuration.access, !access.mayRead(bytes, as: PeerClass(userID: message.userID)) {
+                    if let access = configuration.access, !access.mayRead(bytes, as: PeerClass(userID: message.userID), capability: message.property) {
                         try refuseSnapshot(to: identity, subtree: subtree, userID: message.userID)
                     } else {
                         try serveSnapshot(to: identity, subtree: bytes)
@@ -61,7 +62,7 @@ extension CloneServerLoop {
     /// empty subtree.
     private func refuseSnapshot(to identity: Frame, subtree: String, userID: String?) throws(ZMQError) {
         statistics.snapshotsRefused += 1
-        let reason = "a client may read one session's /s/<id>/ and the public subtrees, not \(subtree.isEmpty ? "every key" : subtree)"
+        let reason = "a client may read the public subtrees and /s/<id>/ of a session whose capability it presents, not \(subtree.isEmpty ? "every key" : subtree); open the session (coord.app openSession) or ask its driver for a watch capability"
         logRefusal("clone snapshot refused", userID: userID, peer: identity, [
             "flowbus.peer": "\(identity.printable)", "flowbus.subtree": "\(subtree)", "flowbus.reason": "\(reason)",
         ])

@@ -165,7 +165,7 @@ final class CloneServerLoop {
         var handled = 0
         let access = configuration.access
         while handled < configuration.batchLimit,
-              let received = try publisher.receiveFrame(dontWait: true, readUserID: access != nil) {
+              let received = try publisher.receiveFrame(dontWait: true, readUserID: access != nil, readProperty: capabilityProperty) {
             handled += 1
             let frame = received.frame
             if frame.first == 1 {
@@ -177,17 +177,20 @@ final class CloneServerLoop {
             let prefix = Array(frame.dropFirst())
             if kind == 0 {
                 try publisher.unsubscribe(prefix)
-            } else if access.mayRead(prefix, as: PeerClass(userID: received.userID)) {
+            } else if access.mayRead(prefix, as: PeerClass(userID: received.userID), capability: received.property) {
                 try publisher.subscribe(prefix)
             } else {
                 statistics.subscriptionsRefused += 1
                 logRefusal("clone publisher: a subscription was not applied", userID: received.userID, [
                     "flowbus.prefix": "\(prefix.printable)",
-                    "flowbus.reason": "a client may subscribe to one session's /s/<id>/ and the public subtrees, not every session",
+                    "flowbus.reason": "a client may subscribe to the public subtrees and to /s/<id>/ of a session whose capability its connection presents (X-Flowbus-Capability), nothing else",
                 ])
             }
         }
     }
+
+    /// The metadata property read with each request and subscription: only when capabilities are checked.
+    var capabilityProperty: String? { configuration.access?.capabilities == nil ? nil : BusAccess.capabilityProperty }
 
     func flushStatistics(now: MonotonicTime) {
         statistics.sequence = sequence

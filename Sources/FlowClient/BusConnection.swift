@@ -25,15 +25,17 @@ public final class BusConnection: Sendable {
         requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
     }
 
-    /// Asks coord.app for a new session (or to attach to `requested`); returns its id.
-    public func openSession(requested: String?) async throws(SessionClientError) -> String {
+    /// Asks coord.app for a new session (or to attach to `requested`, presenting `capability`);
+    /// returns its id and, from a closed host, its drive and watch capabilities.
+    public func openSession(requested: String?, capability: String? = nil) async throws(SessionClientError) -> SessionGrant {
         var args: [String: String] = [:]
         if let requested { args["session"] = requested }
-        let reply = try await Self.coordinatorCall(requester, Self.call("openSession", args: args), session: "", writer: options.name)
+        let reply = try await Self.coordinatorCall(
+            requester, Self.call("openSession", args: args), session: "", writer: options.name, capability: capability)
         guard let session = reply.result["session"], !session.isEmpty else {
             throw .unexpectedReply(service: "coord.app", kind: "openSession reply without a session id")
         }
-        return session
+        return SessionGrant(session: session, drive: reply.result["capability"] ?? capability, watch: reply.result["watch"])
     }
 
     /// Calls `service` with a ServiceCall (e.g. `svc.mail` "outbox") and returns its reply.
@@ -59,19 +61,24 @@ public final class BusConnection: Sendable {
     }
 
     static func coordinatorCall(
-        _ requester: BusRequester, _ call: Flowbus_V1_CoordinatorCall, session: String, writer: String, coordinator: String = "app"
+        _ requester: BusRequester, _ call: Flowbus_V1_CoordinatorCall, session: String, writer: String, coordinator: String = "app",
+        capability: String? = nil
     ) async throws(SessionClientError) -> Flowbus_V1_CoordinatorReply {
         let service = "coord.\(coordinator)"
-        let envelope = try envelope(call, session: session, key: UUID().uuidString, writer: writer)
+        let envelope = try envelope(call, session: session, key: UUID().uuidString, writer: writer, capability: capability)
         let reply = try await requester.request(service: service, envelope: envelope)
         let answer: Flowbus_V1_CoordinatorReply = try unwrap(reply, from: service, method: call.method)
         guard answer.ok else { throw .refused(service: service, method: call.method, error: answer.error) }
         return answer
     }
 
-    static func envelope(_ message: some SwiftProtobuf.Message, session: String, key: String, writer: String) throws(SessionClientError) -> Envelope {
+    static func envelope(
+        _ message: some SwiftProtobuf.Message, session: String, key: String, writer: String, capability: String? = nil
+    ) throws(SessionClientError) -> Envelope {
         do {
-            return try Envelope.wrapping(message, session: session, idempotencyKey: key, writer: writer)
+            var envelope = try Envelope.wrapping(message, session: session, idempotencyKey: key, writer: writer)
+            if let capability { envelope.capability = capability }
+            return envelope
         } catch {
             throw .unexpectedReply(service: "", kind: "unencodable \(type(of: message).protoMessageName): \(error)")
         }
@@ -85,5 +92,21 @@ public final class BusConnection: Sendable {
         } catch {
             throw .unexpectedReply(service: service, kind: reply.kind)
         }
+    }
+}
+
+/// A session and what its holder may do with it: openSession's answer. On an open host the
+/// capabilities are nil (nothing is checked).
+public struct SessionGrant: Sendable, Equatable {
+    public var session: String
+    /// The token to act on the session (intents, touch, close, attach again).
+    public var drive: String?
+    /// The token to only read it: give it to observers.
+    public var watch: String?
+
+    public init(session: String, drive: String?, watch: String?) {
+        self.session = session
+        self.drive = drive
+        self.watch = watch
     }
 }

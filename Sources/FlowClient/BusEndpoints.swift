@@ -1,6 +1,7 @@
 import Clone
 import FlowbusEnvironment
 import Foundation
+import MessagePath
 import ZeroMQ
 
 /// Where a client finds the bus: the broker and the Clone server's three endpoints, read from a
@@ -12,12 +13,20 @@ public struct BusEndpoints: Sendable, Equatable {
     public var serverPublicKey: String?
     /// This client's CURVE key pair, for a host that runs with CURVE (`flowbus keys` makes one).
     public var clientKeyPair: CurveKeyPair?
+    /// The host's session-capability key, when this process may read it (the host's own user, on
+    /// its machine: `<run-dir>/session.key`). With it a client makes its own capability for any
+    /// session (a local operator's tools); without, it uses the ones openSession gives.
+    public var capabilities: CapabilityKey?
 
-    public init(broker: String, clone: CloneEndpoints, serverPublicKey: String? = nil, clientKeyPair: CurveKeyPair? = nil) {
+    public init(
+        broker: String, clone: CloneEndpoints, serverPublicKey: String? = nil, clientKeyPair: CurveKeyPair? = nil,
+        capabilities: CapabilityKey? = nil
+    ) {
         self.broker = broker
         self.clone = clone
         self.serverPublicKey = serverPublicKey
         self.clientKeyPair = clientKeyPair
+        self.capabilities = capabilities
     }
 
     /// The endpoints a host announced in its descriptor.
@@ -31,7 +40,8 @@ public struct BusEndpoints: Sendable, Equatable {
             clone: CloneEndpoints(
                 snapshot: endpoints.cloneSnapshot, publisher: endpoints.clonePublisher,
                 collector: endpoints.cloneCollector),
-            serverPublicKey: local == nil ? descriptor.serverPublicKey : nil)
+            serverPublicKey: local == nil ? descriptor.serverPublicKey : nil,
+            capabilities: RunDirectory(path: descriptor.runDirectory).readSessionKey().flatMap(CapabilityKey.init(hex:)))
     }
 
     /// The endpoints of the host running in `runDirectory` (default: `$FLOWBUS_RUN_DIR` or

@@ -112,7 +112,8 @@ extension SessionClient {
     /// Sends a prepared intent (again, for a retry: same key, applied at most once) and returns
     /// the reply. A refusal is an outcome, not an error; a bus that does not answer throws.
     public func send(_ prepared: PreparedIntent) async throws(SessionClientError) -> IntentOutcome {
-        let envelope = try BusConnection.envelope(prepared.intent, session: session, key: prepared.idempotencyKey, writer: options.name)
+        let envelope = try BusConnection.envelope(
+            prepared.intent, session: session, key: prepared.idempotencyKey, writer: options.name, capability: capability)
         store.note(.intent(action: prepared.action, service: prepared.route.service, version: prepared.version,
                            idempotencyKey: prepared.idempotencyKey), writer: options.name)
         let reply: Envelope

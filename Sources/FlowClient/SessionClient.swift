@@ -3,6 +3,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import Synchronization
 import ZeroMQ
 
@@ -41,6 +42,11 @@ public final class SessionClient: Sendable {
     public var session: String { sessionID.text }
     public let endpoints: BusEndpoints
     public let options: SessionClientOptions
+    /// The capability this client presents on a closed host (`drive` when it opened or attached,
+    /// `watch` when it only observes); nil on an open host.
+    public let capability: String?
+    /// The session's watch capability, when openSession gave one: what to hand an observer.
+    public let watchCapability: String?
     let requester: BusRequester
     let agent: CloneAgent
     let store: SessionStore
@@ -57,8 +63,8 @@ public final class SessionClient: Sendable {
     ) async throws(SessionClientError) -> SessionClient {
         let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
         do {
-            let session = try await connection.openSession(requested: nil)
-            let client = try await SessionClient(session: session, connection: connection)
+            let grant = try await connection.openSession(requested: nil)
+            let client = try await SessionClient(grant: grant, capability: grant.drive, connection: connection)
             if options.keepAlive { client.keepAlive() }
             return client
         } catch {
@@ -69,15 +75,20 @@ public final class SessionClient: Sendable {
 
     /// Attaches to an existing session. With `announce` (a driver) coord.app is asked to attach
     /// (openSession with the id), which also resumes a session it lost; without (an observer)
-    /// nothing is sent, the session is only followed.
+    /// nothing is sent, the session is only followed. On a closed host `capability` is the token
+    /// the session's opener got (drive to act, watch to observe); without one, a client that can
+    /// read the host's key (its own user's tools) makes its own.
     public static func attach(
-        _ session: String, endpoints: BusEndpoints, announce: Bool = true, options: SessionClientOptions = .init(),
-        logger: Logger = Logger(label: "flowbus.client")
+        _ session: String, capability: String? = nil, endpoints: BusEndpoints, announce: Bool = true,
+        options: SessionClientOptions = .init(), logger: Logger = Logger(label: "flowbus.client")
     ) async throws(SessionClientError) -> SessionClient {
         let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
+        let token = capability ?? endpoints.capabilities?.token(announce ? .drive : .watch, session: session)
         do {
-            let id = announce ? try await connection.openSession(requested: session) : session
-            let client = try await SessionClient(session: id, connection: connection)
+            let grant = announce
+                ? try await connection.openSession(requested: session, capability: token)
+                : SessionGrant(session: session, drive: nil, watch: token)
+            let client = try await SessionClient(grant: grant, capability: announce ? grant.drive : token, connection: connection)
             if announce && options.keepAlive { client.keepAlive() }
             return client
         } catch {
@@ -86,12 +97,15 @@ public final class SessionClient: Sendable {
         }
     }
 
-    private init(session: String, connection: BusConnection) async throws(SessionClientError) {
+    private init(grant: SessionGrant, capability: String?, connection: BusConnection) async throws(SessionClientError) {
+        let session = grant.session
         do {
             sessionID = try SessionID(session)
         } catch {
             throw .invalidSession(session, reason: "\(error)")
         }
+        self.capability = capability
+        watchCapability = grant.watch
         endpoints = connection.endpoints
         options = connection.options
         requester = connection.requester
@@ -100,6 +114,7 @@ public final class SessionClient: Sendable {
         // The apps' schemas come with the session, so scripts can read app payloads by path.
         var configuration = CloneAgentConfiguration(subtrees: [CloneSubtree.session(sessionID).text, CloneSubtree.schemas.text])
         configuration.serverTimeout = options.cloneServerTimeout
+        configuration.capability = capability
         do {
             configuration.curve = try endpoints.curve()
             agent = try CloneAgent(context: connection.context, endpoints: endpoints.clone, configuration: configuration, logger: logger)
@@ -116,6 +131,10 @@ public final class SessionClient: Sendable {
         guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
             stop()
             throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: options.syncTimeout)
+        }
+        if let refusal = agent.refusal {
+            stop()
+            throw .readRefused(session: session, reason: refusal.reason)
         }
         if options.followCoordinators { try await followCoordinators() }
     }
@@ -189,7 +208,7 @@ public final class SessionClient: Sendable {
     /// Closes the session (`coord.app` closeSession); the client keeps following until `stop()`.
     public func close() async throws(SessionClientError) {
         let call = BusConnection.call("closeSession", args: ["session": session])
-        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name)
+        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name, capability: capability)
     }
 
     /// Sends `touch` to coord.app a third of the session's idle limit apart while the session is
@@ -217,7 +236,7 @@ public final class SessionClient: Sendable {
     /// Tells coord.app this client is still on the session (activity for its idle expiry).
     public func touch() async throws(SessionClientError) {
         let call = BusConnection.call("touch", args: ["session": session])
-        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name)
+        _ = try await BusConnection.coordinatorCall(requester, call, session: session, writer: options.name, capability: capability)
     }
 
     /// Stops following and the request thread; idempotent.

@@ -8,6 +8,8 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
     case unexpectedReply(service: String, kind: String)
     case refused(service: String, method: String, error: WireError)
     case noSnapshot(endpoint: String, timeout: Duration)
+    /// The Clone server refused to let this client read the session (no capability for it).
+    case readRefused(session: String, reason: String)
     case noScreen(session: String)
     case unknownAction(action: String, screen: String, known: [String])
     case stopped
@@ -27,6 +29,8 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
             "\(service) refused \(method): \(error.message)" + (error.hint.isEmpty ? "" : "; \(error.hint)")
         case .noSnapshot(let endpoint, let timeout):
             "the Clone server at \(endpoint) sent no snapshot within \(timeout); is the host running? check `flowbus ps`, or start one with `flowbus up`"
+        case .readRefused(let session, let reason):
+            "the host refused to show session \(session): \(reason)"
         case .noScreen(let session):
             "session \(session) shows no screen yet, so there is nothing to act on; wait for its navigation (waitUntil) or check that coord.app runs (`flowbus ps`)"
         case .unknownAction(let action, let screen, let known):

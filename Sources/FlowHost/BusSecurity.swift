@@ -24,18 +24,22 @@ struct BusSecurity: Sendable {
     var zapDomain: String? { authenticator == nil ? nil : Self.zapDomain }
 
     /// What a plugin needs to connect: the server's public key and its own key pair.
+    /// What a plugin needs to connect: the server's public key and its own key pair; on a
+    /// closed host, the session-capability key its runtimes check requests with.
     var pluginEnvironment: [String: String] {
-        guard let curve else { return [:] }
-        return [
-            BusVariables.serverKey: curve.serverKeys.publicKey.z85,
-            BusVariables.clientPublicKey: curve.pluginKeys.publicKey.z85,
-            BusVariables.clientSecretKey: curve.pluginKeys.secretKey.z85,
-        ]
+        var variables: [String: String] = [:]
+        if let key = access?.capabilities { variables[BusVariables.sessionKey] = key.hex }
+        guard let curve else { return variables }
+        variables[BusVariables.serverKey] = curve.serverKeys.publicKey.z85
+        variables[BusVariables.clientPublicKey] = curve.pluginKeys.publicKey.z85
+        variables[BusVariables.clientSecretKey] = curve.pluginKeys.secretKey.z85
+        return variables
     }
 
     /// `pluginName` names a supervised plugin by pid (for the logs); any child of the host is one.
+    /// `capabilities`: the closed bus's session-capability key (a fresh one when not given).
     static func start(
-        configuration: HostConfiguration, context: ZMQContext, logger: Logger,
+        configuration: HostConfiguration, context: ZMQContext, logger: Logger, capabilities: CapabilityKey = .generate(),
         pluginName: @escaping @Sendable (Int32) -> String? = { _ in nil }
     ) throws -> BusSecurity {
         let curve = try readCurve(configuration)
@@ -86,7 +90,7 @@ struct BusSecurity: Sendable {
         logger.info("bus closed: only the host's plugins serve and write state; clients reach vm.*, coord.* and their own session", metadata: [
             "flowbus.curve": "\(curve == nil ? "off" : "on")", "flowbus.allowed_keys": "\(clientKeys.count)",
         ])
-        return BusSecurity(curve: curve, authenticator: authenticator, access: BusAccess())
+        return BusSecurity(curve: curve, authenticator: authenticator, access: BusAccess(capabilities: capabilities))
     }
 
     private static func readCurve(_ configuration: HostConfiguration) throws -> Curve? {

@@ -47,7 +47,13 @@ public final class Host: Sendable {
         let context = try ZMQContext()
         // The supervisor is made below; the ZAP handler names plugins through it once it exists.
         let supervisorBox = Mutex<Supervisor?>(nil)
-        let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger) { pid in
+        // The session-capability key lives in the run directory: capabilities stay good across a
+        // restart of the host on it, and the user's own tools can make theirs.
+        let keyText = try directory.sessionKey { CapabilityKey.generate().hex }
+        guard let capabilities = CapabilityKey(hex: keyText) else {
+            throw RunDirectoryError.untrusted(path: directory.sessionKeyPath, reason: "it does not hold a 64-hex-digit key (a damaged file)")
+        }
+        let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger, capabilities: capabilities) { pid in
             supervisorBox.withLock { $0?.pluginName(pid: pid) }
         }
         let faults = FaultRules()

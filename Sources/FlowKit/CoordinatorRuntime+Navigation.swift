@@ -2,6 +2,7 @@ import Clone
 import FlowProtocol
 import Foundation
 import Logging
+import MessagePath
 
 /// The navigation owner's part of the runtime: sessions, their navigation and their record.
 extension CoordinatorRuntime {
@@ -16,6 +17,7 @@ extension CoordinatorRuntime {
             if let requested = try? SessionID(requested), state.instances[requested] != nil {
                 reply.result["session"] = requested.text
                 reply.result["attached"] = "true"
+                grantCapabilities(on: requested, in: &reply)
                 reply.navVersion = state.navigations[requested]?.version ?? 0
                 touch(requested, in: &state)
                 return reply
@@ -37,8 +39,17 @@ extension CoordinatorRuntime {
             writeSessionRecord(instance, of: session, in: &state, force: true)
             logger.info("session opened", metadata: ["flowbus.session": "\(session)"])
             reply.result["session"] = session.text
+            grantCapabilities(on: session, in: &reply)
             return reply
         }
+    }
+
+    /// A closed host's openSession reply carries the session's tokens: `capability` (drive) for the
+    /// client that opened or attached, `watch` for observers it lets in.
+    func grantCapabilities(on session: SessionID, in reply: inout Flowbus_V1_CoordinatorReply) {
+        guard let capabilities else { return }
+        reply.result["capability"] = capabilities.token(.drive, session: session.text)
+        reply.result["watch"] = capabilities.token(.watch, session: session.text)
     }
 
     /// Ends the session: its flows are released, its view models told to `close`, and its record
@@ -171,7 +182,8 @@ extension CoordinatorRuntime {
             intent.params = screen.params
         }
         let key = "\(action)/\(session)/\(screen?.id ?? kind)/\(version)"
-        guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation).encoded() else { return }
+        guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
+            .signed(by: capabilities).encoded() else { return }
         viewModelCalls?.post(service: "vm.\(kind)", body: body, tries: 2)
     }
 

@@ -3,6 +3,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import SwiftProtobuf
 import ZeroMQ
 
@@ -23,6 +24,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var fence: [String: UInt64] = [:]
         var fenced = 0
         var malformed = 0
+        /// Requests refused for want of a capability (a closed host's rule).
+        var forbidden = 0
         /// When each open session last saw activity (the owner's idle expiry).
         var lastActive: [SessionID: ContinuousClock.Instant] = [:]
         var expired = 0
@@ -44,6 +47,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     let logger: Logger
     let writer: String
     let incarnation: UInt64
+    /// The host's capability key (FLOWBUS_SESSION_KEY): with it, a client's call or intent needs
+    /// a token for its session, the coordinators' own calls a plugin's; openSession mints the
+    /// session's tokens. Nil (open mode, tests): no checks.
+    let capabilities: CapabilityKey?
     let watchers = Locked<[Task<Void, Never>]>([])
     /// The owner closes a session idle for this long; nil = never.
     let idleLimit: Duration?
@@ -67,7 +74,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
-            sessionIdleLimit: idleLimit, clock: { .now }, logger: bus.logger, bus: bus)
+            sessionIdleLimit: idleLimit, clock: { .now }, logger: bus.logger, capabilities: bus.environment.capabilities, bus: bus)
     }
 
     /// `--session-idle SECONDS` (the owner's plugin argument): 0 = never; default one hour.
@@ -87,18 +94,21 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public convenience init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
         writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
-        sessionIdleLimit: Duration? = nil, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger
+        sessionIdleLimit: Duration? = nil, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger,
+        capabilities: CapabilityKey? = nil
     ) throws {
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
-            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, clock: clock, logger: logger, bus: nil)
+            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, clock: clock, logger: logger,
+            capabilities: capabilities, bus: nil)
     }
 
     init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
         map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, sessionIdleLimit: Duration?,
-        clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, bus: PluginBus?
+        clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?, bus: PluginBus?
     ) throws {
+        self.capabilities = capabilities
         self.idleLimit = sessionIdleLimit
         self.now = clock
         self.coordinatorName = try CoordinatorName(coordinator.name)
@@ -201,8 +211,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// Calls refused because their writer's incarnation was replaced, and requests that were not
     /// a CoordinatorCall or Intent.
-    public var counters: (fenced: Int, malformed: Int, expired: Int) {
-        state.withLock { ($0.fenced, $0.malformed, $0.expired) }
+    public var counters: (fenced: Int, malformed: Int, expired: Int, forbidden: Int) {
+        state.withLock { ($0.fenced, $0.malformed, $0.expired, $0.forbidden) }
     }
 
     // MARK: Idle sessions
@@ -255,10 +265,23 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     func handleCall(_ call: Flowbus_V1_CoordinatorCall, envelope: Envelope) -> Flowbus_V1_CoordinatorReply {
         let named = envelope.session.isEmpty ? (call.args["session"] ?? "") : envelope.session
-        if isOwner, call.method == "openSession" { return openSession(requested: call.args["session"] ?? named) }
+        if isOwner, call.method == "openSession" {
+            let requested = call.args["session"] ?? named
+            // A new session is anyone's to open; an existing id is its holders' to attach to.
+            if !requested.isEmpty, let session = try? SessionID(requested),
+               let refused = guardRequest(envelope, needs: .drive, session: session, doing: "openSession (attach)") {
+                return Self.refusal(refused)
+            }
+            return openSession(requested: requested)
+        }
         guard let session = try? SessionID(named) else {
             return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(named)\")",
                                           hint: "set Envelope.session to the session id"))
+        }
+        // A client may touch and close its session; every other call is the coordinators' own.
+        let needed: SessionRight = isOwner && (call.method == "closeSession" || call.method == "touch") ? .drive : .plugin
+        if let refused = guardRequest(envelope, needs: needed, session: session, doing: "the call \(call.method)") {
+            return Self.refusal(refused)
         }
         if let fenced = checkFence(envelope) { return fenced }
         state.withLock { touch(session, in: &$0) }
@@ -291,6 +314,23 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
+    /// The FORBIDDEN error when `envelope` lacks the capability `needed` on `session`, counted
+    /// and logged (at the 1st, 2nd, 4th… refusal); nil when it may go on.
+    func guardRequest(_ envelope: Envelope, needs needed: SessionRight, session: SessionID, doing what: String) -> WireError? {
+        guard let error = SessionGuard.refusal(envelope, needs: needed, session: session, key: capabilities, doing: what) else { return nil }
+        let count = state.withLock { state -> Int in
+            state.forbidden += 1
+            return state.forbidden
+        }
+        if count.nonzeroBitCount == 1 {
+            logger.warning("refused a request without the right capability", metadata: [
+                "flowbus.session": "\(session)", "flowbus.writer": "\(envelope.writer)", "flowbus.error": "\(error.message)",
+                "flowbus.forbidden": "\(count)",
+            ])
+        }
+        return error
+    }
+
     /// Calls from a writer older than one already seen are refused (FENCED): a coordinator
     /// process that was replaced and wakes up late must not act.
     func checkFence(_ envelope: Envelope) -> Flowbus_V1_CoordinatorReply? {
@@ -315,6 +355,9 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         guard let session = try? SessionID(envelope.session) else {
             return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                                                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
+        }
+        if let refused = guardRequest(envelope, needs: .drive, session: session, doing: "the intent \"\(intent.action)\"") {
+            return Self.intentRefusal(refused)
         }
         state.withLock { touch(session, in: &$0) }
         if isOwner, SessionActions.names.contains(intent.action) {
@@ -480,7 +523,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         call.expectedNavVersion = expected
         return try? Envelope.wrapping(
             call, session: session.text, idempotencyKey: "\(writer)/\(incarnation)/\(UUID().uuidString)", writer: writer, incarnation: incarnation
-        ).encoded()
+        ).signed(by: capabilities).encoded()
     }
 
     static func decodeReply(_ bytes: [UInt8]) -> Flowbus_V1_CoordinatorReply? {

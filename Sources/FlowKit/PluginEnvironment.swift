@@ -1,6 +1,7 @@
 import Clone
 import FlowbusEnvironment
 import Foundation
+import MessagePath
 import ZeroMQ
 
 /// What the host hands a plugin in its environment (Protocols/README.md, "Endpoints").
@@ -15,6 +16,9 @@ public struct PluginEnvironment: Sendable {
     /// MDP worker lanes (`--lanes N` in the manifest's args): requests one process holds at once.
     public var lanes: Int
     public var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
+    /// The host's session-capability key (a closed host's FLOWBUS_SESSION_KEY): the runtimes check
+    /// every request's `Envelope.capability` with it and sign their own calls. Nil: no checks.
+    public var capabilities: CapabilityKey?
     /// Options after the FLOWBUS ones: `--name value` pairs from the manifest's args.
     public var options: [String: String]
 
@@ -24,7 +28,7 @@ public struct PluginEnvironment: Sendable {
     public init(
         broker: String, clone: CloneEndpoints, plugin: String, replica: Int = 0, incarnation: UInt64 = 1,
         heartbeat: Duration = .milliseconds(500), lanes: Int = 1,
-        curve: (serverKey: CurveKey, keyPair: CurveKeyPair)? = nil, options: [String: String] = [:]
+        curve: (serverKey: CurveKey, keyPair: CurveKeyPair)? = nil, capabilities: CapabilityKey? = nil, options: [String: String] = [:]
     ) {
         self.broker = broker
         self.clone = clone
@@ -34,6 +38,7 @@ public struct PluginEnvironment: Sendable {
         self.heartbeat = heartbeat
         self.lanes = lanes
         self.curve = curve
+        self.capabilities = capabilities
         self.options = options
     }
 
@@ -85,6 +90,12 @@ public struct PluginEnvironment: Sendable {
             heartbeat: variables.heartbeat,
             lanes: lanes,
             options: options)
+        if let text = variables.sessionKey {
+            guard let key = CapabilityKey(hex: text) else {
+                throw PluginEnvironmentError("\(BusVariables.sessionKey) is not 64 hex digits; it is the host's, passed to its plugins: run \(executable) through `flowbus up`")
+            }
+            settings.capabilities = key
+        }
         if let server = variables.serverKey {
             do {
                 let pair = CurveKeyPair(

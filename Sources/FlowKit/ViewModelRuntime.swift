@@ -3,6 +3,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import ZeroMQ
 import SwiftProtobuf
 
@@ -40,7 +41,14 @@ public final class ViewModelRuntime {
     public private(set) var served = 0
     public private(set) var refused = 0
     public private(set) var malformed = 0
+    /// Requests refused for want of a capability (a closed host's rule; included in `refused`).
+    public private(set) var forbidden = 0
+    /// The host's capability key (FLOWBUS_SESSION_KEY): with it, an intent needs a token granting
+    /// `drive` on its session, and `appear`/`reset`/`close` one of the host's plugins'. Nil: no check.
+    public var capabilities: CapabilityKey?
     static let rememberedKeys = 64
+    /// The view-model lifecycle actions only the navigation owner sends.
+    static let lifecycleActions: Set<String> = ["appear", "reset", "close"]
 
     /// The app's payload schemas (a serialized FileDescriptorSet), published at
     /// `/schema/<package>` so that any client can read this view model's payloads.
@@ -75,6 +83,7 @@ public final class ViewModelRuntime {
         self.incarnation = incarnation
         self.make = make
         self.schema = schema
+        self.capabilities = bus?.environment.capabilities
         var logger = logger
         logger[metadataKey: "flowbus.screen"] = "\(screen)"
         self.logger = logger
@@ -128,6 +137,17 @@ public final class ViewModelRuntime {
             return reply(to: envelope, applied: false, version: 0, error: WireError(
                 .invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
+        }
+        let needed: SessionRight = Self.lifecycleActions.contains(intent.action) ? .plugin : .drive
+        if let error = SessionGuard.refusal(envelope, needs: needed, session: session, key: capabilities, doing: "the intent \"\(intent.action)\"") {
+            refused += 1
+            forbidden += 1
+            // Logged at the 1st, 2nd, 4th, 8th… refusal: a flood cannot flood the log.
+            if forbidden.nonzeroBitCount == 1 { logger.warning("refused an intent without the right capability", metadata: [
+                "flowbus.session": "\(session)", "flowbus.action": "\(intent.action)", "flowbus.writer": "\(envelope.writer)", "flowbus.error": "\(error.message)",
+                "flowbus.forbidden": "\(forbidden)",
+            ]) }
+            return reply(to: envelope, applied: false, version: 0, error: error)
         }
         if intent.action == "close" { return close(session, answering: envelope) }
         let instance = instance(for: session, atLeast: intent.screenVersion)

@@ -16,6 +16,8 @@ public struct BusVariables: Sendable, Equatable {
     public static let clientPublicKey = "FLOWBUS_CLIENT_PUBLIC_KEY"
     public static let clientSecretKey = "FLOWBUS_CLIENT_SECRET_KEY"
     public static let logLevel = "FLOWBUS_LOG_LEVEL"
+    /// The host's session-capability key (64 hex digits), given to plugins of a closed host.
+    public static let sessionKey = "FLOWBUS_SESSION_KEY"
 
     /// The broker and the three Clone endpoints, or nil when any is missing.
     public var endpoints: (broker: String, snapshot: String, publisher: String, collector: String)?
@@ -28,6 +30,8 @@ public struct BusVariables: Sendable, Equatable {
     public var serverKey: String?
     public var clientPublicKey: String?
     public var clientSecretKey: String?
+    /// The session-capability key, when the host runs closed.
+    public var sessionKey: String?
 
     /// Reads the variables; unset or unreadable numbers take their defaults (replica 0,
     /// incarnation 1, heartbeat 500 ms).
@@ -45,6 +49,7 @@ public struct BusVariables: Sendable, Equatable {
         serverKey = value(Self.serverKey)
         clientPublicKey = value(Self.clientPublicKey)
         clientSecretKey = value(Self.clientSecretKey)
+        sessionKey = value(Self.sessionKey)
     }
 
     public static func == (left: BusVariables, right: BusVariables) -> Bool {
@@ -53,5 +58,6 @@ public struct BusVariables: Sendable, Equatable {
             && left.plugin == right.plugin && left.replica == right.replica && left.incarnation == right.incarnation
             && left.heartbeat == right.heartbeat && left.runDirectory == right.runDirectory && left.serverKey == right.serverKey
             && left.clientPublicKey == right.clientPublicKey && left.clientSecretKey == right.clientSecretKey
+            && left.sessionKey == right.sessionKey
     }
 }

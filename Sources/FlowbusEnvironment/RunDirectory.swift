@@ -93,6 +93,43 @@ public struct RunDirectory: Sendable, Equatable {
         }
     }
 
+    /// The host's session-capability key (64 hex digits), owner-only; it outlives the host so the
+    /// capabilities it gave stay good across a restart on the same run directory.
+    public var sessionKeyPath: String { path + "/session.key" }
+
+    /// The session-capability key written here, or nil when there is none or this user cannot
+    /// read it (another user's tools never can: the file is 0600).
+    public func readSessionKey() -> String? {
+        guard let data = FileManager.default.contents(atPath: sessionKeyPath) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
+    /// The key written here, or `make()`'s, written owner-only first when there is none. An
+    /// existing key file must be the user's, not a link, and readable by no one else.
+    public func sessionKey(orWrite make: () -> String) throws -> String {
+        try Self.check(sessionKeyPath, isParent: false, mayBeMissing: true)
+        var status = stat()
+        if lstat(sessionKeyPath, &status) == 0, status.st_mode & 0o077 != 0 {
+            throw RunDirectoryError.untrusted(
+                path: sessionKeyPath, reason: "others may read it (mode \(String(status.st_mode & 0o7777, radix: 8))), so they could act on any session")
+        }
+        if let existing = readSessionKey() { return existing }
+        let key = make()
+        let descriptor = open(sessionKeyPath, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else {
+            if errno == EEXIST, let existing = readSessionKey() { return existing }
+            throw RunDirectoryError.unwritableRunDirectory(path: path, reason: "session.key: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        let bytes = Array((key + "\n").utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            unlink(sessionKeyPath)
+            throw RunDirectoryError.unwritableRunDirectory(path: path, reason: "session.key: \(String(cString: strerror(errno)))")
+        }
+        return key
+    }
+
     public func removeDescriptor() {
         unlink(descriptorPath)
     }

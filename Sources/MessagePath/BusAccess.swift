@@ -42,10 +42,20 @@ public struct BusAccess: Sendable, Equatable {
     public var clientServicePrefixes: [String]
     /// Subtrees every client may read (besides its session's `/s/<id>/`): the published schemas.
     public var publicSubtrees: [String]
+    /// The host's capability key: a client reads `/s/<id>/` only when its connection presents a
+    /// token (`capabilityProperty`) granting at least `watch` on that session. Nil: any session.
+    public var capabilities: CapabilityKey?
 
-    public init(clientServicePrefixes: [String] = ["vm.", "coord.", "mmi."], publicSubtrees: [String] = ["/schema/"]) {
+    /// The ZMTP metadata property (ZMQ_METADATA) a client's Clone sockets carry their session
+    /// capability in; libzmq gives it with every message of the connection.
+    public static let capabilityProperty = "X-Flowbus-Capability"
+
+    public init(
+        clientServicePrefixes: [String] = ["vm.", "coord.", "mmi."], publicSubtrees: [String] = ["/schema/"], capabilities: CapabilityKey? = nil
+    ) {
         self.clientServicePrefixes = clientServicePrefixes
         self.publicSubtrees = publicSubtrees
+        self.capabilities = capabilities
     }
 
     /// Whether a peer of `peer` class may send a request to `service`.
@@ -56,19 +66,23 @@ public struct BusAccess: Sendable, Equatable {
 
     /// Whether a peer of `peer` class may read keys that start with `prefix` (a snapshot's subtree
     /// or a subscription). A client may read one session at a time — a prefix that starts with
-    /// a whole `/s/<id>/` — and the public subtrees, never `/s/` as a whole nor everything.
-    public func mayRead(_ prefix: [UInt8], as peer: PeerClass) -> Bool {
+    /// a whole `/s/<id>/`, and with a capability key set only a session its `capability` token
+    /// grants — and the public subtrees, never `/s/` as a whole nor everything.
+    public func mayRead(_ prefix: [UInt8], as peer: PeerClass, capability: String? = nil) -> Bool {
         if peer.mayReadAll { return true }
         if prefix.elementsEqual("HUGZ".utf8) { return true }
         if publicSubtrees.contains(where: { prefix.starts(with: $0.utf8) }) { return true }
-        return Self.startsWithWholeSession(prefix)
+        guard let session = Self.wholeSession(prefix) else { return false }
+        guard let capabilities else { return true }
+        guard let capability else { return false }
+        return capabilities.allows(capability, .watch, session: session)
     }
 
-    /// `/s/<id>/…` with a non-empty id.
-    static func startsWithWholeSession(_ prefix: [UInt8]) -> Bool {
-        guard prefix.count > 4, prefix[0] == UInt8(ascii: "/"), prefix[1] == UInt8(ascii: "s"), prefix[2] == UInt8(ascii: "/") else {
-            return false
-        }
-        return prefix[3...].firstIndex(of: UInt8(ascii: "/")).map { $0 > 3 } ?? false
+    /// The id of a prefix `/s/<id>/…` with a non-empty id, else nil.
+    static func wholeSession(_ prefix: [UInt8]) -> String? {
+        guard prefix.count > 4, prefix[0] == UInt8(ascii: "/"), prefix[1] == UInt8(ascii: "s"), prefix[2] == UInt8(ascii: "/"),
+              let end = prefix[3...].firstIndex(of: UInt8(ascii: "/")), end > 3
+        else { return nil }
+        return String(decoding: prefix[3..<end], as: UTF8.self)
     }
 }

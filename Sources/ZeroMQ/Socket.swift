@@ -113,8 +113,11 @@ public final class ZMQSocket {
     }
 
     /// Receives one frame and, when `readUserID` is set, the User-Id the ZAP handler gave its
-    /// connection (nil without a ZAP handler).
-    public func receiveFrame(dontWait: Bool, readUserID: Bool) throws(ZMQError) -> (frame: Frame, more: Bool, userID: String?)? {
+    /// connection (nil without a ZAP handler); with `readProperty`, that ZMTP metadata property
+    /// of the connection (one its peer set with `setMetadata`), nil when it has none.
+    public func receiveFrame(
+        dontWait: Bool, readUserID: Bool, readProperty: String? = nil
+    ) throws(ZMQError) -> (frame: Frame, more: Bool, userID: String?, property: String?)? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
@@ -124,6 +127,8 @@ public final class ZMQSocket {
         }
         var userID: String?
         if readUserID, let text = zmq_msg_gets(&message, "User-Id") { userID = String(cString: text) }
+        var property: String?
+        if let readProperty, let text = zmq_msg_gets(&message, readProperty) { property = String(cString: text) }
         let size = zmq_msg_size(&message)
         let frame: Frame
         if size == 0 {
@@ -132,7 +137,7 @@ public final class ZMQSocket {
             let data = zmq_msg_data(&message)!
             frame = Frame(UnsafeRawBufferPointer(start: data, count: size))
         }
-        return (frame, zmq_msg_more(&message) != 0, userID)
+        return (frame, zmq_msg_more(&message) != 0, userID, property)
     }
 
     /// Receives a whole multipart message. Returns nil when `dontWait` is set and
@@ -153,9 +158,12 @@ public final class ZMQSocket {
 
     /// Receives a whole message but keeps at most `maxFrames` parts and `maxBytes` bytes;
     /// the rest of an oversize message is drained and discarded so the socket stays in step.
-    /// With `readUserID`, the message's `userID` is the User-Id the ZAP handler gave its connection.
-    public func receiveMessage(dontWait: Bool = false, maxFrames: Int, maxBytes: Int, readUserID: Bool = false) throws(ZMQError) -> ReceivedMessage? {
-        guard let first = try receiveFrame(dontWait: dontWait, readUserID: readUserID) else { return nil }
+    /// With `readUserID`, the message's `userID` is the User-Id the ZAP handler gave its connection;
+    /// with `readProperty`, `property` is that metadata property of the connection.
+    public func receiveMessage(
+        dontWait: Bool = false, maxFrames: Int, maxBytes: Int, readUserID: Bool = false, readProperty: String? = nil
+    ) throws(ZMQError) -> ReceivedMessage? {
+        guard let first = try receiveFrame(dontWait: dontWait, readUserID: readUserID, readProperty: readProperty) else { return nil }
         var frames = [first.frame]
         var bytes = first.frame.count
         var more = first.more
@@ -163,9 +171,12 @@ public final class ZMQSocket {
         var truncated = bytes > maxBytes
         // A ROUTER makes the routing-id frame itself; the User-Id is on the frames the peer sent.
         var userID = first.userID
+        var property = first.property
         while more {
-            guard let next = try receiveFrame(dontWait: false, readUserID: readUserID && userID == nil) else { break }
+            let wanted = property == nil ? readProperty : nil
+            guard let next = try receiveFrame(dontWait: false, readUserID: readUserID && userID == nil, readProperty: wanted) else { break }
             if userID == nil { userID = next.userID }
+            if property == nil { property = next.property }
             more = next.more
             bytes += next.frame.count
             if truncated || frames.count >= maxFrames || bytes > maxBytes {
@@ -174,7 +185,7 @@ public final class ZMQSocket {
             }
             frames.append(next.frame)
         }
-        return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated, userID: userID)
+        return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated, userID: userID, property: property)
     }
 }
 
@@ -185,12 +196,15 @@ public struct ReceivedMessage: Sendable {
     public var truncated: Bool
     /// The User-Id of the sender's connection, when asked for and a ZAP handler gave one.
     public var userID: String?
+    /// The metadata property asked for (`readProperty`), when the sender's connection carries it.
+    public var property: String?
 
-    public init(frames: [Frame], totalBytes: Int, truncated: Bool, userID: String? = nil) {
+    public init(frames: [Frame], totalBytes: Int, truncated: Bool, userID: String? = nil, property: String? = nil) {
         self.frames = frames
         self.totalBytes = totalBytes
         self.truncated = truncated
         self.userID = userID
+        self.property = property
     }
 }
 

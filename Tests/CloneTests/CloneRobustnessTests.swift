@@ -137,9 +137,10 @@ struct CloneRobustnessTests {
         let server = await fixture.server!.textMap(prefix: "/load/")
         #expect(server.count == 747)
         #expect(server["/load/b/41"] == nil && server["/load/b/0"] == "second-3-250")
+        // Each agent applies what the server published on its own thread: wait for each to catch up.
         #expect(await eventually { first.textMap(prefix: "/load/") == server })
-        #expect(second.textMap() == server)
-        #expect(late.textMap() == server)
+        #expect(await eventually { second.textMap() == server })
+        #expect(await eventually { late.textMap() == server })
         #expect(first.statistics.gapsDetected == 0)
         #expect(second.statistics.gapsDetected == 0)
     }

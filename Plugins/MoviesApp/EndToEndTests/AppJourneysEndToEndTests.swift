@@ -16,8 +16,8 @@ struct AppJourneysEndToEndTests {
 
     /// A host running the default manifest, once every app service has a worker.
     /// The movies app as `flowbus up` runs it, or with `manifest` (the app's manifest, changed).
-    static func startApp(manifest: String? = nil) async throws -> HostFixture {
-        let host = try await HostFixture.start(manifest: manifest)
+    static func startApp(manifest: String? = nil, arguments: [String] = []) async throws -> HostFixture {
+        let host = try await HostFixture.start(manifest: manifest, arguments: arguments)
         let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
             + ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"].map { "vm.\($0)" }
             + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }

@@ -5,6 +5,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import Testing
 import ZeroMQ
 
@@ -30,9 +31,18 @@ struct CoordinatorsEndToEndTests {
         let context: ZMQContext
         let client: MajordomoClient
         let agent: CloneAgent
+        /// The host's session-capability key, read from its run directory as the user's own tools
+        /// may: this test speaks for the plugins, so it signs what it sends as one.
+        let capabilities: CapabilityKey?
+
+        func signed(_ message: some SwiftProtobuf.Message, session: String, key: String = UUID().uuidString, writer: String = "test/0", incarnation: UInt64 = 1) throws -> [UInt8] {
+            var envelope = try Envelope.wrapping(message, session: session, idempotencyKey: key, writer: writer, incarnation: incarnation)
+            if let capabilities { envelope.capability = capabilities.token(.plugin, session: session) }
+            return try envelope.encoded()
+        }
 
         func call(_ service: String, _ message: some SwiftProtobuf.Message, session: String, key: String = UUID().uuidString) throws -> Envelope {
-            let body = try Envelope.wrapping(message, session: session, idempotencyKey: key, writer: "test/0", incarnation: 1).encoded()
+            let body = try signed(message, session: session, key: key)
             let reply = try client.request(service: service, body: [body])
             return try Envelope.decodeChecked(try #require(reply.first))
         }
@@ -89,7 +99,8 @@ struct CoordinatorsEndToEndTests {
                 snapshot: try #require(host.endpoint("cloneSnapshot")), publisher: try #require(host.endpoint("clonePublisher")),
                 collector: try #require(host.endpoint("cloneCollector")))
             let agent = try CloneAgent(context: context, endpoints: endpoints, configuration: CloneAgentConfiguration(subtrees: ["/s/", "/c/"]), logger: Self.logger)
-            return Bus(context: context, client: client, agent: agent)
+            let key = (try? String(contentsOfFile: host.runDirectory + "/session.key", encoding: .utf8)).flatMap(CapabilityKey.init(hex:))
+            return Bus(context: context, client: client, agent: agent, capabilities: try #require(key, "a closed host writes session.key"))
         }
         defer { bus.agent.stop() }
 
@@ -148,9 +159,9 @@ struct CoordinatorsEndToEndTests {
         // A navigate call from an older incarnation of a writer already seen is fenced off.
         let navigate = Self.call("navigate", ops: [{ var op = Flowbus_V1_NavigationOp(); op.kind = .pop; return op }()])
         let fenced = try await onThread { () -> Flowbus_V1_CoordinatorReply in
-            let newer = try Envelope.wrapping(navigate, session: session, writer: "rogue/0", incarnation: 5).encoded()
+            let newer = try bus.signed(navigate, session: session, writer: "rogue/0", incarnation: 5)
             _ = try bus.client.request(service: "coord.app", body: [newer])
-            let older = try Envelope.wrapping(navigate, session: session, writer: "rogue/0", incarnation: 4).encoded()
+            let older = try bus.signed(navigate, session: session, writer: "rogue/0", incarnation: 4)
             return try Envelope.decodeChecked(try #require(try bus.client.request(service: "coord.app", body: [older]).first))
                 .unwrap(Flowbus_V1_CoordinatorReply.self)
         }

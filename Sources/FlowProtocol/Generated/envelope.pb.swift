@@ -68,6 +68,12 @@ public nonisolated struct Flowbus_V1_Envelope: Sendable {
   /// Writer's wall clock when the message was sent, in nanoseconds since the Unix epoch.
   public var sentAtUnixNanos: Int64 = 0
 
+  /// The sender's right to act on `session` (Protocols/README.md §10): a token
+  /// `<right>.<mac>` that openSession gave the client (`drive`, or `watch` for
+  /// observers) or that a plugin made (`plugin`). A host that runs closed
+  /// refuses intents and session calls without one (FORBIDDEN). Empty otherwise.
+  public var capability: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -79,7 +85,7 @@ fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}kind\0\u{1}payload\0\u{3}idempotency_key\0\u{1}session\0\u{1}incarnation\0\u{1}writer\0\u{3}key_version\0\u{3}sent_at_unix_nanos\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}kind\0\u{1}payload\0\u{3}idempotency_key\0\u{1}session\0\u{1}incarnation\0\u{1}writer\0\u{3}key_version\0\u{3}sent_at_unix_nanos\0\u{1}capability\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -96,6 +102,7 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
       case 7: try { try decoder.decodeSingularStringField(value: &self.writer) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.keyVersion) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.sentAtUnixNanos) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.capability) }()
       default: break
       }
     }
@@ -129,6 +136,9 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
     if self.sentAtUnixNanos != 0 {
       try visitor.visitSingularInt64Field(value: self.sentAtUnixNanos, fieldNumber: 9)
     }
+    if !self.capability.isEmpty {
+      try visitor.visitSingularStringField(value: self.capability, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -142,6 +152,7 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.writer != rhs.writer {return false}
     if lhs.keyVersion != rhs.keyVersion {return false}
     if lhs.sentAtUnixNanos != rhs.sentAtUnixNanos {return false}
+    if lhs.capability != rhs.capability {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
