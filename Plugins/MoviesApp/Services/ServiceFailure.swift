@@ -20,6 +20,8 @@ public struct Refusal: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let unknownItem = Refusal(rawValue: "unknownItem")
     /// A report with nothing to reimburse.
     public static let emptyReport = Refusal(rawValue: "emptyReport")
+    /// Too many wrong passwords or codes for the account or from the session lately: wait.
+    public static let tooManyAttempts = Refusal(rawValue: "tooManyAttempts")
 
     public var description: String { rawValue }
 }

@@ -48,6 +48,12 @@ import Testing
         #expect(log.states == [.loading, .error("Invalid e-mail or password.")])
     }
 
+    @Test func tooManyWrongTriesSaysToWait() throws {
+        users.signInResult = .failure(.refused(.tooManyAttempts))
+        try logIn("ana@example.com", "secret123")
+        #expect(log.states == [.loading, .error("Too many wrong tries for this account. Wait a few minutes, then try again.")])
+    }
+
     @Test func anUnverifiedAccountIsAnErrorWhoseDataSaysUnverified() throws {
         users.signInResult = .failure(.refused(.unverified))
         try logIn("ana@example.com", "secret123")

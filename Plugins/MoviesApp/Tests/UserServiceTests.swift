@@ -37,6 +37,39 @@ import Testing
         #expect(throws: ServiceFailure.refused(.notSignedIn)) { try users.account(forSession: "s1") }
     }
 
+    @Test func wrongTokensLockVerificationPerAccountAndPerSession() throws {
+        _ = try users.register(registration())
+        let right = try lastToken("ana@example.com")
+        let wrong = right == "000000" ? "111111" : "000000"
+        for _ in 0..<5 {
+            #expect(throws: ServiceFailure.refused(.wrongToken)) { try users.verify(email: "ana@example.com", token: wrong, session: "probe") }
+        }
+        // Locked: even the right code is refused now, from any session, so guessing stops at five.
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) { try users.verify(email: "ana@example.com", token: right, session: "probe") }
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) { try users.verify(email: "ana@example.com", token: right, session: "other") }
+        // The probing session is locked for other accounts too (its password guesses as well).
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) {
+            try users.signIn(email: InMemoryUserService.demoEmail, password: InMemoryUserService.demoPassword, session: "probe")
+        }
+        clock.advance(by: 61)
+        #expect(try users.verify(email: "ana@example.com", token: right, session: "other").verified)
+    }
+
+    @Test func wrongPasswordsLockSignInThenTheLockoutDoubles() throws {
+        let demo = InMemoryUserService.demoEmail
+        for round in 0..<2 {
+            for index in 0..<5 {
+                #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try users.signIn(email: demo, password: "guess-\(round)-\(index)", session: "s\(index)") }
+            }
+            #expect(throws: ServiceFailure.refused(.tooManyAttempts)) { try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "s9") }
+            clock.advance(by: 59)
+            #expect(throws: ServiceFailure.refused(.tooManyAttempts)) { try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "s9") }
+            // 60 s the first time, 120 s the second.
+            clock.advance(by: round == 0 ? 2 : 62)
+        }
+        #expect(try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "s9").email == demo)
+    }
+
     @Test func theDemoAccountSignsInAndOut() throws {
         let account = try users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s1")
         #expect(account.verified)

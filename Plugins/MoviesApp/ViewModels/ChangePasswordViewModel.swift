@@ -35,6 +35,7 @@ public final class ChangePasswordViewModel: ViewModel {
             switch failure {
             case .refused(.wrongPassword): Self.wrongCurrent
             case .refused(.notSignedIn): "You are signed out. Sign in again to change your password."
+            case .refused(.tooManyAttempts): CommonMessages.tooManyAttempts
             case .refused(let refusal): CommonMessages.unexpected(refusal)
             case .unavailable: CommonMessages.unavailable("account service")
             }

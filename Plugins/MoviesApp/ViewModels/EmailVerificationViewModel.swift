@@ -52,6 +52,7 @@ public final class EmailVerificationViewModel: ViewModel {
             "That code has expired. Choose Resend code to get a new one, then type it here."
         case .refused(.alreadyVerified): "\(email) is already verified. Go back and sign in."
         case .refused(.unknownAccount): "There is no account for \(email). Go back and sign up again."
+        case .refused(.tooManyAttempts): CommonMessages.tooManyAttempts
         case .refused(let refusal): CommonMessages.unexpected(refusal)
         case .unavailable: CommonMessages.unavailable("verification service")
         }

@@ -55,6 +55,8 @@ enum CommonMessages {
     }
 
     static let signedOut = "You are signed out. Sign in again to continue."
+
+    static let tooManyAttempts = "Too many wrong tries for this account. Wait a few minutes, then try again."
 }
 
 /// Field limits of the app's forms, checked by the view models and published to clients.

@@ -37,6 +37,8 @@ public final class SignInViewModel: ViewModel {
                 payload: .account(account, notice: "unverified", "Verify your e-mail to sign in."))
         } catch .refused(.invalidCredentials) {
             state = .error(Self.invalidCredentials)
+        } catch .refused(.tooManyAttempts) {
+            state = .error(CommonMessages.tooManyAttempts)
         } catch .refused(let refusal) {
             state = .error(CommonMessages.unexpected(refusal))
         } catch {

@@ -22,6 +22,9 @@ public enum Refusal: String, Sendable, CaseIterable, CustomStringConvertible {
     case expiredCode
     /// photo, like, unlike: no photo has this id.
     case unknownPhoto
+    /// signIn, resetPassword: too many wrong passwords or codes for the account or from the
+    /// session lately (`AttemptLimiter`).
+    case tooManyAttempts
 
     public var description: String { rawValue }
 
@@ -37,6 +40,7 @@ public enum Refusal: String, Sendable, CaseIterable, CustomStringConvertible {
         case .wrongCode: "That is not the code we sent. Check the latest e-mail, or ask for a new code."
         case .expiredCode: "The code has expired. Ask for a new one."
         case .unknownPhoto: "This photo is no longer available. Go back to the list."
+        case .tooManyAttempts: "Too many wrong tries for this account. Wait a few minutes, then try again."
         }
     }
 }

@@ -22,6 +22,14 @@ import Testing
         #expect(throws: ServiceFailure.refused(.notSignedIn)) { try accounts.account(forSession: "s1") }
     }
 
+    @Test func wrongPasswordsLockSignInForTheAccountAndTheSession() throws {
+        for index in 0..<5 {
+            #expect(throws: ServiceFailure.refused(.invalidCredentials)) { try accounts.signIn(email: "demo@photos.dev", password: "guess\(index)", session: "probe") }
+        }
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) { try accounts.signIn(email: "demo@photos.dev", password: "photos123", session: "s1") }
+        #expect(Refusal.tooManyAttempts.message.contains("Wait"))
+    }
+
     @Test func registerStoresTheAccountWithNoVerification() throws {
         let account = try accounts.register(name: "  Ana Lima ", email: "Ana@Example.com ", password: "secret123", session: "")
         #expect(account.name == "Ana Lima")

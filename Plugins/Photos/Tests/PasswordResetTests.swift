@@ -95,6 +95,12 @@ import Testing
                 try accounts.resetPassword(email: "demo@photos.dev", code: otherCode(than: code), newPassword: "another123")
             }
         }
+        // The account is locked for a minute: not even the right code is tried.
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) {
+            try accounts.resetPassword(email: "demo@photos.dev", code: code, newPassword: "another123")
+        }
+        clock.advance(by: 61)
+        // And the code itself is void.
         #expect(throws: ServiceFailure.refused(.wrongCode)) {
             try accounts.resetPassword(email: "demo@photos.dev", code: code, newPassword: "another123")
         }

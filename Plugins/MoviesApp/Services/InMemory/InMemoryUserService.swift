@@ -29,14 +29,18 @@ public final class InMemoryUserService: UserService, Sendable {
     let tokenLifetime: TimeInterval
     let clock: AppClock
     let hashIterations: Int
+    /// Wrong passwords and codes per account and per session: verify, signIn and changePassword
+    /// are refused `tooManyAttempts` while either is locked.
+    public let attempts: AttemptLimiter
 
     /// - Parameters:
     ///   - tokenLifetime: how long a verification token stays valid, in seconds (default 10 minutes).
     ///   - clock: the time tokens are issued and checked at.
     public init(
         mail: any MailService & Sendable, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
-        hashIterations: Int = InMemoryUserService.defaultHashIterations
+        hashIterations: Int = InMemoryUserService.defaultHashIterations, attempts: AttemptLimiter = AttemptLimiter()
     ) {
+        self.attempts = attempts
         self.mail = mail
         self.tokenLifetime = tokenLifetime
         self.clock = clock
@@ -96,6 +100,8 @@ public final class InMemoryUserService: UserService, Sendable {
         let email = Self.key(email)
         let now = clock()
         let lifetime = tokenLifetime
+        let keys = Self.attemptKeys(email: email, session: session)
+        if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
         let result: Result<Account, ServiceFailure> = store.withLock { store in
             guard var stored = store.accounts[email] else { return .failure(.refused(.unknownAccount)) }
             guard !stored.account.verified else { return .failure(.refused(.alreadyVerified)) }
@@ -107,7 +113,16 @@ public final class InMemoryUserService: UserService, Sendable {
             if !session.isEmpty { store.sessions[session] = email }
             return .success(stored.account)
         }
+        switch result {
+        case .success: attempts.recordSuccess(keys)
+        case .failure(.refused(.wrongToken)): attempts.recordFailure(keys, now: now)
+        case .failure: break
+        }
         return try result.get()
+    }
+
+    static func attemptKeys(email: String, session: String) -> [String] {
+        [AttemptLimiter.account(email)] + (session.isEmpty ? [] : [AttemptLimiter.peer(session)])
     }
 
     public func resendToken(email: String) throws(ServiceFailure) {
@@ -128,10 +143,15 @@ public final class InMemoryUserService: UserService, Sendable {
 
     public func signIn(email: String, password: String, session: String) throws(ServiceFailure) -> Account {
         let email = Self.key(email)
+        let keys = Self.attemptKeys(email: email, session: session)
+        let now = clock()
+        if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
         // Hashing runs outside the lock: it is the slow part.
         guard let stored = store.withLock({ $0.accounts[email] }), stored.password.matches(password) else {
+            attempts.recordFailure(keys, now: now)
             throw .refused(.invalidCredentials)
         }
+        attempts.recordSuccess(keys)
         guard stored.account.verified else { throw .refused(.unverified) }
         store.withLock { $0.sessions[session] = email }
         return stored.account
@@ -150,7 +170,14 @@ public final class InMemoryUserService: UserService, Sendable {
     public func changePassword(session: String, current: String, new: String) throws(ServiceFailure) {
         let found = store.withLock { store in store.sessions[session].flatMap { email in store.accounts[email].map { (email, $0) } } }
         guard let (email, stored) = found else { throw .refused(.notSignedIn) }
-        guard stored.password.matches(current) else { throw .refused(.wrongPassword) }
+        let keys = Self.attemptKeys(email: email, session: session)
+        let now = clock()
+        if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
+        guard stored.password.matches(current) else {
+            attempts.recordFailure(keys, now: now)
+            throw .refused(.wrongPassword)
+        }
+        attempts.recordSuccess(keys)
         let replacement = PasswordHash(password: new, iterations: hashIterations)
         store.withLock { $0.accounts[email]?.password = replacement }
     }

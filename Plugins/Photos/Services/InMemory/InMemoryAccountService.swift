@@ -40,14 +40,19 @@ public final class InMemoryAccountService: AccountService, Sendable {
     let codeLifetime: TimeInterval
     let clock: PhotosClock
     let hashIterations: Int
+    /// Wrong passwords per account and per session, wrong reset codes per account (across
+    /// codes: asking for a new one does not start the count again): refused `tooManyAttempts`.
+    public let attempts: AttemptLimiter
 
     /// - Parameters:
     ///   - codeLifetime: how long a password reset code stays valid, in seconds.
     ///   - clock: the time codes are issued and checked at.
     public init(
         mail: any MailService & Sendable, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
-        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
+        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations,
+        attempts: AttemptLimiter = AttemptLimiter()
     ) {
+        self.attempts = attempts
         self.mail = mail
         self.codeLifetime = codeLifetime
         self.clock = clock
@@ -86,9 +91,14 @@ public final class InMemoryAccountService: AccountService, Sendable {
 
     public func signIn(email: String, password: String, session: String) throws(ServiceFailure) -> Photos_V1_Account {
         let email = emailKey(email)
+        let keys = [AttemptLimiter.account(email)] + (session.isEmpty ? [] : [AttemptLimiter.peer(session)])
+        let now = clock()
+        if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
         guard let stored = store.withLock({ $0.accounts[email] }), stored.password.matches(password) else {
+            attempts.recordFailure(keys, now: now)
             throw .refused(.invalidCredentials)
         }
+        attempts.recordSuccess(keys)
         store.withLock { $0.sessions[session] = email }
         return stored.account
     }
@@ -123,6 +133,8 @@ public final class InMemoryAccountService: AccountService, Sendable {
         let hash = PasswordHash(password: newPassword, iterations: hashIterations)
         let now = clock()
         let lifetime = codeLifetime
+        let keys = [AttemptLimiter.account(email)]
+        if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
         let refusal: Refusal? = store.withLock { store in
             // An unknown address, no code asked for and a wrong code all answer alike.
             guard var reset = store.resetCodes[email], store.accounts[email] != nil else { return .wrongCode }
@@ -137,6 +149,8 @@ public final class InMemoryAccountService: AccountService, Sendable {
             store.sessions = store.sessions.filter { $0.value != email }
             return nil
         }
+        if refusal == .wrongCode { attempts.recordFailure(keys, now: now) }
+        if refusal == nil { attempts.recordSuccess(keys) }
         if let refusal { throw .refused(refusal) }
     }
 
