@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // SQLite for the sample apps' durable data (plugin-side only: the core never links it).
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev, found through pkg-config.
@@ -173,6 +175,17 @@ if present("Plugins/AccountKit") {
         ),
     ]
 }
+if present("Plugins/AppStore") {
+    package.targets += [
+        // The sample apps' durable records: SQLite through GRDB, in the host's run directory.
+        .target(
+            name: "AppStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Plugins/AppStore",
+            swiftSettings: strictSettings
+        ),
+    ]
+}
 if present("Plugins/MoviesApp") {
     package.targets += [
         // The sample app of APP.md: domain, services, view models, coordinators (one library;
@@ -180,7 +193,7 @@ if present("Plugins/MoviesApp") {
         .target(
             name: "MoviesApp",
             dependencies: [
-                "FlowKit", "FlowProtocol", "AccountKit",
+                "FlowKit", "FlowProtocol", "AccountKit", "AppStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
@@ -206,7 +219,7 @@ if present("Plugins/MoviesApp") {
         ),
         .executableTarget(
             name: "movies-services",
-            dependencies: ["FlowKit", "MoviesApp"],
+            dependencies: ["FlowKit", "MoviesApp", .product(name: "Logging", package: "swift-log")],
             path: "Plugins/MoviesApp/Executables/movies-services",
             swiftSettings: strictSettings
         ),
@@ -225,7 +238,7 @@ if present("Plugins/MoviesApp") {
         .testTarget(
             name: "MoviesAppEndToEndTests",
             dependencies: ["flowbus", "flowbus-echo", "movies-coordinator", "movies-viewmodel", "movies-services", "FlowbusTesting",
-                           "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath",
+                           "FlowClient", "FlowHost", "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "MoviesApp",
                            .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Plugins/MoviesApp/EndToEndTests"
         ),
@@ -238,7 +251,7 @@ if present("Plugins/Photos") {
         .target(
             name: "PhotosApp",
             dependencies: [
-                "FlowKit", "FlowProtocol", "AccountKit",
+                "FlowKit", "FlowProtocol", "AccountKit", "AppStore",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],

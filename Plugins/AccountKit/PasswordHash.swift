@@ -3,7 +3,7 @@ import Foundation
 
 /// A stored password: PBKDF2-HMAC-SHA256 (one 32-byte block) with a per-user random salt.
 /// The password itself is never kept.
-public struct PasswordHash: Sendable {
+public struct PasswordHash: Sendable, Codable, Equatable {
     public let salt: [UInt8]
     public let iterations: Int
     public let derived: [UInt8]

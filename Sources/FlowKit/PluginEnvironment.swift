@@ -19,6 +19,8 @@ public struct PluginEnvironment: Sendable {
     /// The host's session-capability key (a closed host's FLOWBUS_SESSION_KEY): the runtimes check
     /// every request's `Envelope.capability` with it and sign their own calls. Nil: no checks.
     public var capabilities: CapabilityKey?
+    /// The host's run directory (FLOWBUS_RUN_DIR): where a plugin keeps what must outlive it.
+    public var runDirectory: String?
     /// Options after the FLOWBUS ones: `--name value` pairs from the manifest's args.
     public var options: [String: String]
 
@@ -90,6 +92,7 @@ public struct PluginEnvironment: Sendable {
             heartbeat: variables.heartbeat,
             lanes: lanes,
             options: options)
+        settings.runDirectory = variables.runDirectory
         if let text = variables.sessionKey {
             guard let key = CapabilityKey(hex: text) else {
                 throw PluginEnvironmentError("\(BusVariables.sessionKey) is not 64 hex digits; it is the host's, passed to its plugins: run \(executable) through `flowbus up`")

@@ -1,5 +1,5 @@
 /// One e-mail the app sends (kept in an outbox: the demo sends nothing out).
-public struct Mail: Sendable, Equatable {
+public struct Mail: Sendable, Equatable, Codable {
     public var to: String
     public var subject: String
     public var body: String

@@ -2,6 +2,7 @@ import FlowKit
 import FlowProtocol
 import Foundation
 import Logging
+import AppStore
 
 /// The MDP service names of the app's services.
 public enum AppServiceName {
@@ -41,6 +42,25 @@ public struct AppServices {
         return AppServices(
             users: users, genres: InMemoryGenreService(catalog: catalog), movies: InMemoryMovieService(catalog: catalog),
             mail: mail, expenses: InMemoryExpenseService())
+    }
+
+    /// The services over `catalog` with their data in SQLite at `path` (created if missing): what
+    /// they held before a kill -9 is there again, the demo account seeded only when absent.
+    public static func durable(
+        path: String, catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        hashIterations: Int = InMemoryUserService.defaultHashIterations
+    ) throws(RecordStoreError) -> AppServices {
+        let records = try RecordStore(path: path)
+        let mail = InMemoryMailService(records: records)
+        let users = InMemoryUserService(mail: mail, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations, records: records)
+        let movies = InMemoryMovieService(catalog: catalog, records: records)
+        let expenses = InMemoryExpenseService(records: records)
+        try mail.restore()
+        try users.restore()
+        try movies.restore()
+        try expenses.restore()
+        users.seedDemoAccount()
+        return AppServices(users: users, genres: InMemoryGenreService(catalog: catalog), movies: movies, mail: mail, expenses: expenses)
     }
 
     /// The in-memory services over the bundled catalog, as `movies-services` serves them.

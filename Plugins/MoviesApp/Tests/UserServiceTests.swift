@@ -70,6 +70,30 @@ import Testing
         #expect(try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "s9").email == demo)
     }
 
+    @Test func durableServicesReopenWithWhatTheyCommitted() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("movies-\(UUID().uuidString)/movies.sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let first = try AppServices.durable(path: path, catalog: try Catalog.bundled(), clock: clock.now, hashIterations: 16)
+        _ = try first.users.register(registration())
+        let token = try #require(token(in: try first.mail.outbox(email: "ana@example.com").last))
+        _ = try first.users.verify(email: "ana@example.com", token: token, session: "s1")
+        _ = try first.movies.like(id: "actor:1", user: "ana@example.com")
+        try first.users.changePassword(session: "s1", current: "secret123", new: "another123")
+        var report = Movies_V1_ExpenseReport()
+        report.totalCentavos = 990
+        try first.expenses.submit(report, session: "s1")
+
+        // A second process on the same file: everything committed is there, the demo seeded once.
+        let second = try AppServices.durable(path: path, catalog: try Catalog.bundled(), clock: clock.now, hashIterations: 16)
+        #expect(try second.users.account(forSession: "s1").email == "ana@example.com")
+        #expect(try second.users.signIn(email: "ana@example.com", password: "another123", session: "s2").verified)
+        #expect(try second.movies.likes(user: "ana@example.com").map(\.id) == ["actor:1"])
+        #expect(try second.expenses.reports(session: "s1").map(\.totalCentavos) == [990])
+        #expect(try second.mail.outbox(email: "ana@example.com").count == 1)
+        #expect(try second.users.signIn(email: InMemoryUserService.demoEmail, password: InMemoryUserService.demoPassword, session: "s3").email
+            == InMemoryUserService.demoEmail)
+    }
+
     @Test func theDemoAccountSignsInAndOut() throws {
         let account = try users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s1")
         #expect(account.verified)

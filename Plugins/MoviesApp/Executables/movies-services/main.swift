@@ -1,12 +1,22 @@
-// movies-services: the sample app's in-memory services (svc.users, svc.genres, svc.movies,
-// svc.mail, svc.expenses) over the bundled catalog, with the verified demo account
-// demo@flowbus.dev / flowbus123. Each service is its own MDP worker; --lanes N keeps N
-// requests in flight per service.
+// movies-services: the sample app's services (svc.users, svc.genres, svc.movies, svc.mail,
+// svc.expenses) over the bundled catalog, with the verified demo account demo@flowbus.dev /
+// flowbus123. Accounts, likes, reports and mail are committed to SQLite before each reply:
+// `--data PATH` (default <run-dir>/data/movies.sqlite; `--data memory` keeps nothing). Each
+// service is its own MDP worker; --lanes N keeps N requests in flight per service.
 import FlowKit
 import Foundation
+import Logging
 import MoviesApp
 
 exit(FlowPlugin.run("movies-services") { bus, stop in
-    let services = try AppServices.inMemory()
+    let path = bus.environment.options["data"] ?? bus.environment.runDirectory.map { $0 + "/data/movies.sqlite" }
+    let services: AppServices
+    if let path, path != "memory" {
+        services = try AppServices.durable(path: path, catalog: try Catalog.bundled())
+        bus.logger.info("app data in SQLite", metadata: ["flowbus.data": "\(path)"])
+    } else {
+        services = try AppServices.inMemory()
+        bus.logger.warning("app data in memory only: a restart of movies-services loses accounts, likes and reports", metadata: [:])
+    }
     try ServiceWorkerRuntime.serve(services.handlers(logger: bus.logger), bus: bus, until: stop)
 })

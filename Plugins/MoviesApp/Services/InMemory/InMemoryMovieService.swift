@@ -1,10 +1,11 @@
+import AppStore
 import FlowProtocol
 import Foundation
 import Synchronization
 
 /// Movies, series and actors from the catalog, with each user's likes and watch history.
 public final class InMemoryMovieService: MovieService, Sendable {
-    struct UserData {
+    struct UserData: Codable {
         /// Oldest like first.
         var liked: [String] = []
         /// Newest last; an id appears once.
@@ -13,9 +14,31 @@ public final class InMemoryMovieService: MovieService, Sendable {
 
     let catalog: Catalog
     let users = Mutex<[String: UserData]>([:])
+    /// Where each user's likes and watched list (`movies-user` records) are kept; nil: memory only.
+    let records: RecordStore?
 
-    public init(catalog: Catalog) {
+    public init(catalog: Catalog, records: RecordStore? = nil) {
         self.catalog = catalog
+        self.records = records
+    }
+
+    /// Loads what the record store holds.
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let stored = try records.all("movies-user", as: UserData.self)
+        users.withLock { $0.merge(stored) { _, stored in stored } }
+    }
+
+    /// Changes one user's data: committed to the record store first, then in memory.
+    func update(_ user: String, _ change: (inout UserData) -> Void) throws(ServiceFailure) {
+        let failure: ServiceFailure? = users.withLock { users in
+            var data = users[user] ?? UserData()
+            change(&data)
+            do { try records?.put("movies-user", user, json: data) } catch { return .unavailable("\(error)") }
+            users[user] = data
+            return nil
+        }
+        if let failure { throw failure }
     }
 
     public func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
@@ -63,21 +86,17 @@ public final class InMemoryMovieService: MovieService, Sendable {
 
     public func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
-        users.withLock { users in
-            var data = users[user] ?? UserData()
+        try update(user) { data in
             if let index = data.liked.firstIndex(of: id) { data.liked.remove(at: index) } else { data.liked.append(id) }
-            users[user] = data
         }
         return try details(id: id, user: user)
     }
 
     public func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
         guard catalog.item(for: id) != nil else { throw .refused(.unknownItem) }
-        users.withLock { users in
-            var data = users[user] ?? UserData()
+        try update(user) { data in
             data.watched.removeAll { $0 == id }
             data.watched.append(id)
-            users[user] = data
         }
         return try details(id: id, user: user)
     }

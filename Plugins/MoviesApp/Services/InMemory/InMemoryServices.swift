@@ -1,6 +1,8 @@
+import AppStore
 import FlowProtocol
 import Foundation
 import Synchronization
+import SwiftProtobuf
 
 public final class InMemoryGenreService: GenreService, Sendable {
     let catalog: Catalog
@@ -12,14 +14,33 @@ public final class InMemoryGenreService: GenreService, Sendable {
     public func genres() throws(ServiceFailure) -> [Movies_V1_Genre] { catalog.genreList }
 }
 
-/// Mail kept in per-address outboxes (`flowbus outbox EMAIL` reads them).
+/// Mail kept in per-address outboxes (`flowbus outbox EMAIL` reads them); with a record store,
+/// each outbox (`outbox` records) is committed before `send` returns.
 public final class InMemoryMailService: MailService, Sendable {
     let outboxes = Mutex<[String: [Mail]]>([:])
+    let records: RecordStore?
+    /// Mails kept per address (the oldest go first).
+    static let keptPerAddress = 50
 
-    public init() {}
+    public init(records: RecordStore? = nil) {
+        self.records = records
+    }
+
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let stored = try records.all("outbox", as: [Mail].self)
+        outboxes.withLock { $0.merge(stored) { _, stored in stored } }
+    }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {
-        outboxes.withLock { $0[InMemoryUserService.key(mail.to), default: []].append(mail) }
+        let failure: ServiceFailure? = outboxes.withLock { outboxes in
+            let address = InMemoryUserService.key(mail.to)
+            let outbox = Array(((outboxes[address] ?? []) + [mail]).suffix(Self.keptPerAddress))
+            do { try records?.put("outbox", address, json: outbox) } catch { return .unavailable("\(error)") }
+            outboxes[address] = outbox
+            return nil
+        }
+        if let failure { throw failure }
     }
 
     public func outbox(email: String) throws(ServiceFailure) -> [Mail] {
@@ -27,14 +48,42 @@ public final class InMemoryMailService: MailService, Sendable {
     }
 }
 
+/// Expense reports per session; with a record store, each session's reports (`expenses`
+/// records, serialized reports) are committed before `submit` returns.
 public final class InMemoryExpenseService: ExpenseService, Sendable {
     let registered = Mutex<[String: [Movies_V1_ExpenseReport]]>([:])
+    let records: RecordStore?
 
-    public init() {}
+    public init(records: RecordStore? = nil) {
+        self.records = records
+    }
+
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        var stored: [String: [Movies_V1_ExpenseReport]] = [:]
+        for (session, blobs) in try records.all("expenses", as: [Data].self) {
+            do {
+                stored[session] = try blobs.map { try Movies_V1_ExpenseReport(serializedBytes: $0) }
+            } catch {
+                throw RecordStoreError(path: records.path, reason: "the expenses record \(session) does not decode: \(error)")
+            }
+        }
+        registered.withLock { $0.merge(stored) { _, stored in stored } }
+    }
 
     public func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {
         guard report.totalCentavos > 0 else { throw .refused(.emptyReport) }
-        registered.withLock { $0[session, default: []].append(report) }
+        let failure: ServiceFailure? = registered.withLock { registered in
+            let reports = (registered[session] ?? []) + [report]
+            do {
+                try records?.put("expenses", session, json: try reports.map { try $0.serializedBytes() as Data })
+            } catch {
+                return .unavailable("\(error)")
+            }
+            registered[session] = reports
+            return nil
+        }
+        if let failure { throw failure }
     }
 
     public func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport] {

@@ -1,15 +1,43 @@
 import AccountKit
+import AppStore
 import FlowProtocol
 import Foundation
+import SwiftProtobuf
 import Synchronization
 
-/// Accounts in memory: hashed passwords, 6-digit tokens that expire, sessions signed in.
+/// Accounts in memory: hashed passwords, 6-digit tokens that expire, sessions signed in; with a
+/// `RecordStore`, every change is committed there before the call answers, and loaded back at start.
 public final class InMemoryUserService: UserService, Sendable {
-    struct StoredAccount {
+    struct StoredAccount: Codable {
         var account: Account
         var password: PasswordHash
         var token: String
         var tokenIssued: Date
+
+        enum CodingKeys: String, CodingKey { case account, password, token, tokenIssued }
+
+        init(account: Account, password: PasswordHash, token: String, tokenIssued: Date) {
+            self.account = account
+            self.password = password
+            self.token = token
+            self.tokenIssued = tokenIssued
+        }
+
+        init(from decoder: any Swift.Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            account = try Account(serializedBytes: try container.decode(Data.self, forKey: .account))
+            password = try container.decode(PasswordHash.self, forKey: .password)
+            token = try container.decode(String.self, forKey: .token)
+            tokenIssued = try container.decode(Date.self, forKey: .tokenIssued)
+        }
+
+        func encode(to encoder: any Swift.Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(try account.serializedBytes() as Data, forKey: .account)
+            try container.encode(password, forKey: .password)
+            try container.encode(token, forKey: .token)
+            try container.encode(tokenIssued, forKey: .tokenIssued)
+        }
     }
 
     struct Store {
@@ -32,14 +60,19 @@ public final class InMemoryUserService: UserService, Sendable {
     /// Wrong passwords and codes per account and per session: verify, signIn and changePassword
     /// are refused `tooManyAttempts` while either is locked.
     public let attempts: AttemptLimiter
+    /// Where accounts (`account` records by e-mail) and signed-in sessions (`signin` records by
+    /// session) are kept; nil: memory only.
+    let records: RecordStore?
 
     /// - Parameters:
     ///   - tokenLifetime: how long a verification token stays valid, in seconds (default 10 minutes).
     ///   - clock: the time tokens are issued and checked at.
     public init(
         mail: any MailService & Sendable, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
-        hashIterations: Int = InMemoryUserService.defaultHashIterations, attempts: AttemptLimiter = AttemptLimiter()
+        hashIterations: Int = InMemoryUserService.defaultHashIterations, attempts: AttemptLimiter = AttemptLimiter(),
+        records: RecordStore? = nil
     ) {
+        self.records = records
         self.attempts = attempts
         self.mail = mail
         self.tokenLifetime = tokenLifetime
@@ -47,7 +80,32 @@ public final class InMemoryUserService: UserService, Sendable {
         self.hashIterations = hashIterations
     }
 
-    /// Adds the demo account (demo@flowbus.dev / flowbus123, verified, two genres).
+    /// Loads the accounts and signed-in sessions the record store holds (none without one).
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let accounts = try records.all("account", as: StoredAccount.self)
+        let sessions = try records.all("signin").mapValues { String(decoding: $0, as: UTF8.self) }
+        store.withLock { store in
+            store.accounts.merge(accounts) { _, stored in stored }
+            store.sessions.merge(sessions) { _, stored in stored }
+        }
+    }
+
+    /// Commits one account (before memory changes, so a reply never outruns the disk).
+    func save(_ email: String, _ stored: StoredAccount) throws(ServiceFailure) {
+        do { try records?.put("account", email, json: stored) } catch { throw .unavailable("\(error)") }
+    }
+
+    func saveSession(_ session: String, email: String?) throws(ServiceFailure) {
+        do {
+            if let email { try records?.put("signin", session, Data(email.utf8)) } else { try records?.delete("signin", session) }
+        } catch {
+            throw .unavailable("\(error)")
+        }
+    }
+
+    /// Adds the demo account (demo@flowbus.dev / flowbus123, verified, two genres), unless the
+    /// record store already has it (its password may have been changed).
     public func seedDemoAccount() {
         var account = Account()
         account.email = Self.demoEmail
@@ -58,7 +116,9 @@ public final class InMemoryUserService: UserService, Sendable {
         let stored = StoredAccount(
             account: account, password: PasswordHash(password: Self.demoPassword, iterations: hashIterations), token: "",
             tokenIssued: .distantPast)
-        store.withLock { $0.accounts[Self.demoEmail] = stored }
+        store.withLock { store in
+            if store.accounts[Self.demoEmail] == nil { store.accounts[Self.demoEmail] = stored }
+        }
     }
 
     static func key(_ email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -81,19 +141,21 @@ public final class InMemoryUserService: UserService, Sendable {
         let token = Self.newToken()
         let password = PasswordHash(password: registration.password, iterations: hashIterations)
         let now = clock()
-        let created: Account? = store.withLock { store in
-            guard store.accounts[email] == nil else { return nil }
+        let created: Result<Account, ServiceFailure> = store.withLock { store in
+            guard store.accounts[email] == nil else { return .failure(.refused(.emailTaken)) }
             var account = Account()
             account.email = email
             account.name = registration.name
             account.nickname = registration.nickname
             account.genres = registration.genres
-            store.accounts[email] = StoredAccount(account: account, password: password, token: token, tokenIssued: now)
-            return account
+            let stored = StoredAccount(account: account, password: password, token: token, tokenIssued: now)
+            do throws(ServiceFailure) { try save(email, stored) } catch { return .failure(error) }
+            store.accounts[email] = stored
+            return .success(account)
         }
-        guard let created else { throw .refused(.emailTaken) }
+        let account = try created.get()
         try mail.send(Self.tokenMail(to: email, token: token))
-        return created
+        return account
     }
 
     public func verify(email: String, token: String, session: String) throws(ServiceFailure) -> Account {
@@ -109,6 +171,12 @@ public final class InMemoryUserService: UserService, Sendable {
             guard now.timeIntervalSince(stored.tokenIssued) <= lifetime else { return .failure(.refused(.expiredToken)) }
             stored.account.verified = true
             stored.token = ""
+            do throws(ServiceFailure) {
+                try save(email, stored)
+                if !session.isEmpty { try saveSession(session, email: email) }
+            } catch {
+                return .failure(error)
+            }
             store.accounts[email] = stored
             if !session.isEmpty { store.sessions[session] = email }
             return .success(stored.account)
@@ -129,15 +197,16 @@ public final class InMemoryUserService: UserService, Sendable {
         let email = Self.key(email)
         let token = Self.newToken()
         let now = clock()
-        let refusal: Refusal? = store.withLock { store in
-            guard var stored = store.accounts[email] else { return .unknownAccount }
-            guard !stored.account.verified else { return .alreadyVerified }
+        let failure: ServiceFailure? = store.withLock { store in
+            guard var stored = store.accounts[email] else { return .refused(.unknownAccount) }
+            guard !stored.account.verified else { return .refused(.alreadyVerified) }
             stored.token = token
             stored.tokenIssued = now
+            do throws(ServiceFailure) { try save(email, stored) } catch { return error }
             store.accounts[email] = stored
             return nil
         }
-        if let refusal { throw .refused(refusal) }
+        if let failure { throw failure }
         try mail.send(Self.tokenMail(to: email, token: token))
     }
 
@@ -153,6 +222,7 @@ public final class InMemoryUserService: UserService, Sendable {
         }
         attempts.recordSuccess(keys)
         guard stored.account.verified else { throw .refused(.unverified) }
+        try saveSession(session, email: email)
         store.withLock { $0.sessions[session] = email }
         return stored.account
     }
@@ -164,6 +234,7 @@ public final class InMemoryUserService: UserService, Sendable {
     }
 
     public func signOut(session: String) throws(ServiceFailure) {
+        try saveSession(session, email: nil)
         store.withLock { _ = $0.sessions.removeValue(forKey: session) }
     }
 
@@ -179,7 +250,14 @@ public final class InMemoryUserService: UserService, Sendable {
         }
         attempts.recordSuccess(keys)
         let replacement = PasswordHash(password: new, iterations: hashIterations)
-        store.withLock { $0.accounts[email]?.password = replacement }
+        let failure: ServiceFailure? = store.withLock { store in
+            guard var changed = store.accounts[email] else { return .refused(.notSignedIn) }
+            changed.password = replacement
+            do throws(ServiceFailure) { try save(email, changed) } catch { return error }
+            store.accounts[email] = changed
+            return nil
+        }
+        if let failure { throw failure }
     }
 
     public func requestPasswordReset(email: String) throws(ServiceFailure) {
