@@ -314,43 +314,6 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    /// The FORBIDDEN error when `envelope` lacks the capability `needed` on `session`, counted
-    /// and logged (at the 1st, 2nd, 4th… refusal); nil when it may go on.
-    func guardRequest(_ envelope: Envelope, needs needed: SessionRight, session: SessionID, doing what: String) -> WireError? {
-        guard let error = SessionGuard.refusal(envelope, needs: needed, session: session, key: capabilities, doing: what) else { return nil }
-        let count = state.withLock { state -> Int in
-            state.forbidden += 1
-            return state.forbidden
-        }
-        if count.nonzeroBitCount == 1 {
-            logger.warning("refused a request without the right capability", metadata: [
-                "flowbus.session": "\(session)", "flowbus.writer": "\(envelope.writer)", "flowbus.error": "\(error.message)",
-                "flowbus.forbidden": "\(count)",
-            ])
-        }
-        return error
-    }
-
-    /// Calls from a writer older than one already seen are refused (FENCED): a coordinator
-    /// process that was replaced and wakes up late must not act.
-    func checkFence(_ envelope: Envelope) -> Flowbus_V1_CoordinatorReply? {
-        guard !envelope.writer.isEmpty, envelope.incarnation > 0 else { return nil }
-        return state.withLock { state in
-            let newest = state.fence[envelope.writer] ?? 0
-            if envelope.incarnation < newest {
-                state.fenced += 1
-                logger.warning("fenced a call from an older incarnation", metadata: [
-                    "flowbus.writer": "\(envelope.writer)", "flowbus.incarnation": "\(envelope.incarnation)", "flowbus.newest": "\(newest)",
-                ])
-                return Self.refusal(WireError(
-                    .fenced, "\(envelope.writer) incarnation \(envelope.incarnation) was replaced by incarnation \(newest); its call is ignored",
-                    hint: "a restarted plugin carries on; this process should stop"))
-            }
-            state.fence[envelope.writer] = envelope.incarnation
-            return nil
-        }
-    }
-
     func handleIntent(_ intent: Flowbus_V1_Intent, envelope: Envelope) -> Flowbus_V1_IntentReply {
         guard let session = try? SessionID(envelope.session) else {
             return Self.intentRefusal(WireError(.invalidField, "the intent names no valid session (\"\(envelope.session)\")",

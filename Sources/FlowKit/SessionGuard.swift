@@ -1,4 +1,5 @@
 import FlowProtocol
+import Logging
 import MessagePath
 
 /// The runtimes' check of `Envelope.capability` on a closed host (`Protocols/README.md` §10):
@@ -9,7 +10,8 @@ enum SessionGuard {
     static func refusal(_ envelope: Envelope, needs needed: SessionRight, session: SessionID, key: CapabilityKey?, doing what: String) -> WireError? {
         guard let key else { return nil }
         let presented = envelope.capability
-        if !presented.isEmpty, key.allows(presented, needed, session: session.text) { return nil }
+        let held = presented.isEmpty ? nil : key.right(of: presented, session: session.text)
+        if held?.covers(needed) == true { return nil }
         if presented.isEmpty {
             return WireError(
                 .forbidden, "\(what) on session \(session) carries no capability, and this host lets only a session's holders act on it",
@@ -17,7 +19,6 @@ enum SessionGuard {
                     ? "only the host's own plugins may do this"
                     : "send the capability openSession returned in Envelope.capability (Protocols/README.md §10)")
         }
-        let held = key.right(of: presented, session: session.text)
         return WireError(
             .forbidden,
             held.map { "\(what) needs the \(needed.rawValue) right on session \(session); the capability presented grants only \($0.rawValue)" }
@@ -25,6 +26,15 @@ enum SessionGuard {
             hint: needed == .plugin
                 ? "only the host's own plugins may do this"
                 : "use the drive capability openSession returned for this session; a watch capability can only read")
+    }
+
+    /// Logs the `count`th refusal when `count` is 1, 2, 4, 8…: a flood cannot flood the log.
+    static func log(_ error: WireError, count: Int, session: SessionID, envelope: Envelope, logger: Logger) {
+        guard count.nonzeroBitCount == 1 else { return }
+        logger.warning("refused a request without the right capability", metadata: [
+            "flowbus.session": "\(session)", "flowbus.writer": "\(envelope.writer)", "flowbus.error": "\(error.message)",
+            "flowbus.forbidden": "\(count)",
+        ])
     }
 }
 

@@ -142,11 +142,7 @@ public final class ViewModelRuntime {
         if let error = SessionGuard.refusal(envelope, needs: needed, session: session, key: capabilities, doing: "the intent \"\(intent.action)\"") {
             refused += 1
             forbidden += 1
-            // Logged at the 1st, 2nd, 4th, 8th… refusal: a flood cannot flood the log.
-            if forbidden.nonzeroBitCount == 1 { logger.warning("refused an intent without the right capability", metadata: [
-                "flowbus.session": "\(session)", "flowbus.action": "\(intent.action)", "flowbus.writer": "\(envelope.writer)", "flowbus.error": "\(error.message)",
-                "flowbus.forbidden": "\(forbidden)",
-            ]) }
+            SessionGuard.log(error, count: forbidden, session: session, envelope: envelope, logger: logger)
             return reply(to: envelope, applied: false, version: 0, error: error)
         }
         if intent.action == "close" { return close(session, answering: envelope) }

@@ -209,20 +209,20 @@ struct AppJourneysEndToEndTests {
 
         // Kill coord-home, then at once select a movie of the filmography: the intent waits at the
         // broker (or is retried with its idempotency key) until the new incarnation serves it.
-        let home = try await kill("coord-home", on: host)
+        let home = try await Self.kill("coord-home", on: host)
         try await journey.send("select", fields: ["item": "movie:19"])
         var view = try await journey.expect(Expectation(screen: "details", stack: ["home", "details", "details"], phase: .success))
         #expect(DataPath.values(of: "details.item.id", in: view.payload(of: view.topState)) == ["movie:19"])
-        try await restarted("coord-home", was: home, on: host)
+        try await Self.restarted("coord-home", was: home, on: host)
 
         // Kill coord-app, the navigation owner, then like (a view-model action) and change tab (its own).
-        let app = try await kill("coord-app", on: host)
+        let app = try await Self.kill("coord-app", on: host)
         try await journey.send("like")
         try await journey.expect(Expectation(screen: "details", phase: .success))
         #expect(DataPath.values(of: "details.liked", in: client.view.payload(of: client.view.topState)) == ["true"])
         try await journey.send("selectTab", fields: ["tab": "likes"])
         try await journey.expect(Expectation(screen: "likes", tab: "likes", phase: .success))
-        try await restarted("coord-app", was: app, on: host)
+        try await Self.restarted("coord-app", was: app, on: host)
         #expect(DataPath.values(of: "items.items.*.id", in: client.view.payload(of: client.view.topState)).contains("movie:19"))
 
         // The Home tab kept its stack through both restarts; back pops exactly one screen.
@@ -250,7 +250,7 @@ struct AppJourneysEndToEndTests {
     }
 
     /// SIGKILLs the plugin `name`; returns its pid.
-    func kill(_ name: String, on host: HostFixture) async throws -> Int32 {
+    static func kill(_ name: String, on host: HostFixture) async throws -> Int32 {
         let plugin = try #require(try await host.plugins().first { $0["name"] as? String == name })
         let pid = try #require((plugin["pid"] as? Int).map(Int32.init))
         #expect(Foundation.kill(pid, SIGKILL) == 0)
@@ -258,7 +258,7 @@ struct AppJourneysEndToEndTests {
     }
 
     /// Waits until the host has restarted `name` under a new pid, once.
-    func restarted(_ name: String, was pid: Int32, on host: HostFixture) async throws {
+    static func restarted(_ name: String, was pid: Int32, on host: HostFixture) async throws {
         var last: [String: Any]?
         let back = try await HostFixture.eventually(timeout: .seconds(20), every: .milliseconds(100)) {
             last = try await host.plugins().first { $0["name"] as? String == name }

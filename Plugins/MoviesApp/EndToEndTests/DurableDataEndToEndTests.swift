@@ -61,13 +61,8 @@ struct DurableDataEndToEndTests {
         #expect(submitted.refusal.isEmpty, "\(submitted.refusal)")
 
         // kill -9 of the services: the supervisor restarts them, and they load what was committed.
-        let services = try #require(try await host.plugins().first { $0["name"] as? String == "services" })
-        let victim = try #require((services["pid"] as? Int).map(Int32.init))
-        kill(victim, SIGKILL)
-        #expect(try await HostFixture.eventually(timeout: .seconds(20), every: .milliseconds(100)) {
-            let again = try await host.plugins().first { $0["name"] as? String == "services" }
-            return again?["state"] as? String == "running" && (again?["pid"] as? Int).map(Int32.init) != victim
-        })
+        let services = try await AppJourneysEndToEndTests.kill("services", on: host)
+        try await AppJourneysEndToEndTests.restarted("services", was: services, on: host)
         #expect(try await Self.servicesBack(host))
         try await Self.expectEverythingKept(connection, after: "kill -9 of movies-services")
 

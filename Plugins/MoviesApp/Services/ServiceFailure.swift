@@ -1,3 +1,4 @@
+import AppStore
 /// A reason a service refuses a call that the app explains to the person (wrong password,
 /// e-mail taken, ...). Travels as `ServiceReply.refusal`.
 public struct Refusal: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -37,5 +38,17 @@ public enum ServiceFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case .refused(let refusal): "refused: \(refusal)"
         case .unavailable(let reason): "unavailable: \(reason)"
         }
+    }
+}
+
+extension Optional where Wrapped == RecordStore {
+    /// Commits one record (nothing without a store); a store that fails leaves the service unavailable.
+    func commit(_ kind: String, _ key: String, json value: some Encodable) throws(ServiceFailure) {
+        do { try self?.put(kind, key, json: value) } catch { throw .unavailable("\(error)") }
+    }
+
+    /// Commits one record's removal.
+    func commitDelete(_ kind: String, _ key: String) throws(ServiceFailure) {
+        do { try self?.delete(kind, key) } catch { throw .unavailable("\(error)") }
     }
 }

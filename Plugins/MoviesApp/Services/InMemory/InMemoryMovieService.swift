@@ -31,14 +31,12 @@ public final class InMemoryMovieService: MovieService, Sendable {
 
     /// Changes one user's data: committed to the record store first, then in memory.
     func update(_ user: String, _ change: (inout UserData) -> Void) throws(ServiceFailure) {
-        let failure: ServiceFailure? = users.withLock { users in
+        try users.withLock { users throws(ServiceFailure) in
             var data = users[user] ?? UserData()
             change(&data)
-            do { try records?.put("movies-user", user, json: data) } catch { return .unavailable("\(error)") }
+            try records.commit("movies-user", user, json: data)
             users[user] = data
-            return nil
         }
-        if let failure { throw failure }
     }
 
     public func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {

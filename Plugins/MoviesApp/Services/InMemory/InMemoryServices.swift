@@ -33,14 +33,12 @@ public final class InMemoryMailService: MailService, Sendable {
     }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {
-        let failure: ServiceFailure? = outboxes.withLock { outboxes in
+        try outboxes.withLock { outboxes throws(ServiceFailure) in
             let address = InMemoryUserService.key(mail.to)
             let outbox = Array(((outboxes[address] ?? []) + [mail]).suffix(Self.keptPerAddress))
-            do { try records?.put("outbox", address, json: outbox) } catch { return .unavailable("\(error)") }
+            try records.commit("outbox", address, json: outbox)
             outboxes[address] = outbox
-            return nil
         }
-        if let failure { throw failure }
     }
 
     public func outbox(email: String) throws(ServiceFailure) -> [Mail] {
@@ -73,17 +71,13 @@ public final class InMemoryExpenseService: ExpenseService, Sendable {
 
     public func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {
         guard report.totalCentavos > 0 else { throw .refused(.emptyReport) }
-        let failure: ServiceFailure? = registered.withLock { registered in
+        try registered.withLock { registered throws(ServiceFailure) in
             let reports = (registered[session] ?? []) + [report]
-            do {
-                try records?.put("expenses", session, json: try reports.map { try $0.serializedBytes() as Data })
-            } catch {
-                return .unavailable("\(error)")
-            }
+            let blobs: [Data]
+            do { blobs = try reports.map { try $0.serializedBytes() } } catch { throw .unavailable("an expense report does not serialize: \(error)") }
+            try records.commit("expenses", session, json: blobs)
             registered[session] = reports
-            return nil
         }
-        if let failure { throw failure }
     }
 
     public func reports(session: String) throws(ServiceFailure) -> [Movies_V1_ExpenseReport] {

@@ -84,7 +84,7 @@ public final class InMemoryUserService: UserService, Sendable {
     public func restore() throws(RecordStoreError) {
         guard let records else { return }
         let accounts = try records.all("account", as: StoredAccount.self)
-        let sessions = try records.all("signin").mapValues { String(decoding: $0, as: UTF8.self) }
+        let sessions = try records.all("signin", as: String.self)
         store.withLock { store in
             store.accounts.merge(accounts) { _, stored in stored }
             store.sessions.merge(sessions) { _, stored in stored }
@@ -93,15 +93,11 @@ public final class InMemoryUserService: UserService, Sendable {
 
     /// Commits one account (before memory changes, so a reply never outruns the disk).
     func save(_ email: String, _ stored: StoredAccount) throws(ServiceFailure) {
-        do { try records?.put("account", email, json: stored) } catch { throw .unavailable("\(error)") }
+        try records.commit("account", email, json: stored)
     }
 
     func saveSession(_ session: String, email: String?) throws(ServiceFailure) {
-        do {
-            if let email { try records?.put("signin", session, Data(email.utf8)) } else { try records?.delete("signin", session) }
-        } catch {
-            throw .unavailable("\(error)")
-        }
+        if let email { try records.commit("signin", session, json: email) } else { try records.commitDelete("signin", session) }
     }
 
     /// Adds the demo account (demo@flowbus.dev / flowbus123, verified, two genres), unless the
@@ -141,19 +137,18 @@ public final class InMemoryUserService: UserService, Sendable {
         let token = Self.newToken()
         let password = PasswordHash(password: registration.password, iterations: hashIterations)
         let now = clock()
-        let created: Result<Account, ServiceFailure> = store.withLock { store in
-            guard store.accounts[email] == nil else { return .failure(.refused(.emailTaken)) }
+        let account = try store.withLock { store throws(ServiceFailure) -> Account in
+            guard store.accounts[email] == nil else { throw .refused(.emailTaken) }
             var account = Account()
             account.email = email
             account.name = registration.name
             account.nickname = registration.nickname
             account.genres = registration.genres
             let stored = StoredAccount(account: account, password: password, token: token, tokenIssued: now)
-            do throws(ServiceFailure) { try save(email, stored) } catch { return .failure(error) }
+            try save(email, stored)
             store.accounts[email] = stored
-            return .success(account)
+            return account
         }
-        let account = try created.get()
         try mail.send(Self.tokenMail(to: email, token: token))
         return account
     }
@@ -164,22 +159,20 @@ public final class InMemoryUserService: UserService, Sendable {
         let lifetime = tokenLifetime
         let keys = Self.attemptKeys(email: email, session: session)
         if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
-        let result: Result<Account, ServiceFailure> = store.withLock { store in
-            guard var stored = store.accounts[email] else { return .failure(.refused(.unknownAccount)) }
-            guard !stored.account.verified else { return .failure(.refused(.alreadyVerified)) }
-            guard !token.isEmpty, stored.token == token else { return .failure(.refused(.wrongToken)) }
-            guard now.timeIntervalSince(stored.tokenIssued) <= lifetime else { return .failure(.refused(.expiredToken)) }
-            stored.account.verified = true
-            stored.token = ""
-            do throws(ServiceFailure) {
+        let result = Result { () throws(ServiceFailure) -> Account in
+            try store.withLock { store throws(ServiceFailure) -> Account in
+                guard var stored = store.accounts[email] else { throw .refused(.unknownAccount) }
+                guard !stored.account.verified else { throw .refused(.alreadyVerified) }
+                guard !token.isEmpty, stored.token == token else { throw .refused(.wrongToken) }
+                guard now.timeIntervalSince(stored.tokenIssued) <= lifetime else { throw .refused(.expiredToken) }
+                stored.account.verified = true
+                stored.token = ""
                 try save(email, stored)
                 if !session.isEmpty { try saveSession(session, email: email) }
-            } catch {
-                return .failure(error)
+                store.accounts[email] = stored
+                if !session.isEmpty { store.sessions[session] = email }
+                return stored.account
             }
-            store.accounts[email] = stored
-            if !session.isEmpty { store.sessions[session] = email }
-            return .success(stored.account)
         }
         switch result {
         case .success: attempts.recordSuccess(keys)
@@ -197,16 +190,14 @@ public final class InMemoryUserService: UserService, Sendable {
         let email = Self.key(email)
         let token = Self.newToken()
         let now = clock()
-        let failure: ServiceFailure? = store.withLock { store in
-            guard var stored = store.accounts[email] else { return .refused(.unknownAccount) }
-            guard !stored.account.verified else { return .refused(.alreadyVerified) }
+        try store.withLock { store throws(ServiceFailure) in
+            guard var stored = store.accounts[email] else { throw .refused(.unknownAccount) }
+            guard !stored.account.verified else { throw .refused(.alreadyVerified) }
             stored.token = token
             stored.tokenIssued = now
-            do throws(ServiceFailure) { try save(email, stored) } catch { return error }
+            try save(email, stored)
             store.accounts[email] = stored
-            return nil
         }
-        if let failure { throw failure }
         try mail.send(Self.tokenMail(to: email, token: token))
     }
 
@@ -250,14 +241,12 @@ public final class InMemoryUserService: UserService, Sendable {
         }
         attempts.recordSuccess(keys)
         let replacement = PasswordHash(password: new, iterations: hashIterations)
-        let failure: ServiceFailure? = store.withLock { store in
-            guard var changed = store.accounts[email] else { return .refused(.notSignedIn) }
+        try store.withLock { store throws(ServiceFailure) in
+            guard var changed = store.accounts[email] else { throw .refused(.notSignedIn) }
             changed.password = replacement
-            do throws(ServiceFailure) { try save(email, changed) } catch { return error }
+            try save(email, changed)
             store.accounts[email] = changed
-            return nil
         }
-        if let failure { throw failure }
     }
 
     public func requestPasswordReset(email: String) throws(ServiceFailure) {
