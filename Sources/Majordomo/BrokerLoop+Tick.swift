@@ -6,19 +6,23 @@ import ZeroMQ
 
 extension BrokerLoop {
     /// The periodic work: heartbeats, dead workers, expired requests, published counters.
-    func tick() {
+    ///
+    /// `caughtUp` is false for a tick in the middle of a long drain (a flood of requests, bad
+    /// or good): a worker's HEARTBEAT may be waiting behind the flood in the socket's queue,
+    /// so no worker is declared dead until the broker has read everything that arrived.
+    func tick(caughtUp: Bool = true) {
         now = .now()
-        heartbeatWorkers()
+        heartbeatWorkers(expiring: caughtUp)
         expireWaitingRequests()
         publish()
         nextTick = now + configuration.statisticsInterval
     }
 
-    private func heartbeatWorkers() {
+    private func heartbeatWorkers(expiring: Bool) {
         var dead: [WorkerEntry] = []
         for worker in workers.values {
             if now.since(worker.lastHeard) >= workerExpiry {
-                dead.append(worker)
+                if expiring { dead.append(worker) } else { tally.expiriesPostponed += 1 }
             } else if now.since(worker.lastSent) >= heartbeatInterval {
                 // Only idle or quiet workers get here: a REQUEST sent recently already counts as a heartbeat.
                 let unroutableBefore = tally.unroutable

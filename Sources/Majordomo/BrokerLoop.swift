@@ -91,7 +91,7 @@ final class BrokerLoop {
             handled += 1
             if handled & 1023 == 0 {
                 now = .now()
-                if now >= nextTick { tick() }
+                if now >= nextTick { tick(caughtUp: false) }
                 if shared.stopping.load(ordering: .relaxed) { return }
             }
         }

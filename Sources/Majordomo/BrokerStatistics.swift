@@ -27,6 +27,9 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var workersRegistered = 0
     /// Workers removed after `heartbeatLiveness` silent intervals.
     public var workersExpired = 0
+    /// Times a silent worker was not expired because the broker was still reading a backlog (a
+    /// flood), behind which its HEARTBEAT may have been waiting.
+    public var expiriesPostponed = 0
     /// Workers that sent DISCONNECT, or were sent one.
     public var workersDisconnected = 0
     /// Worker commands refused because the sender is not one of the host's plugins (closed mode).

@@ -8,6 +8,10 @@ public struct ClientConfiguration: Sendable {
     public var timeout: Duration = .milliseconds(2500)
     /// Tries in all, each on a fresh socket, before `request` gives up.
     public var tries: Int = 3
+    /// With a cap, each try waits twice as long as the one before, up to the cap: a lost request
+    /// costs only the short first wait, and a late try still outlasts a slow answer (the broker
+    /// answers UNKNOWN_SERVICE after 5 s). Nil: every try waits `timeout`.
+    public var timeoutCap: Duration?
     /// Send and receive high-water marks, in messages (pipelined mode keeps many in flight).
     public var highWaterMark: Int = 100_000
     /// The broker's CURVE public key and this client's key pair; nil connects without CURVE.
@@ -19,15 +23,30 @@ public struct ClientConfiguration: Sendable {
     public init(
         timeout: Duration = .milliseconds(2500),
         tries: Int = 3,
+        timeoutCap: Duration? = nil,
         curveServerKey: CurveKey? = nil,
         curveKeyPair: CurveKeyPair? = nil,
         routingID: String? = nil
     ) {
         self.timeout = timeout
         self.tries = tries
+        self.timeoutCap = timeoutCap
         self.curveServerKey = curveServerKey
         self.curveKeyPair = curveKeyPair
         self.routingID = routingID
+    }
+
+    /// How long try `attempt` (1-based) waits, starting from `timeout`.
+    public func wait(forTry attempt: Int, startingAt timeout: Duration) -> Duration {
+        guard let timeoutCap, attempt > 1 else { return timeout }
+        var wait = timeout
+        for _ in 1..<attempt where wait < timeoutCap { wait = wait * 2 }
+        return max(timeout, min(wait, timeoutCap))
+    }
+
+    /// The longest a request can take over all its tries.
+    public func patience(startingAt timeout: Duration, tries: Int) -> Duration {
+        (1...max(1, tries)).reduce(.zero) { $0 + wait(forTry: $1, startingAt: timeout) }
     }
 }
 
@@ -52,7 +71,7 @@ public enum MajordomoClientError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noReply(let service, let endpoint, let tries, let timeout):
-            "no reply from service \(service) at \(endpoint) after \(tries) \(tries == 1 ? "try" : "tries") of \(Self.format(timeout)); is a worker for it running? try `flowbus ps`"
+            "no reply from service \(service) at \(endpoint) after \(tries) \(tries == 1 ? "try" : "tries") over \(Self.format(timeout)); is a worker for it running? try `flowbus ps`"
         case .transport(let error, let endpoint):
             "client socket to \(endpoint) failed: \(error); check the broker endpoint and that the host is up (`flowbus ps`)"
         case .invalidService(let name):

@@ -69,11 +69,12 @@ public final class MajordomoClient {
             } catch {
                 throw .transport(error, endpoint: endpoint)
             }
-            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + timeout) { return reply }
+            let wait = configuration.wait(forTry: attempt, startingAt: timeout)
+            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + wait) { return reply }
         }
         // Leave a clean socket behind: a reply that comes late must not answer the next request.
         (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
-        throw .noReply(service: service, endpoint: endpoint, tries: tries, timeout: timeout)
+        throw .noReply(service: service, endpoint: endpoint, tries: tries, timeout: configuration.patience(startingAt: timeout, tries: tries))
     }
 
     private func awaitReply(for service: Frame, until deadline: MonotonicTime) throws(MajordomoClientError) -> [Frame]? {

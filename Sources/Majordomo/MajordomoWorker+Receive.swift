@@ -29,6 +29,11 @@ extension MajordomoWorker {
                 try poller.poll(timeout: wait)
                 now = .now()
                 if let request = try nextWaitingRequest(now: now) { return request }
+                if let wakeIndex, let wake, poller.isReadable(wakeIndex) {
+                    wake.drain()
+                    keepAlive(now: now)
+                    return nil
+                }
             } catch {
                 if error.code == .terminated { throw .transport(error, endpoint: endpoint) }
                 logger.warning("worker receive failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])

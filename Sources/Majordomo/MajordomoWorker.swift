@@ -14,6 +14,9 @@ public final class MajordomoWorker {
 
     var socket: ZMQSocket?
     var poller = ZMQPoller()
+    /// Another thread's way to make `receive` return early (`watch`), and its index in `poller`.
+    var wake: WakeSignal?
+    var wakeIndex: Int?
     var lastHeard = MonotonicTime.now()
     var nextHeartbeat = MonotonicTime.now()
     var reconnectAt: MonotonicTime?
@@ -59,6 +62,7 @@ public final class MajordomoWorker {
         self.socket = socket
         poller = ZMQPoller()
         poller.add(socket)
+        wakeIndex = wake.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         connections += 1
         reconnectAt = nil
         let now = MonotonicTime.now()
@@ -73,6 +77,7 @@ public final class MajordomoWorker {
         ])
         socket = nil
         poller = ZMQPoller()
+        wakeIndex = nil
         reconnectAt = now + backoff
         backoff = min(backoff * 2, configuration.reconnectMax)
     }
@@ -89,6 +94,13 @@ public final class MajordomoWorker {
             logger.warning("worker send failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
             return false
         }
+    }
+
+    /// Makes `receive` return (nil) as soon as `wake` is signalled: how a worker that handles
+    /// requests on other threads learns that replies are ready to send.
+    public func watch(_ wake: WakeSignal) {
+        self.wake = wake
+        wakeIndex = socket == nil ? nil : poller.add(fileDescriptor: wake.fileDescriptor)
     }
 
     /// Sends the REPLY for `request` to the broker.
@@ -109,17 +121,18 @@ public final class MajordomoWorker {
         }
         socket = nil
         poller = ZMQPoller()
+        wakeIndex = nil
         reconnectAt = .now()
     }
 
     /// Serves requests until `stop` returns true (checked at least every 100 ms), then disconnects.
-    /// The handler runs on this thread and must return within the heartbeat window
-    /// (interval × liveness), or the broker will consider this worker dead.
+    /// The handler runs on this thread while another keeps the heartbeats going, up to
+    /// `WorkerConfiguration.busyLimit`.
     public func run(until stop: () -> Bool, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
         defer { disconnect() }
         while !stop() {
             guard let request = try receive(timeout: .milliseconds(100)) else { continue }
-            reply(to: request, body: handler(request))
+            reply(to: request, body: whileBusy { handler(request) })
         }
     }
 }

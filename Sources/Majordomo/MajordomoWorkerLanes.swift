@@ -39,7 +39,8 @@ public final class MajordomoWorkerLanes {
     }
 
     /// Serves every lane until `stop` returns true (checked at least every 100 ms), then
-    /// disconnects them all. The handler runs on this thread, one request at a time.
+    /// disconnects them all. The handler runs on this thread, one request at a time, while
+    /// another keeps every lane's heartbeats going (see `WorkerConfiguration.busyLimit`).
     public func run(until stop: () -> Bool, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
         defer { lanes.forEach { $0.disconnect() } }
         var poller = ZMQPoller()
@@ -72,7 +73,7 @@ public final class MajordomoWorkerLanes {
                 }
                 do {
                     while let request = try lane.nextWaitingRequest(now: now) {
-                        lane.reply(to: request, body: handler(request))
+                        lane.reply(to: request, body: whileBusy { handler(request) })
                     }
                 } catch {
                     if error.code == .terminated { throw .transport(error, endpoint: lane.endpoint) }

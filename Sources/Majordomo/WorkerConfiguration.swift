@@ -21,6 +21,11 @@ public struct WorkerConfiguration: Sendable {
     /// extension frame `credit=N`: a Flowbus broker then keeps up to N requests in flight to this
     /// worker, which may reply in any order. Other 7/MDP brokers ignore the frame or refuse the READY.
     public var credit: Int = 1
+    /// While a handler runs, another thread keeps the worker's heartbeats going, so a slow
+    /// handler (waiting on another service) is not taken for a dead worker. Past this long in one
+    /// handler the heartbeats stop: the worker is hung, the broker expires it and the host's
+    /// supervisor, hearing nothing more from the process, kills and restarts it.
+    public var busyLimit: Duration = .seconds(30)
 
     public init(
         heartbeatInterval: Duration = .milliseconds(500),

@@ -29,7 +29,7 @@ struct BrokerFaultTests {
             _ = try await onThread { try fixture.client(timeout: .milliseconds(150), tries: 2).request(service: "vm.signin", body: frames("x")) }
             Issue.record("a request to a service without workers got a reply")
         } catch let error as MajordomoClientError {
-            #expect(error.description == "no reply from service vm.signin at \(fixture.endpoint) after 2 tries of 150 ms; is a worker for it running? try `flowbus ps`")
+            #expect(error.description == "no reply from service vm.signin at \(fixture.endpoint) after 2 tries over 300 ms; is a worker for it running? try `flowbus ps`")
         }
     }
 

@@ -105,4 +105,45 @@ struct BrokerFuzzTests {
         #expect(bad.malformedFrames > 0 && bad.wrongHeader > 0 && bad.unknownCommand > 0, "seed \(seed): \(bad)")
         #expect(bad.unexpectedCommand > 0 && bad.oversize > 0 && bad.unknownService > 0, "seed \(seed): \(bad)")
     }
+
+    /// The probe's flood expired six healthy workers: their HEARTBEATs waited behind the flood
+    /// in the broker's queue while it judged them silent. A worker is declared dead only once
+    /// the broker has read everything that arrived.
+    @Test func aFloodDoesNotExpireHealthyWorkers() async throws {
+        var configuration = fastBrokerConfiguration()
+        configuration.heartbeatLiveness = 3
+        let fixture = try BrokerFixture(configuration: configuration)
+        defer { fixture.broker.stop() }
+        var workerConfiguration = fastWorkerConfiguration()
+        workerConfiguration.heartbeatLiveness = 3
+        let workers = (0..<3).map { fixture.worker("healthy.\($0)", configuration: workerConfiguration) }
+        defer { workers.forEach { $0.stop() } }
+        for index in 0..<3 { #expect(try await fixture.awaitWorkers("healthy.\(index)", count: 1)) }
+        // Garbage as fast as eight sockets can send it, for two seconds.
+        let sent = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    try await onThread {
+                        var random = FuzzRandom(state: 0xF100D &+ UInt64(index))
+                        let garbage = (0..<64).map { _ in [[]] + (0..<3).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) } } }
+                        let peer = try RawPeer(context: fixture.context, endpoint: fixture.endpoint)
+                        let until = ContinuousClock.now + .seconds(2)
+                        var count = 0
+                        while ContinuousClock.now < until {
+                            for message in garbage { try peer.socket.send(message) }
+                            count += garbage.count
+                            while try peer.socket.receiveMessage(dontWait: true) != nil {}
+                        }
+                        return count
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(sent > 1000)
+        #expect(try await eventually { fixture.broker.statistics.badInput.total >= sent / 2 })
+        let statistics = fixture.broker.statistics
+        #expect(statistics.workersExpired == 0, "healthy workers were expired under the flood: \(statistics)")
+        for index in 0..<3 { #expect(statistics.workersPerService["healthy.\(index)"] == 1) }
+    }
 }

@@ -1,6 +1,8 @@
+import Foundation
 import Logging
 import Majordomo
 import MessagePath
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -22,6 +24,50 @@ struct BrokerLivenessTests {
         #expect(answer == frames("404"))
         #expect(fixture.broker.statistics.workersExpired == 1)
         #expect(fixture.broker.workers.isEmpty)
+    }
+
+    /// A broker that forgets a worker after 3 × 100 ms of silence.
+    static func shortLiveness() throws -> (BrokerFixture, BrokerConfiguration) {
+        var configuration = fastBrokerConfiguration()
+        configuration.heartbeatLiveness = 3
+        return (try BrokerFixture(configuration: configuration), configuration)
+    }
+
+    /// Liveness here is 3 × 100 ms: a handler of 1.5 s used to outlast it, so the broker expired
+    /// the worker mid-request and a slow service looked like a dead one.
+    @Test func busyWorkerKeepsHeartbeating() async throws {
+        let (fixture, brokerConfiguration) = try Self.shortLiveness()
+        defer { fixture.broker.stop() }
+        var workerConfiguration = fastWorkerConfiguration()
+        workerConfiguration.heartbeatLiveness = brokerConfiguration.heartbeatLiveness
+        let worker = fixture.worker("slow", configuration: workerConfiguration) { request in
+            Thread.sleep(forTimeInterval: 1.5)
+            return request.body
+        }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("slow", count: 1))
+        let reply = try await onThread { try fixture.client(timeout: .seconds(5)).request(service: "slow", body: frames("take your time")) }
+        #expect(reply == frames("take your time"))
+        #expect(fixture.broker.statistics.workersExpired == 0)
+        #expect(worker.connections.load(ordering: .relaxed) == 1, "the worker reconnected: its broker went silent on it")
+    }
+
+    /// Past `busyLimit` a handler is taken for hung: the heartbeats stop and the broker expires the
+    /// worker, which is what lets the host's supervisor see the process as silent.
+    @Test func hungHandlerStopsHeartbeating() async throws {
+        let (fixture, brokerConfiguration) = try Self.shortLiveness()
+        defer { fixture.broker.stop() }
+        var workerConfiguration = fastWorkerConfiguration()
+        workerConfiguration.heartbeatLiveness = brokerConfiguration.heartbeatLiveness
+        workerConfiguration.busyLimit = .milliseconds(300)
+        let worker = fixture.worker("stuck", configuration: workerConfiguration) { request in
+            Thread.sleep(forTimeInterval: 2)
+            return request.body
+        }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("stuck", count: 1))
+        _ = try? await onThread { try fixture.client(timeout: .milliseconds(200)).request(service: "stuck", body: frames("hello")) }
+        #expect(try await eventually(timeout: .seconds(3)) { fixture.broker.statistics.workersExpired == 1 })
     }
 
     @Test func idleWorkerGetsHeartbeats() async throws {

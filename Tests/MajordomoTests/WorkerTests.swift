@@ -1,4 +1,5 @@
 import Majordomo
+import MessagePath
 import Testing
 import ZeroMQ
 
@@ -26,6 +27,44 @@ struct WorkerTests {
         }
         let ready = MDPCommand.ready(service: Array("beats".utf8))
         #expect(seen == [ready, .heartbeat, .heartbeat, ready])
+    }
+
+    /// A worker that hands requests to other threads watches a wake-up pipe: `receive` returns
+    /// as soon as it is signalled, before and after a DISCONNECT made the worker start over.
+    @Test func wakeUpEndsAReceiveEvenAfterAReconnect() async throws {
+        let context = try ZMQContext()
+        let endpoint = ipcEndpoint()
+        let (before, after, readyAgain) = try await onThread {
+            let router = try ZMQSocket(context: context, type: .router, linger: .zero)
+            try router.bind(endpoint)
+            try router.setReceiveTimeout(.seconds(5))
+            let worker = try MajordomoWorker(context: context, endpoint: endpoint, service: "woken",
+                                             configuration: fastWorkerConfiguration(routingID: "woken/1/1"), logger: quietLogger)
+            defer { worker.disconnect() }
+            let wake = try WakeSignal()
+            worker.watch(wake)
+            guard let first = try router.receiveMessage() else { return (false, false, false) }
+            let (peer, _) = try MDPCommand.decode(routed: first)
+            func woken() throws -> Bool {
+                wake.wake()
+                let started = ContinuousClock.now
+                let request = try worker.receive(timeout: .seconds(3))
+                return request == nil && ContinuousClock.now - started < .seconds(2)
+            }
+            let before = try woken()
+            try router.send(prefix: [peer], MDPCommand.disconnect.frames)
+            // The worker reads the DISCONNECT, waits its backoff and sends READY on a new connection.
+            var readyAgain = false
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !readyAgain && ContinuousClock.now < deadline {
+                _ = try worker.receive(timeout: .milliseconds(50))
+                while let message = try router.receiveMessage(dontWait: true) {
+                    if case .ready = try MDPCommand.decode(routed: message).1 { readyAgain = true }
+                }
+            }
+            return (before, try woken(), readyAgain)
+        }
+        #expect(before && after && readyAgain)
     }
 
     @Test func lowLevelReceiveAndReply() async throws {
