@@ -25,6 +25,7 @@ extension CloneAgent {
             || property.name.contains(where: { $0.isWhitespace }) || property.value.contains("\n") {
             throw .invalid(.malformedProperties("'\(property.name)' cannot be sent as one name=value line"))
         }
+        if let confirmation { properties.set(confirmation.name, confirmation.value) }
         let uuid = writeIDs.next()
         let frames = CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: properties, value: value)).frames
         try enqueue(frames)

@@ -13,6 +13,8 @@ public final class CloneAgent: Sendable {
     let maxValueBytes: Int
     let maxHeldWrites: Int
     let writeIDs = WriteIDs()
+    /// `ack=<agent>`, added to every KVSET when writes are confirmed.
+    let confirmation: (name: String, value: String)?
 
     /// Connects to the server's three endpoints on a new thread and starts the first snapshots.
     public init(
@@ -25,6 +27,8 @@ public final class CloneAgent: Sendable {
         self.endpoints = endpoints
         self.maxValueBytes = configuration.maxValueBytes
         self.maxHeldWrites = configuration.maxHeldWrites
+        let ackID = configuration.confirmWrites ? writeIDs.agentID : nil
+        self.confirmation = ackID.map { (CloneProperties.ackName, $0) }
         let wake: WakeSignal
         do { wake = try WakeSignal() } catch { throw .system(error.description) }
         let shared = CloneAgentShared(wake: wake)
@@ -34,7 +38,7 @@ public final class CloneAgent: Sendable {
         let thread = Thread {
             do {
                 let loop = try CloneAgentLoop(
-                    context: context, endpoints: endpoints, configuration: configuration, shared: shared, logger: logger)
+                    context: context, endpoints: endpoints, configuration: configuration, shared: shared, ackID: ackID, logger: logger)
                 started.withLock { $0 = .success(()) }
                 ready.signal()
                 loop.run()

@@ -36,6 +36,16 @@ public struct CloneAgentConfiguration: Sendable {
     /// Fault rules on the agent's incoming KVPUBs (scope `.key`): a dropped update never reaches
     /// this agent only, as a lossy link would, so the agent's gap detection can be exercised.
     public var incomingFaults: FaultRules?
+    /// Ask the server to confirm each write (KVSET property `ack=<agent>`; a Flowbus server answers
+    /// on the publisher under `ACK/<agent>`) and send again one not confirmed in time, so a write
+    /// lost on the way is not lost for good. The server applies a write it has seen once only.
+    /// Only for Flowbus servers: other 12/CHP servers never confirm (writes would be sent
+    /// `confirmTries` times).
+    public var confirmWrites = false
+    /// The first wait for a confirmation; it doubles with each try, up to 4 s.
+    public var confirmAfter: Duration = .milliseconds(500)
+    /// Tries of one write (while the collector is connected) before it is given up, logged and counted.
+    public var confirmTries = 12
     /// Bad input and resyncs are logged at most once per kind in this period; all are counted.
     public var logPeriod: Duration = .seconds(10)
     /// How often the loop publishes its counters for `statistics`.
@@ -47,6 +57,9 @@ public struct CloneAgentConfiguration: Sendable {
 
     func validate() throws(CloneStartError) {
         guard serverTimeout > .zero else { throw .invalidConfiguration("serverTimeout must be positive, e.g. 3 s") }
+        guard confirmAfter > .zero, confirmTries > 0 else {
+            throw .invalidConfiguration("confirmAfter and confirmTries must be positive, e.g. 500 ms and 12")
+        }
         guard probeWait >= .zero else { throw .invalidConfiguration("probeWait must not be negative, e.g. 500 ms") }
         guard maxBufferedUpdates > 0, maxHeldWrites > 0, maxValueBytes > 0, batchLimit > 0 else {
             throw .invalidConfiguration("maxBufferedUpdates, maxHeldWrites, maxValueBytes and batchLimit must be positive")

@@ -14,6 +14,10 @@ extension CloneAgentLoop {
                 countBadInput(.oversize(bytes: message.totalBytes, limit: limit), channel: "subscriber")
                 continue
             }
+            if message.frames.first?.starts(with: Self.ackPrefix) == true {
+                confirmed(message.frames)
+                continue
+            }
             do {
                 let (decoded, tolerated) = try CloneMessage.decodeLiberally(
                     message.frames, on: .publisher, maxValueBytes: configuration.maxValueBytes)

@@ -1,3 +1,5 @@
+import Logging
+import MessagePath
 import Synchronization
 import ZeroMQ
 
@@ -30,11 +32,13 @@ extension CloneAgentLoop {
         guard collectorSubscriptions > 0, heldStart < heldWrites.count else { return }
         let before = heldStart
         var blocked = false
+        let now = MonotonicTime.now()
         while heldStart < heldWrites.count {
             guard try writer.send(heldWrites[heldStart], dontWait: true) else {
                 blocked = true
                 break
             }
+            if ackTopic != nil { confirmations.sent(heldWrites[heldStart], now: now) }
             heldStart += 1
         }
         if blocked && !writeBlocked { statistics.writesBlocked += 1 }
@@ -49,5 +53,41 @@ extension CloneAgentLoop {
         }
         let held = heldWrites.count - heldStart
         shared.outbox.withLock { $0.held = held }
+    }
+
+    static let ackPrefix = Array(CloneProperties.ackTopicPrefix.utf8)
+
+    /// A confirmation from the server: `ACK/<agent>`, its value the UUIDs (16 bytes each) of
+    /// the writes it applied (or had applied before). One for another agent (seen by an agent
+    /// subscribed to everything) is ignored.
+    func confirmed(_ frames: [Frame]) {
+        guard let ackTopic, frames.count == 5, frames[0] == ackTopic else { return }
+        let uuids = frames[4]
+        var offset = 0
+        while offset + 16 <= uuids.count {
+            if confirmations.confirm(Array(uuids[offset..<(offset + 16)])) { statistics.writesConfirmed += 1 }
+            offset += 16
+        }
+        statistics.writesUnconfirmed = confirmations.count
+    }
+
+    /// Sends again the writes not confirmed in time (the newest of each key); gives up on one
+    /// after its last try, with an error in the log.
+    func resendUnconfirmed(now: MonotonicTime) {
+        for verdict in confirmations.due(now: now) {
+            switch verdict {
+            case .resend(let frames):
+                statistics.writesResent += 1
+                heldWrites.append(frames)
+            case .abandon(let frames):
+                statistics.writesAbandoned += 1
+                logger.error("a write was never confirmed by the clone server and is given up", metadata: [
+                    "flowbus.service": "clone-agent", "flowbus.key": "\(frames[0].printable)",
+                    "flowbus.tries": "\(configuration.confirmTries)",
+                    "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
+                ])
+            }
+        }
+        statistics.writesUnconfirmed = confirmations.count
     }
 }

@@ -65,6 +65,9 @@ final class CloneAgentLoop {
     var heldWrites: [[Frame]] = []
     var heldStart = 0
     var writeBlocked = false
+    /// `ACK/<agent id>` when writes are confirmed (`CloneAgentConfiguration.confirmWrites`).
+    let ackTopic: [UInt8]?
+    var confirmations: WriteConfirmations
 
     var changes: [CloneUpdate] = []
     var statistics = CloneAgentStatistics()
@@ -73,8 +76,10 @@ final class CloneAgentLoop {
 
     init(
         context: ZMQContext, endpoints: CloneEndpoints, configuration: CloneAgentConfiguration,
-        shared: CloneAgentShared, logger: Logger
+        shared: CloneAgentShared, ackID: String? = nil, logger: Logger
     ) throws(CloneStartError) {
+        self.ackTopic = ackID.map { Array((CloneProperties.ackTopicPrefix + $0).utf8) }
+        self.confirmations = WriteConfirmations(firstWait: configuration.confirmAfter, maxTries: configuration.confirmTries)
         self.context = context
         self.endpoints = endpoints
         self.configuration = configuration
@@ -96,6 +101,7 @@ final class CloneAgentLoop {
             subscriptions.append(Subscription(subtree: subtree, subtreeBytes: Array(subtree.utf8)))
             pendingSyncs.append(subtree)
         }
+        if let ackID { try Self.subscribe(subscriber, to: CloneProperties.ackTopicPrefix + ackID) }
         // Subscribed last: a HUGZ that reaches us proves the subtrees' subscriptions arrived.
         try Self.subscribe(subscriber, to: "HUGZ")
         try Self.connect(subscriber, endpoints.publisher, "subscriber")
@@ -149,6 +155,7 @@ final class CloneAgentLoop {
         if serverSendsHugz && !serverLost && silence < deadline { deadline = silence }
         if let inFlight, inFlight.deadline < deadline { deadline = inFlight.deadline }
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
+        if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
         return now.until(deadline)
     }
 
@@ -201,6 +208,7 @@ final class CloneAgentLoop {
     }
 
     private func checkTimers(now: MonotonicTime) throws(ZMQError) {
+        if ackTopic != nil, collectorSubscriptions > 0 { resendUnconfirmed(now: now) }
         if serverSendsHugz && !serverLost && lastHeard + configuration.serverTimeout <= now {
             serverGone(reason: "nothing (not even HUGZ) heard for \(configuration.serverTimeout)")
         }

@@ -35,6 +35,14 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var writesHeld = 0
     /// Times a KVSET had to wait because the collector's queue was full.
     public var writesBlocked = 0
+    /// Writes the server confirmed (`confirmWrites`).
+    public var writesConfirmed = 0
+    /// Writes sent again because no confirmation came in time.
+    public var writesResent = 0
+    /// Writes not confirmed after every try: given up, logged.
+    public var writesAbandoned = 0
+    /// Writes not confirmed yet.
+    public var writesUnconfirmed = 0
     /// Invalid input dropped, by kind (`CloneBadInput` raw values).
     public var badInput: [String: Int] = [:]
     /// Messages accepted although they differ from 12/CHP as the zguide's reference servers do,

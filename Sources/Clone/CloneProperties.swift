@@ -15,6 +15,12 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
     public static let ttlName = "ttl"
     /// Flowbus's session chain: the global sequence of the previous KVPUB of the same session.
     public static let sessionPreviousName = "sprev"
+    /// On a KVSET: confirm this write on the publisher under `ACK/<value>` (the writing agent's id).
+    /// The server takes it off before storing and publishing the write.
+    public static let ackName = "ack"
+    /// The publisher topic prefix of write confirmations. It does not start with `/`, so no
+    /// subtree subscription receives them; an agent subscribed to everything ignores them.
+    public static let ackTopicPrefix = "ACK/"
     /// Flowbus's closed mode: on a KTHXBAI at sequence 0, why the server sent no snapshot.
     public static let refusedName = "refused"
 

@@ -12,6 +12,8 @@ struct AcceptedSet {
     var value: [UInt8]
     /// A delete the server made itself because the key's ttl ran out.
     var expired = false
+    /// The writing agent's id when it asked for a confirmation (property `ack`).
+    var ackTo: [UInt8]?
 }
 
 extension CloneServerLoop {
@@ -47,6 +49,25 @@ extension CloneServerLoop {
                 throw error
             } catch {}
         }
+        try sendAcks()
+    }
+
+    /// One `ACK/<agent>` message per agent that wrote in this batch, its value the UUIDs confirmed.
+    private func sendAcks() throws(ZMQError) {
+        guard !pendingAcks.isEmpty else { return }
+        for (agent, uuids) in pendingAcks {
+            if try !sendPublished(Self.ackPrefix + agent, Self.zeroSequence, [], [], uuids) { statistics.publishBlocked += 1 }
+            statistics.acksSent += 1
+        }
+        pendingAcks.removeAll(keepingCapacity: true)
+    }
+
+    private static let ackPrefix = Array(CloneProperties.ackTopicPrefix.utf8)
+    private static let zeroSequence: Frame = [0, 0, 0, 0, 0, 0, 0, 0]
+
+    private func acknowledge(_ update: AcceptedSet) {
+        guard let agent = update.ackTo, update.uuid.count == 16 else { return }
+        pendingAcks[agent, default: []].append(contentsOf: update.uuid)
     }
 
     /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
@@ -60,8 +81,18 @@ extension CloneServerLoop {
         }
         var propertiesFrame = frames[3]
         var ttl: Duration?
+        var ackTo: [UInt8]?
         if !propertiesFrame.isEmpty {
             var properties = try CloneProperties(decoding: propertiesFrame)
+            if let agent = properties[CloneProperties.ackName] {
+                // The confirmation is between the writer and the server; subscribers never see it.
+                guard agent.utf8.count == 16, agent.utf8.allSatisfy({ $0 < 0x80 && ($0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x66) }) else {
+                    throw .malformedProperties("ack must be the writing agent's id, 16 lowercase hex digits; got '\(agent)'")
+                }
+                ackTo = Array(agent.utf8)
+                properties.set(CloneProperties.ackName, nil)
+                propertiesFrame = properties.encoded
+            }
             if let text = properties[CloneProperties.ttlName] {
                 guard let duration = properties.ttl else {
                     throw .malformedProperties("ttl must be a positive number of seconds, got '\(text)'")
@@ -74,18 +105,31 @@ extension CloneServerLoop {
                 propertiesFrame = properties.encoded
             }
         }
-        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4])
+        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo)
     }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
     /// is never stored nor published, so no subscriber sees it and no sequence number is spent.
+    ///
+    /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
+    /// again because its confirmation was late) is confirmed again and not applied twice. A write
+    /// the fault seam drops is not confirmed: its writer sends it again, as after a real loss.
     private func deliver(_ update: AcceptedSet) throws(ZMQError) {
-        guard faults.isArmed else { return try commit(update) }
-        switch faults.verdict(scope: .key, subject: update.key) {
-        case .deliver:
-            try commit(update)
-        case .drop:
+        if update.ackTo != nil, update.uuid.count == 16 {
+            if confirmedWrites.contains(update.uuid) {
+                statistics.duplicateWrites += 1
+                acknowledge(update)
+                return
+            }
+        }
+        if faults.isArmed, case .drop = faults.verdict(scope: .key, subject: update.key) {
             statistics.faultDropped += 1
+            return
+        }
+        try commit(update)
+        if update.ackTo != nil, update.uuid.count == 16 {
+            confirmedWrites.insert(update.uuid)
+            acknowledge(update)
         }
     }
 

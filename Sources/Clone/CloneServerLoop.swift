@@ -41,6 +41,11 @@ final class CloneServerLoop {
     var hugzRequested = false
     var lastLossySend = MonotonicTime(nanoseconds: 0)
     var nextFlush = MonotonicTime.now()
+    /// The UUIDs of the last confirmed writes: a write sent again (its confirmation was late or
+    /// lost) is confirmed again, not applied again.
+    var confirmedWrites = RecentWriteIDs(capacity: 65_536)
+    /// Confirmations to send at the end of this collector batch, by agent id.
+    var pendingAcks: [[UInt8]: [UInt8]] = [:]
     let collectorReceiveLimit: Int
 
     init(

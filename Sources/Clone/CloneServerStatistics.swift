@@ -24,6 +24,10 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var faultDropped = 0
     /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
     public var publishBlocked = 0
+    /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.
+    public var acksSent = 0
+    /// Writes sent again by their writer that had been applied already: confirmed, not applied twice.
+    public var duplicateWrites = 0
     /// Subscription messages received on the publisher.
     public var subscriptionsReceived = 0
     /// Closed mode: KVSETs refused because the writer is not one of the host's plugins.

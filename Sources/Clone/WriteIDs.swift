@@ -13,6 +13,12 @@ final class WriteIDs: Sendable {
         prefix = random.next()
     }
 
+    /// The random prefix as 16 hex digits: the agent's name in write confirmations (`ACK/<id>`).
+    var agentID: String {
+        let hex = String(prefix, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     func next() -> UUID {
         let count = counter.wrappingAdd(1, ordering: .relaxed).newValue
         let a = prefix.bigEndian, b = count.bigEndian

@@ -1,0 +1,78 @@
+import Clone
+import Foundation
+import MessagePath
+import Testing
+import ZeroMQ
+
+/// A writer that asks for confirmations gets each write confirmed, sends again what is lost on
+/// the way (here: dropped by the server's fault seam), and never has a write applied twice.
+@Suite("Clone write confirmations")
+struct CloneWriteConfirmationTests {
+    @Test func writesLostOnTheWayAreSentAgainUntilConfirmed() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/w/"])
+        let writer = try await fixture.syncedAgent(["/other/"]) { configuration in
+            configuration.confirmWrites = true
+            configuration.confirmAfter = .milliseconds(100)
+        }
+        // A third of the writes are lost: each one still arrives, by a later try.
+        try fixture.faults.install(FaultRule(id: "third", scope: .key, prefix: "/w/", action: .drop(share: 0.3)))
+        for index in 0..<40 { try writer.set(key: "/w/k\(index)", value: "v\(index)".bytes) }
+        #expect(await eventually(timeout: .seconds(30)) { reader.textMap(prefix: "/w/").count == 40 })
+        #expect(await eventually { writer.statistics.writesUnconfirmed == 0 && writer.statistics.writesConfirmed == 40 })
+        let statistics = writer.statistics
+        #expect(statistics.writesResent > 0, "a third of the writes were dropped, none was sent again: \(statistics)")
+        #expect(statistics.writesAbandoned == 0)
+        #expect(reader.textMap(prefix: "/w/") == Dictionary(uniqueKeysWithValues: (0..<40).map { ("/w/k\($0)", "v\($0)") }))
+        // Each key was published once: the server applied no write twice.
+        let server = fixture.server!.statistics
+        #expect(server.updatesPublished == 40, "\(server)")
+        #expect(server.faultDropped == statistics.writesResent - server.duplicateWrites)
+    }
+
+    @Test func onlyTheNewestWriteOfAKeyIsSentAgain() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/n/"])
+        let writer = try await fixture.syncedAgent(["/other/"]) { configuration in
+            configuration.confirmWrites = true
+            configuration.confirmAfter = .milliseconds(100)
+        }
+        try fixture.faults.install(FaultRule(id: "all", scope: .key, prefix: "/n/", action: .drop(share: 1)))
+        try writer.set(key: "/n/k", value: "old".bytes)
+        try writer.set(key: "/n/k", value: "new".bytes)
+        #expect(await eventually { writer.statistics.writesResent >= 2 })
+        fixture.faults.removeAll()
+        #expect(await eventually { writer.statistics.writesUnconfirmed == 0 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reader.text("/n/k") == "new")
+        #expect(fixture.server!.statistics.updatesPublished == 1, "the replaced write was sent again: \(fixture.server!.statistics)")
+    }
+
+    @Test func aWriteSentTwiceIsAppliedOnceAndConfirmedTwice() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/d/"])
+        let confirmations = try ZMQSocket(context: fixture.context, type: .sub, linger: .zero)
+        try confirmations.subscribe("ACK/00000000000000ab")
+        try confirmations.setReceiveTimeout(.seconds(5))
+        try confirmations.connect(fixture.endpoints.publisher)
+        let writer = try CloneRobustnessTests.rawWriter(fixture)
+        try await Task.sleep(for: .milliseconds(200))
+        let uuid: [UInt8] = Array(repeating: 0xAB, count: 16)
+        let kvset: [[UInt8]] = ["/d/k".bytes, [0, 0, 0, 0, 0, 0, 0, 0], uuid, "ack=00000000000000ab\n".bytes, "once".bytes]
+        try writer.send(kvset)
+        let first = try confirmations.receiveMessage()
+        try writer.send(kvset)
+        let second = try confirmations.receiveMessage()
+        #expect(first?.first == "ACK/00000000000000ab".bytes && first?.last == uuid)
+        #expect(second?.last == uuid)
+        #expect(await eventually { reader.text("/d/k") == "once" })
+        #expect(await eventually { fixture.server!.statistics.duplicateWrites == 1 })
+        #expect(fixture.server!.statistics.updatesPublished == 1, "\(fixture.server!.statistics)")
+        // The confirmation request is the server's business: subscribers see the write without it.
+        #expect(reader.get("/d/k")?.properties[CloneProperties.ackName] == nil)
+        // A malformed agent id is bad input, counted, not applied.
+        try writer.send(["/d/bad".bytes, [0, 0, 0, 0, 0, 0, 0, 0], Array(repeating: 1, count: 16), "ack=nothex\n".bytes, "x".bytes])
+        #expect(await eventually { fixture.server!.statistics.badInputTotal == 1 })
+        #expect(reader.text("/d/bad") == nil)
+    }
+}
