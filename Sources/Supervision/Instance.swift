@@ -14,6 +14,8 @@ struct Instance {
     var startedAt: Date?
     var startedAtInstant: ContinuousClock.Instant?
     var lastHeartbeat: Date?
+    /// Processes killed as hung (alive, silent on the bus past the liveness).
+    var hangs = 0
     /// When each restart within the intensity period was decided.
     var recentRestarts: [ContinuousClock.Instant] = []
     /// Crashes since the instance last stayed up longer than the period: the backoff exponent.
@@ -32,7 +34,7 @@ struct Instance {
             name: id.plugin, replica: id.replica, pid: pid, state: state, restarts: restarts,
             lastExitReason: lastExit?.description, startedAt: startedAt,
             uptime: running ? (startedAtInstant.map { (now - $0).seconds } ?? 0) : 0,
-            lastHeartbeat: lastHeartbeat, incarnation: incarnation, logPath: logPath
+            lastHeartbeat: lastHeartbeat, hangs: hangs, incarnation: incarnation, logPath: logPath
         )
     }
 

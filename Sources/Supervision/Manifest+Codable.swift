@@ -24,7 +24,7 @@ struct ManifestDocument: Codable {
 
 extension SupervisorSettings: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case intensity, period, backoff
+        case intensity, period, backoff, liveness
         case shutdownTimeout = "shutdown_timeout"
     }
 
@@ -35,6 +35,7 @@ extension SupervisorSettings: Codable {
         period = try container.decodeDurationIfPresent(forKey: .period) ?? defaults.period
         backoff = try container.decodeIfPresent(Backoff.self, forKey: .backoff) ?? defaults.backoff
         shutdownTimeout = try container.decodeDurationIfPresent(forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
+        liveness = try container.decodeDurationIfPresent(forKey: .liveness) ?? defaults.liveness
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -43,6 +44,7 @@ extension SupervisorSettings: Codable {
         try container.encode(DurationText.format(period), forKey: .period)
         try container.encode(backoff, forKey: .backoff)
         try container.encode(DurationText.format(shutdownTimeout), forKey: .shutdownTimeout)
+        try container.encode(DurationText.format(liveness), forKey: .liveness)
     }
 }
 
@@ -67,7 +69,7 @@ extension Backoff: Codable {
 
 extension PluginSpec: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, command, args, env, restart, replicas
+        case name, command, args, env, restart, replicas, liveness
         case shutdownTimeout = "shutdown_timeout"
     }
 
@@ -80,6 +82,7 @@ extension PluginSpec: Codable {
         restart = try container.decodeRestartPolicyIfPresent(forKey: .restart) ?? .permanent
         replicas = try container.decodeIfPresent(Int.self, forKey: .replicas) ?? 1
         shutdownTimeout = try container.decodeDurationIfPresent(forKey: .shutdownTimeout)
+        liveness = try container.decodeDurationIfPresent(forKey: .liveness)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -91,6 +94,7 @@ extension PluginSpec: Codable {
         try container.encode(restart, forKey: .restart)
         try container.encode(replicas, forKey: .replicas)
         try container.encodeIfPresent(shutdownTimeout.map(DurationText.format), forKey: .shutdownTimeout)
+        try container.encodeIfPresent(liveness.map(DurationText.format), forKey: .liveness)
     }
 }
 

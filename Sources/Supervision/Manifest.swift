@@ -50,17 +50,23 @@ public struct SupervisorSettings: Sendable, Equatable {
     public var backoff: Backoff
     /// How long a plugin has to exit after SIGTERM before it gets SIGKILL.
     public var shutdownTimeout: Duration
+    /// A plugin whose bus workers the broker has heard from, then not for this long while its
+    /// process is still alive (stopped, deadlocked, or a handler busy past its limit), is killed
+    /// (SIGKILL) so that its restart policy brings a working one back. Zero: never.
+    public var liveness: Duration
 
     public init(
         intensity: Int = 5,
         period: Duration = .seconds(10),
         backoff: Backoff = Backoff(),
-        shutdownTimeout: Duration = .seconds(5)
+        shutdownTimeout: Duration = .seconds(5),
+        liveness: Duration = .seconds(10)
     ) {
         self.intensity = intensity
         self.period = period
         self.backoff = backoff
         self.shutdownTimeout = shutdownTimeout
+        self.liveness = liveness
     }
 }
 
@@ -86,6 +92,8 @@ public struct PluginSpec: Sendable, Equatable {
     public var replicas: Int
     /// Overrides the supervisor's shutdown timeout for this plugin.
     public var shutdownTimeout: Duration?
+    /// Overrides the supervisor's liveness for this plugin.
+    public var liveness: Duration?
 
     public init(
         name: String,
@@ -94,8 +102,10 @@ public struct PluginSpec: Sendable, Equatable {
         env: [String: String] = [:],
         restart: RestartPolicy = .permanent,
         replicas: Int = 1,
-        shutdownTimeout: Duration? = nil
+        shutdownTimeout: Duration? = nil,
+        liveness: Duration? = nil
     ) {
+        self.liveness = liveness
         self.name = name
         self.command = command
         self.args = args

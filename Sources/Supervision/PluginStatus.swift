@@ -16,6 +16,8 @@ public struct PluginStatus: Codable, Sendable, Equatable {
     /// Seconds the current process has been running; zero when none is.
     public var uptime: Double
     public var lastHeartbeat: Date?
+    /// Processes of this slot killed because they stayed alive but silent on the bus past their liveness.
+    public var hangs: Int
     /// 1 for the first process of this slot, one more for each restart.
     public var incarnation: Int
     public var logPath: String

@@ -1,3 +1,4 @@
+import Foundation
 import CFlowHost
 import Glibc
 import Logging
@@ -9,8 +10,10 @@ extension SupervisionLoop {
         let now = ContinuousClock.now
         book.withLock { book in
             guard book.phase == .running else { return }
+            let wallNow = Date()
             for index in book.instances.indices {
                 reapIfExited(&book.instances[index], now: now)
+                killIfHung(&book.instances[index], now: wallNow)
                 restartIfDue(&book.instances[index], now: now)
             }
         }
@@ -38,6 +41,26 @@ extension SupervisionLoop {
         logger.warning("plugin \(instance.id) \(reason)", metadata: metadata)
         events.yield(.exited(instance.id, pid: pid, reason: reason))
         decide(&instance, after: reason, now: now)
+    }
+
+    /// A running process the broker heard from, and then not for the plugin's liveness, is alive
+    /// but useless (stopped, deadlocked, a handler stuck past its limit): it gets SIGKILL, and the
+    /// next tick reaps it and applies the restart policy as for any crash.
+    private func killIfHung(_ instance: inout Instance, now: Date) {
+        let liveness = instance.spec.liveness ?? settings.liveness
+        guard liveness > .zero, instance.state == .running, let pid = instance.pid, let last = instance.lastHeartbeat else { return }
+        let silence = now.timeIntervalSince(last)
+        guard silence > liveness.seconds else { return }
+        instance.hangs += 1
+        // Heard from again only once its next process has workers.
+        instance.lastHeartbeat = nil
+        var metadata = metadata(instance, pid: pid)
+        metadata["flowbus.silence"] = "\(DurationText.format(.milliseconds(Int64(silence * 1000))))"
+        metadata["flowbus.liveness"] = "\(DurationText.format(liveness))"
+        logger.error(
+            "plugin \(instance.id) is alive but its workers have been silent on the bus for \(DurationText.format(.milliseconds(Int64(silence * 1000)))) (liveness \(DurationText.format(liveness))): it is hung or stopped; killing it so that it restarts. Its log may say what it was doing; raise `liveness` in the manifest if its work legitimately takes longer",
+            metadata: metadata)
+        _ = ChildProcess.signal(pid, SIGKILL)
     }
 
     private func restartIfDue(_ instance: inout Instance, now: ContinuousClock.Instant) {

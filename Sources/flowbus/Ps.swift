@@ -97,7 +97,8 @@ struct StatusTable {
                 "\(plugin.name)[\(plugin.replica)]",
                 plugin.pid.map(String.init) ?? "-",
                 plugin.state.rawValue,
-                "\(plugin.restarts)",
+                // Restarts after a hang say so: 2 (1 hung).
+                plugin.hangs > 0 ? "\(plugin.restarts) (\(plugin.hangs) hung)" : "\(plugin.restarts)",
                 plugin.pid == nil ? "-" : Self.duration(plugin.uptime),
                 plugin.lastHeartbeat.map { Self.duration(now.timeIntervalSince($0)) + " ago" } ?? "-",
                 plugin.lastExitReason ?? "-",
@@ -114,7 +115,7 @@ struct StatusTable {
         }.joined(separator: ", ")
         lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message)")
         let clone = status.clone
-        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped), bad input \(clone.badInputTotal)")
+        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped), bad input \(clone.badInputTotal), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied)")
         if !status.faults.isEmpty {
             lines.append("faults: " + status.faults.map { "\($0.rule.id) matched \($0.matched) dropped \($0.dropped)" }.joined(separator: "; "))
         }

@@ -119,4 +119,41 @@ import Testing
         try await onOwnThread { supervisor.stop() }
         #expect(restarted ? log.count(.started) >= 2 : log.count(.started) == 1)
     }
+
+    /// The probe stopped a coordinator (SIGSTOP) and the supervisor never noticed. A process
+    /// the broker heard from and then not for its liveness is killed and restarted; one that
+    /// never had a worker, or that keeps being heard from, is left alone.
+    @Test func killsAndRestartsAPluginSilentPastItsLiveness() async throws {
+        let directory = try TestDirectory()
+        var settings = fastSettings()
+        settings.liveness = .milliseconds(400)
+        let manifest = Manifest(
+            supervisor: settings,
+            plugins: [shellPlugin("stopped", "while :; do sleep 0.05; done"), shellPlugin("quiet", "while :; do sleep 0.05; done"),
+                      shellPlugin("beating", "while :; do sleep 0.05; done")],
+            baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        try await onOwnThread { try supervisor.start() }
+        let pids = Dictionary(uniqueKeysWithValues: supervisor.status().map { ($0.name, $0.pid) })
+        let stopped = try #require(pids["stopped"] ?? nil), beating = try #require(pids["beating"] ?? nil)
+        // `stopped` had workers, then stops: heard once, never again.
+        supervisor.recordHeartbeat(pid: stopped)
+        kill(stopped, SIGSTOP)
+        let deadline = ContinuousClock.now + .seconds(5)
+        var restarted = false
+        while ContinuousClock.now < deadline, !restarted {
+            supervisor.recordHeartbeat(pid: beating)
+            let status = supervisor.status().first { $0.name == "stopped" }
+            restarted = status?.pid != nil && status?.pid != stopped && status?.state == .running
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(restarted, "\(supervisor.status())")
+        #expect(!isAlive(stopped))
+        let after = Dictionary(uniqueKeysWithValues: supervisor.status().map { ($0.name, $0) })
+        #expect(after["stopped"]?.hangs == 1 && after["stopped"]?.restarts == 1)
+        #expect(after["stopped"]?.lastExitReason == "killed by signal 9 (SIGKILL)")
+        #expect(after["quiet"]?.pid == pids["quiet"] ?? nil && after["quiet"]?.hangs == 0)
+        #expect(after["beating"]?.pid == beating && after["beating"]?.hangs == 0)
+        try await onOwnThread { supervisor.stop() }
+    }
 }
