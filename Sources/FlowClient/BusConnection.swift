@@ -20,7 +20,7 @@ public final class BusConnection: Sendable {
         self.options = options
         self.logger = logger
         do { context = try ZMQContext() } catch { throw .cannotConnect(endpoint: endpoints.broker, reason: "\(error)") }
-        var configuration = ClientConfiguration(timeout: options.requestTimeout, tries: options.requestTries)
+        var configuration = ClientConfiguration(timeout: options.requestTimeout, tries: options.requestTries, timeoutCap: options.requestTimeoutCap)
         configuration.routingID = nil
         requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
     }

@@ -128,8 +128,22 @@ public final class Journey {
         try await client.waitUntil(timeout: timeout ?? defaultTimeout, waited) { view in
             screen.map { view.screen == $0 } ?? (view.topScreen != nil)
         }
-        let prepared = try await client.prepareWhenOffered(action: action, fields: fields)
-        let outcome = try await client.send(prepared)
+        // The screen's state (which offers the action) may still be on its way, as for a person.
+        var prepared = try await client.prepareWhenOffered(action: action, fields: fields, wait: timeout ?? defaultTimeout)
+        var outcome = try await client.send(prepared)
+        // Refused as stale while this client had not seen the screen's newest version yet (it was
+        // still on its way): look at the screen again once it has arrived, and repeat the action,
+        // as the refusal says a person would. A refusal on the version this client saw stands.
+        var looks = 0
+        while refused == nil, outcome.isStale, looks < 3, outcome.reply.screenVersion > prepared.version {
+            looks += 1
+            let route = prepared.route, current = outcome.reply.screenVersion
+            try await client.waitUntil(timeout: timeout ?? defaultTimeout, "\(route) at version \(current) to reach this client") { view in
+                Self.version(of: route, in: view) >= current
+            }
+            prepared = try await client.prepareWhenOffered(action: action, fields: fields, wait: timeout ?? defaultTimeout)
+            outcome = try await client.send(prepared)
+        }
         if case .viewModel(let kind) = prepared.route, outcome.applied { sentVersions[kind] = prepared.version }
         if let refused {
             guard let error = outcome.error else {
@@ -142,6 +156,14 @@ public final class Journey {
             throw JourneyFailure("\(outcome)\n  on: \(client.view.summary)")
         }
         return outcome
+    }
+
+    /// The version an action on `route` is made on, as `view` shows it.
+    static func version(of route: ActionRoute, in view: SessionView) -> UInt64 {
+        switch route {
+        case .coordinator: view.navigationVersion
+        case .viewModel(let kind): view.states[kind]?.screenVersion ?? 0
+        }
     }
 
     /// Calls `service` (`ServiceCall` `method` with `args`) until its result holds every key named

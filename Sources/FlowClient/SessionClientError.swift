@@ -22,7 +22,7 @@ public enum SessionClientError: Error, Sendable, CustomStringConvertible {
         case .cannotConnect(let endpoint, let reason):
             "cannot connect to \(endpoint): \(reason); check that the host is running (`flowbus ps`) or start one with `flowbus up`"
         case .noReply(let service, let reason):
-            "\(service) did not answer: \(reason)"
+            "\(service) did not answer: \(reason). Whether it was applied is unknown; sending it again is safe (the same idempotency key is answered, never applied twice)"
         case .unexpectedReply(let service, let kind):
             "\(service) answered with a \(kind.isEmpty ? "message of no kind" : kind), which is not the reply this call expects; the plugin serving it may be of another version: check `flowbus ps`"
         case .refused(let service, let method, let error):

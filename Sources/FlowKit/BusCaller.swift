@@ -1,11 +1,17 @@
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import ZeroMQ
 
-/// Sends MDP requests in order on a thread of its own, so that a coordinator never blocks
-/// its worker while it waits for another process (two coordinators calling each other
-/// synchronously would deadlock). Each completion runs on the caller's thread.
+/// Sends MDP requests on threads of its own, so that a coordinator never blocks its worker while
+/// it waits for another process (two coordinators calling each other synchronously would
+/// deadlock). Each completion runs on one of those threads.
+///
+/// Requests of one lane (a session) go out one at a time, in the order they were queued; lanes
+/// are independent, served by a few threads with a socket each. So a call retried for seconds
+/// (its peer lost it, or is stalled) holds up its own session's later calls, whose order
+/// matters, and nobody else's.
 public final class BusCaller: @unchecked Sendable {
     public struct Outcome: Sendable {
         public var reply: [Frame]?
@@ -21,44 +27,49 @@ public final class BusCaller: @unchecked Sendable {
     }
 
     private let condition = NSCondition()
-    private var jobs: [Job] = []
-    /// Whether a job has left `jobs` and its reply is not back yet.
-    private var busy = false
+    private var lanes = LaneQueue<Job>()
     private var stopping = false
-    private var thread: Thread?
     private let name: String
 
-    public init(context: ZMQContext, endpoint: String, configuration: ClientConfiguration, name: String, logger: Logger) throws(MajordomoClientError) {
+    /// Opens `threads` MDP clients, one per thread.
+    public init(
+        context: ZMQContext, endpoint: String, configuration: ClientConfiguration, name: String, logger: Logger, threads: Int = 4
+    ) throws(MajordomoClientError) {
         self.name = name
-        let client = try MajordomoClient(context: context, endpoint: endpoint, configuration: configuration, logger: logger)
-        let box = ClientBox(client)
-        let thread = Thread { [unowned self] in self.loop(box.client, logger: logger) }
-        thread.name = "flowbus-caller-\(name)"
-        self.thread = thread
-        thread.start()
+        var clients: [ClientBox] = []
+        for _ in 0..<max(1, threads) {
+            clients.append(ClientBox(try MajordomoClient(context: context, endpoint: endpoint, configuration: configuration, logger: logger)))
+        }
+        for (index, box) in clients.enumerated() {
+            let thread = Thread { [unowned self] in self.loop(box.client, logger: logger) }
+            thread.name = "flowbus-caller-\(name)-\(index)"
+            thread.start()
+        }
     }
 
-    /// Queues a request; `completion` gets the reply frames or why there was none.
+    /// Queues a request on `lane` (behind that lane's earlier ones); `completion` gets the reply
+    /// frames or why there was none.
     public func call(
-        service: String, body: [Frame], timeout: Duration = .seconds(2), tries: Int = 3,
+        service: String, body: [Frame], lane: String = "", timeout: Duration = .seconds(2), tries: Int = 3,
         completion: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         condition.lock()
-        jobs.append(Job(service: service, body: body, timeout: timeout, tries: tries, completion: completion))
+        lanes.append(Job(service: service, body: body, timeout: timeout, tries: tries, completion: completion), lane: lane)
         condition.signal()
         condition.unlock()
     }
 
-    /// Waits until every request queued so far has its reply (or failed), at most `timeout`;
-    /// returns whether it got there. Lets a coordinator make sure a child flow it started is live
-    /// before the screen that flow acts on is shown.
+    /// Waits until every request queued so far on `lane` (nil: on every lane) has its reply (or
+    /// failed), at most `timeout`; returns whether it got there. Lets a coordinator make sure a
+    /// child flow it started is live before the screen that flow acts on is shown.
     @discardableResult
-    public func waitUntilIdle(timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+    public func waitUntilIdle(lane: String? = nil, timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
-        while !jobs.isEmpty || busy {
-            guard condition.wait(until: deadline) else { return jobs.isEmpty && !busy }
+        func idle() -> Bool { lane.map { lanes.isIdle(lane: $0) } ?? lanes.isIdle }
+        while !idle() {
+            guard condition.wait(until: deadline) else { return idle() }
         }
         return true
     }
@@ -67,7 +78,7 @@ public final class BusCaller: @unchecked Sendable {
     public var backlog: Int {
         condition.lock()
         defer { condition.unlock() }
-        return jobs.count
+        return lanes.waiting
     }
 
     public func stop() {
@@ -77,30 +88,34 @@ public final class BusCaller: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The next job of a ready lane, which is then busy until `finished`; nil when stopping with nothing left.
+    private func next() -> (lane: String, job: Job)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !lanes.hasReady && !(stopping && lanes.waiting == 0) { condition.wait() }
+        return lanes.take().map { ($0.lane, $0.item) }
+    }
+
+    private func finished(_ lane: String) {
+        condition.lock()
+        lanes.finished(lane)
+        // Wakes another thread for the lane's next job, and anyone waiting for idleness.
+        condition.broadcast()
+        condition.unlock()
+    }
+
     private func loop(_ client: MajordomoClient, logger: Logger) {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopping { condition.wait() }
-            if stopping && jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            busy = true
-            condition.unlock()
-            defer {
-                condition.lock()
-                busy = false
-                condition.broadcast()
-                condition.unlock()
-            }
+        while let (lane, job) = next() {
             do {
                 let reply = try client.request(service: job.service, body: job.body, timeout: job.timeout, tries: job.tries)
                 job.completion(Outcome(reply: reply, failure: nil))
             } catch {
-                logger.warning("call failed", metadata: ["flowbus.service": "\(job.service)", "flowbus.error": "\(error)", "flowbus.caller": "\(name)"])
+                logger.warning("call failed", metadata: [
+                    "flowbus.service": "\(job.service)", "flowbus.error": "\(error)", "flowbus.caller": "\(name)", "flowbus.lane": "\(lane)",
+                ])
                 job.completion(Outcome(reply: nil, failure: "\(error)"))
             }
+            finished(lane)
         }
     }
 }

@@ -80,18 +80,18 @@ extension CoordinatorRuntime {
         }
     }
 
-    func navigate(session: SessionID, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
+    func navigate(session: SessionID, ops: [NavigationOp], expected: UInt64, key: String) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             guard state.instances[session] != nil || state.navigations[session] != nil else {
                 return Self.refusal(WireError(.invalidField, "session \(session) is not open, so its navigation cannot change",
                                               hint: "open a session first (coord.app openSession)"))
             }
-            return applyNavigation(session: session, ops: ops, expected: expected, in: &state)
+            return applyNavigation(session: session, ops: ops, expected: expected, key: key, in: &state)
         }
     }
 
     /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
-    func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID) -> Flowbus_V1_IntentReply {
+    func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID, key: String) -> Flowbus_V1_IntentReply {
         state.withLock { state in
             guard let navigation = state.navigations[session] else {
                 return Self.intentRefusal(WireError(.invalidField, "session \(session) has no navigation yet",
@@ -107,7 +107,7 @@ extension CoordinatorRuntime {
                 }
                 ops = [.dismiss]
             }
-            let answer = applyNavigation(session: session, ops: ops, expected: intent.screenVersion, in: &state)
+            let answer = applyNavigation(session: session, ops: ops, expected: intent.screenVersion, key: key, in: &state)
             var reply = Flowbus_V1_IntentReply()
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
@@ -118,8 +118,20 @@ extension CoordinatorRuntime {
 
     /// Applies `ops` to the session's navigation as one change (version + 1), publishes it,
     /// and tells the view models of the screens that appeared or left.
-    func applyNavigation(session: SessionID, ops: [NavigationOp], expected: UInt64, in state: inout State) -> Flowbus_V1_CoordinatorReply {
+    ///
+    /// `key` is the idempotency key of the intent or call that asks: a change is recorded with the
+    /// keys of the last ones (`Navigation.appliedKeys`, on the bus with the change itself), so a
+    /// retry of one that was applied, even after the owner restarted, is answered with the current
+    /// version and not applied again (nor refused as stale).
+    func applyNavigation(session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", in state: inout State) -> Flowbus_V1_CoordinatorReply {
         let before = state.navigations[session] ?? Navigation()
+        if !key.isEmpty, before.appliedKeys.contains(key) {
+            state.retriesAnswered += 1
+            var reply = Flowbus_V1_CoordinatorReply()
+            reply.ok = true
+            reply.navVersion = before.version
+            return reply
+        }
         if expected != 0, expected != before.version {
             var reply = Self.refusal(WireError(
                 .staleIntent,
@@ -143,6 +155,12 @@ extension CoordinatorRuntime {
         }
         if changed {
             navigation.version = before.version + 1
+            if !key.isEmpty {
+                navigation.appliedKeys.append(key)
+                if navigation.appliedKeys.count > Self.rememberedNavigationKeys {
+                    navigation.appliedKeys.removeFirst(navigation.appliedKeys.count - Self.rememberedNavigationKeys)
+                }
+            }
             state.navigations[session] = navigation
             write(.navigation(session), navigation, keyVersion: navigation.version)
             followUp(session: session, before: before, after: navigation)
@@ -184,7 +202,7 @@ extension CoordinatorRuntime {
         let key = "\(action)/\(session)/\(screen?.id ?? kind)/\(version)"
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return }
-        viewModelCalls?.post(service: "vm.\(kind)", body: body, tries: 2)
+        viewModelCalls?.post(service: "vm.\(kind)", body: body, lane: session.text)
     }
 
     func writeSessionRecord(_ instance: Coordinator, of session: SessionID, in state: inout State, force: Bool = false) {

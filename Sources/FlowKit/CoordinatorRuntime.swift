@@ -29,7 +29,20 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         /// When each open session last saw activity (the owner's idle expiry).
         var lastActive: [SessionID: ContinuousClock.Instant] = [:]
         var expired = 0
+        /// The answers to the last intents and calls, by session and idempotency key: a retry
+        /// whose first try was answered (the reply was lost, or the caller stopped waiting) gets
+        /// that answer again instead of being applied twice or refused as stale.
+        var recentIntents = RecentOutcomes<Flowbus_V1_IntentReply>(capacity: 1024)
+        var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
+        /// Retries answered from those answers or from the navigation's applied keys.
+        var retriesAnswered = 0
     }
+
+    /// Requests a coordinator process takes at once (the broker's credit for its worker).
+    static let concurrentRequests = 32
+
+    /// How many idempotency keys a session's navigation remembers (`Navigation.appliedKeys`).
+    static let rememberedNavigationKeys = 16
 
     public let name: String
     let coordinatorName: CoordinatorName
@@ -141,20 +154,41 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         guard let bus else {
             throw PluginEnvironmentError("this coordinator runtime was made without a bus (for tests); make it with init(bus:coordinator:) to serve")
         }
+        // Up to `concurrentRequests` requests at once (Flowbus's credit extension), handled on a few
+        // threads, one at a time per session: a session whose request waits on another process
+        // (a non-owner's navigation, a stalled owner) holds up no other session, and one
+        // session's requests, retries included, are answered in order.
+        var configuration = bus.workerConfiguration()
+        configuration.credit = Self.concurrentRequests
         let worker = try MajordomoWorker(
             context: bus.context, endpoint: bus.environment.broker, service: coordinatorName.service,
-            configuration: bus.workerConfiguration(), logger: logger)
+            configuration: configuration, logger: logger)
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("\(coordinatorName.service) could not make its wake-up pipe: \(error)") }
+        worker.watch(wake)
+        let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
+        let executor = LaneExecutor(name: "coord-\(name)", threads: 4)
         start(until: stop)
         sweepIdleSessions()
         logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
         while !stop() {
-            guard let request = try worker.receive(timeout: .milliseconds(100)) else { continue }
-            let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { envelope in
-                respond(to: envelope)
+            let request = try worker.receive(timeout: .milliseconds(100))
+            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
+                worker.reply(to: reply.request, body: reply.frames)
             }
-            if bad { state.withLock { $0.malformed += 1 } }
-            worker.reply(to: request, body: frames)
+            guard let request else { continue }
+            let lane = request.body.count == 1 ? ((try? Envelope.decodeChecked(request.body[0]))?.session ?? "") : ""
+            executor.run(lane: lane) { [self] in
+                let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { envelope in
+                    respond(to: envelope)
+                }
+                if bad { state.withLock { $0.malformed += 1 } }
+                answered.withLock { $0.append((request, frames)) }
+                wake.wake()
+            }
         }
+        executor.stop()
+        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
         worker.disconnect()
         shutdown()
         logger.info("stopped")
@@ -211,8 +245,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// Calls refused because their writer's incarnation was replaced, and requests that were not
     /// a CoordinatorCall or Intent.
-    public var counters: (fenced: Int, malformed: Int, expired: Int, forbidden: Int) {
-        state.withLock { ($0.fenced, $0.malformed, $0.expired, $0.forbidden) }
+    public var counters: (fenced: Int, malformed: Int, expired: Int, forbidden: Int, retriesAnswered: Int) {
+        state.withLock { ($0.fenced, $0.malformed, $0.expired, $0.forbidden, $0.retriesAnswered) }
     }
 
     // MARK: Idle sessions
@@ -285,10 +319,36 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
         if let fenced = checkFence(envelope) { return fenced }
         state.withLock { touch(session, in: &$0) }
+        let remembered = Self.rememberedKey(session, envelope.idempotencyKey)
+        if let earlier = state.withLock({ state in
+            state.recentCalls[remembered].map { reply in state.retriesAnswered += 1; return reply }
+        }) {
+            return earlier
+        }
+        let reply = handleCallOnce(call, session: session, key: envelope.idempotencyKey)
+        if reply.ok || Self.isFinal(reply.error) { state.withLock { $0.recentCalls.remember(reply, for: remembered) } }
+        return reply
+    }
+
+    /// The session and key under which an answer is remembered; empty (not remembered) without a key.
+    static func rememberedKey(_ session: SessionID, _ key: String) -> String {
+        key.isEmpty ? "" : "\(session.text)\u{0}\(key)"
+    }
+
+    /// Whether a refusal would be the same on a retry: not when a peer did not answer or the
+    /// runtime failed (a retry may succeed), nor a capability refusal (that was not this caller's answer).
+    static func isFinal(_ error: WireError) -> Bool {
+        switch error.code {
+        case .unavailable, .internal, .forbidden: false
+        default: true
+        }
+    }
+
+    func handleCallOnce(_ call: Flowbus_V1_CoordinatorCall, session: SessionID, key: String) -> Flowbus_V1_CoordinatorReply {
         switch call.method {
         case "start": return start(session: session, parent: call.args["parent"] ?? "", args: call.args)
         case "finish": return finish(session: session)
-        case "navigate" where isOwner: return navigate(session: session, ops: call.ops, expected: call.expectedNavVersion)
+        case "navigate" where isOwner: return navigate(session: session, ops: call.ops, expected: call.expectedNavVersion, key: key)
         case "closeSession" where isOwner: return closeSession(session, reason: "closed by a client")
         case "touch" where isOwner:
             // Activity, noted above, for a session that is open.
@@ -323,8 +383,21 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             return Self.intentRefusal(refused)
         }
         state.withLock { touch(session, in: &$0) }
+        let key = envelope.idempotencyKey
+        let remembered = Self.rememberedKey(session, key)
+        if let earlier = state.withLock({ state in
+            state.recentIntents[remembered].map { reply in state.retriesAnswered += 1; return reply }
+        }) {
+            return earlier
+        }
+        let reply = handleIntentOnce(intent, session: session, key: key)
+        if reply.applied || Self.isFinal(reply.error) { state.withLock { $0.recentIntents.remember(reply, for: remembered) } }
+        return reply
+    }
+
+    func handleIntentOnce(_ intent: Flowbus_V1_Intent, session: SessionID, key: String) -> Flowbus_V1_IntentReply {
         if isOwner, SessionActions.names.contains(intent.action) {
-            return ownerIntent(intent, session: session)
+            return ownerIntent(intent, session: session, key: key)
         }
         let input = IntentInput(
             action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
@@ -347,13 +420,17 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         if let ops = pendingNavigation, !ops.isEmpty, !isOwner {
             // A child flow started by this intent is live before its screen shows (its start
             // went out through the caller, which answers in order).
-            if startsChildren, !calls.waitUntilIdle(timeout: .seconds(3)) {
+            if startsChildren, !calls.waitUntilIdle(lane: session.text, timeout: .seconds(3)) {
                 logger.warning("a child flow did not answer its start within 3 s; showing its screen anyway",
                                metadata: ["flowbus.session": "\(session)", "flowbus.action": "\(intent.action)"])
             }
             // The person's action waits for the owner's verdict: two clients acting at once on
             // one screen get one applied and one refused, never both.
-            let answer = callSync(coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion)
+            // Its key comes from the intent's, so a retry of the intent (even to a restarted
+            // incarnation of this coordinator) is recognised by the owner as the same change.
+            let answer = callSync(
+                coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion,
+                key: key.isEmpty ? "" : "\(key)/navigate")
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
             if !answer.ok { reply.error = answer.error }
@@ -454,7 +531,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     func send(coordinator: String, method: String, session: SessionID, args: [String: String] = [:], ops: [NavigationOp] = []) {
         guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0) else { return }
         let logger = logger
-        calls.post(service: "coord.\(coordinator)", body: body, tries: 3) { outcome in
+        calls.post(service: "coord.\(coordinator)", body: body, lane: session.text, tries: ServiceCallPolicy.postTries) { outcome in
             guard case .success(let bytes) = outcome else { return }
             if let reply = Self.decodeReply(bytes), !reply.ok {
                 logger.warning("call refused", metadata: [
@@ -465,8 +542,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    func callSync(coordinator: String, method: String, session: SessionID, ops: [NavigationOp], expected: UInt64) -> Flowbus_V1_CoordinatorReply {
-        guard let body = callBody(method: method, session: session, args: [:], ops: ops, expected: expected) else {
+    func callSync(coordinator: String, method: String, session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "") -> Flowbus_V1_CoordinatorReply {
+        guard let body = callBody(method: method, session: session, args: [:], ops: ops, expected: expected, key: key) else {
             return Self.refusal(WireError(.internal, "the navigation call could not be encoded", hint: "report this as a bug"))
         }
         do {
@@ -478,14 +555,16 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    func callBody(method: String, session: SessionID, args: [String: String], ops: [NavigationOp], expected: UInt64) -> [UInt8]? {
+    /// A call's envelope; without `key`, a fresh idempotency key (the caller's retries resend these bytes, so keep it).
+    func callBody(method: String, session: SessionID, args: [String: String], ops: [NavigationOp], expected: UInt64, key: String = "") -> [UInt8]? {
         var call = Flowbus_V1_CoordinatorCall()
         call.method = method
         call.args = args
         call.ops = ops
         call.expectedNavVersion = expected
         return try? Envelope.wrapping(
-            call, session: session.text, idempotencyKey: "\(writer)/\(incarnation)/\(UUID().uuidString)", writer: writer, incarnation: incarnation
+            call, session: session.text, idempotencyKey: key.isEmpty ? "\(writer)/\(incarnation)/\(UUID().uuidString)" : key,
+            writer: writer, incarnation: incarnation
         ).signed(by: capabilities).encoded()
     }
 

@@ -19,10 +19,11 @@ public final class PluginBus: Sendable {
         self.logger = logger
     }
 
-    public func clientConfiguration(timeout: Duration = .seconds(2), tries: Int = 3) -> ClientConfiguration {
+    public func clientConfiguration(timeout: Duration = .seconds(2), tries: Int = 3, timeoutCap: Duration? = nil) -> ClientConfiguration {
         var configuration = ClientConfiguration()
         configuration.timeout = timeout
         configuration.tries = tries
+        configuration.timeoutCap = timeoutCap
         if let curve = environment.curve {
             configuration.curveServerKey = curve.serverKey
             configuration.curveKeyPair = curve.keyPair
@@ -46,17 +47,26 @@ public final class PluginBus: Sendable {
     public func makeAgent(subtrees: [String]) throws(CloneStartError) -> CloneAgent {
         var configuration = CloneAgentConfiguration(subtrees: subtrees)
         configuration.curve = environment.curve
+        // The host's Clone server confirms writes; one lost on the way is sent again.
+        configuration.confirmWrites = true
+        // A confirmation takes milliseconds on one host; one that is late costs a deduplicated resend.
+        configuration.confirmAfter = .milliseconds(200)
         return try CloneAgent(context: context, endpoints: environment.clone, configuration: configuration, logger: logger)
     }
 
     public func makeCaller(name: String, timeout: Duration = .seconds(2)) throws(MajordomoClientError) -> BusCaller {
-        try BusCaller(context: context, endpoint: environment.broker, configuration: clientConfiguration(timeout: timeout), name: name, logger: logger)
+        try BusCaller(
+            context: context, endpoint: environment.broker,
+            configuration: clientConfiguration(timeout: timeout, timeoutCap: ServiceCallPolicy.timeoutCap), name: name, logger: logger)
     }
 
     /// A service transport for one thread (an MDP client is not thread-safe).
+    /// Tries wait 2, 4 and 4 s: a lost call costs 2 s, and a service stalled or restarting for a
+    /// few seconds is waited for (the service answers a retry as it answered the first try).
     public func makeServiceTransport(timeout: Duration = .seconds(2)) throws(MajordomoClientError) -> MajordomoServiceTransport {
         let client = try MajordomoClient(
-            context: context, endpoint: environment.broker, configuration: clientConfiguration(timeout: timeout), logger: logger)
+            context: context, endpoint: environment.broker,
+            configuration: clientConfiguration(timeout: timeout, tries: 3, timeoutCap: .seconds(4)), logger: logger)
         return MajordomoServiceTransport(client: client, writer: environment.writer)
     }
 }

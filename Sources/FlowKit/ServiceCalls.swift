@@ -6,22 +6,48 @@ import Synchronization
 import ZeroMQ
 
 /// How a runtime calls other services on the bus, one request envelope in, one reply envelope
-/// out. `post` queues a request and returns at once (answers come in order, on another thread):
+/// out. `post` queues a request and returns at once (answers come in order per lane, on other threads):
 /// a coordinator never waits on another process while it holds its state. `request` waits for
 /// the answer on the calling thread. `MajordomoCalls` is the real one, over 7/MDP;
 /// `InProcessCalls` hands envelopes to runtimes in this process, for tests.
 public protocol ServiceCalls: AnyObject, Sendable {
-    func post(service: String, body: [UInt8], tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void)
-    /// Waits until every posted request has its answer, at most `timeout`; returns whether it got there.
-    func waitUntilIdle(timeout: Duration) -> Bool
+    /// Sends `body` (its idempotency key makes every try the same request) up to `tries` times,
+    /// each waiting `ServiceCallPolicy.postTimeout`, behind the earlier posts of the same `lane`
+    /// (a session: its calls keep their order; other sessions' calls do not wait for them).
+    func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void)
+    /// Waits until every request posted on `lane` (nil: on any lane) has its answer, at most
+    /// `timeout`; returns whether it got there.
+    func waitUntilIdle(lane: String?, timeout: Duration) -> Bool
     func request(service: String, body: [UInt8]) throws(ServiceTransportError) -> [UInt8]
     func stop()
 }
 
 extension ServiceCalls {
-    public func post(service: String, body: [UInt8], tries: Int = 3) {
-        post(service: service, body: body, tries: tries) { _ in }
+    public func post(service: String, body: [UInt8], lane: String = "", tries: Int = ServiceCallPolicy.postTries) {
+        post(service: service, body: body, lane: lane, tries: tries) { _ in }
     }
+
+    public func waitUntilIdle(timeout: Duration) -> Bool {
+        waitUntilIdle(lane: nil, timeout: timeout)
+    }
+}
+
+/// How patient the runtimes' calls to one another are. Every call carries an idempotency key
+/// and every runtime answers a retry as it answered the first try, so retrying is always safe:
+/// a lost request or reply costs one short timeout, and a peer stopped for a few seconds (or
+/// restarted by its supervisor) is waited for instead of given up on.
+public enum ServiceCallPolicy {
+    /// Each try waits 1 s: a runtime answers in milliseconds, so a try that takes longer was lost
+    /// (or its peer is stalled, and the tries wait for it at the broker). Many short tries make a
+    /// call survive heavy loss: at 30 % lost, ten tries all fail once in 170,000 calls.
+    public static let postTimeout: Duration = .seconds(1)
+    public static let timeoutCap: Duration = .seconds(1)
+    /// Posted calls (a coordinator's navigation, child flows, view-model lifecycle): 20 s in all.
+    public static let postTries = 20
+    /// Awaited calls (a non-owner's navigation, made while a client waits for its intent):
+    /// 10 s, less than a client's own patience, so the client hears UNAVAILABLE rather than nothing.
+    public static let requestTimeout: Duration = .seconds(1)
+    public static let requestTries = 10
 }
 
 /// `ServiceCalls` over 7/MDP: posts go through a `BusCaller` (a thread of its own), requests
@@ -29,15 +55,15 @@ extension ServiceCalls {
 public final class MajordomoCalls: ServiceCalls, @unchecked Sendable {
     let bus: PluginBus
     let caller: BusCaller
-    let client = Mutex<MajordomoClient?>(nil)
+    let clients = Mutex<[ClientBox]>([])
 
     public init(bus: PluginBus, name: String) throws(MajordomoClientError) {
         self.bus = bus
         self.caller = try bus.makeCaller(name: name)
     }
 
-    public func post(service: String, body: [UInt8], tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
-        caller.call(service: service, body: [body], timeout: .seconds(2), tries: tries) { outcome in
+    public func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
+        caller.call(service: service, body: [body], lane: lane, timeout: ServiceCallPolicy.postTimeout, tries: tries) { outcome in
             if let reply = outcome.reply {
                 guard reply.count == 1 else {
                     return answer(.failure(ServiceTransportError(service: service, reason: "the reply had \(reply.count) body frames instead of one envelope")))
@@ -49,30 +75,43 @@ public final class MajordomoCalls: ServiceCalls, @unchecked Sendable {
         }
     }
 
-    public func waitUntilIdle(timeout: Duration) -> Bool {
-        caller.waitUntilIdle(timeout: timeout)
+    public func waitUntilIdle(lane: String?, timeout: Duration) -> Bool {
+        caller.waitUntilIdle(lane: lane, timeout: timeout)
     }
 
+    /// Waits on the calling thread; several threads may ask at once, each on an idle client of
+    /// a small pool (an MDP client is not thread-safe, and one would make them queue).
     public func request(service: String, body: [UInt8]) throws(ServiceTransportError) -> [UInt8] {
-        let result: Result<[Frame], ServiceTransportError> = client.withLock { client in
+        let idle = clients.withLock { $0.popLast() }
+        let box: ClientBox
+        if let idle {
+            box = idle
+        } else {
             do {
-                if client == nil {
-                    client = try MajordomoClient(
-                        context: bus.context, endpoint: bus.environment.broker, configuration: bus.clientConfiguration(), logger: bus.logger)
-                }
-                return .success(try client!.request(service: service, body: [body]))
+                box = ClientBox(try MajordomoClient(
+                    context: bus.context, endpoint: bus.environment.broker,
+                    configuration: bus.clientConfiguration(
+                        timeout: ServiceCallPolicy.requestTimeout, tries: ServiceCallPolicy.requestTries,
+                        timeoutCap: ServiceCallPolicy.timeoutCap),
+                    logger: bus.logger))
             } catch {
-                return .failure(ServiceTransportError(service: service, reason: "\(error)"))
+                throw ServiceTransportError(service: service, reason: "\(error)")
             }
         }
-        let reply = try result.get()
+        defer { clients.withLock { $0.append(box) } }
+        let reply: [Frame]
+        do {
+            reply = try box.client.request(service: service, body: [body])
+        } catch {
+            throw ServiceTransportError(service: service, reason: "\(error)")
+        }
         guard reply.count == 1 else { throw ServiceTransportError(service: service, reason: "the reply had \(reply.count) body frames instead of one envelope") }
         return reply[0]
     }
 
     public func stop() {
         caller.stop()
-        client.withLock { $0 = nil }
+        clients.withLock { $0.removeAll() }
     }
 }
 
@@ -144,7 +183,8 @@ public final class InProcessCalls: ServiceCalls, @unchecked Sendable {
         self.queue = DispatchQueue(label: "flowbus.in-process.\(name)")
     }
 
-    public func post(service: String, body: [UInt8], tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
+    /// One queue for every lane: stricter than lanes need, which tests do not mind.
+    public func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
         queue.async(group: group) { [bus] in
             do throws(ServiceTransportError) {
                 answer(.success(try bus.deliver(service: service, body: body)))
@@ -154,7 +194,7 @@ public final class InProcessCalls: ServiceCalls, @unchecked Sendable {
         }
     }
 
-    public func waitUntilIdle(timeout: Duration) -> Bool {
+    public func waitUntilIdle(lane: String?, timeout: Duration) -> Bool {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         return group.wait(timeout: .now() + seconds) == .success
     }

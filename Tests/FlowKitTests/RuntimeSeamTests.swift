@@ -406,6 +406,59 @@ struct CoordinatorRuntimeSeamTests {
         #expect(!late.applied)
     }
 
+    /// The probe's stall: a client's intent was applied, its reply never came, and the retry
+    /// (same key) arrived after the screen had changed. It is answered "applied", not STALE.
+    @Test func aRetriedIntentIsAnsweredWithItsFirstOutcomeNotRefusedAsStale() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session, key: "k-ledger"))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let version = try #require(navigation(app.map, session: session)).version
+        // coord.ledger's `more`: applied through the owner; then the same intent again.
+        let first = try intentReply(app.ledger.respond(to: envelope(intent("more", screen: "ledger", version: version), session: session, key: "k-more")))
+        let retry = try intentReply(app.ledger.respond(to: envelope(intent("more", screen: "ledger", version: version), session: session, key: "k-more")))
+        #expect(first.applied && retry == first, "retry: \(retry)")
+        #expect(navigation(app.map, session: session)?.version == version + 1, "the retry pushed another screen")
+        // The owner's own action (`back`), retried: popped once.
+        let back = try intentReply(app.owner.respond(to: envelope(intent("back", screen: "entry", version: version + 1), session: session, key: "k-back")))
+        let backAgain = try intentReply(app.owner.respond(to: envelope(intent("back", screen: "entry", version: version + 1), session: session, key: "k-back")))
+        #expect(back.applied && backAgain.applied && backAgain.screenVersion == back.screenVersion)
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "ledger")
+        #expect(navigation(app.map, session: session)?.appliedKeys.suffix(2) == ["k-more/navigate", "k-back"])
+        // A new key is a new action: made on the old version, it is stale.
+        let fresh = try intentReply(app.owner.respond(to: envelope(intent("back", screen: "entry", version: version + 1), session: session, key: "k-back-2")))
+        #expect(!fresh.applied && fresh.error.code == .staleIntent)
+        #expect(app.owner.counters.retriesAnswered >= 1 && app.ledger.counters.retriesAnswered >= 1)
+    }
+
+    /// The keys travel with the navigation on the bus: a restarted owner (nothing in memory)
+    /// still answers a retry of a change the old incarnation applied.
+    @Test func aRestartedOwnerRecognisesARetryByTheNavigationsKeys() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let version = try #require(navigation(app.map, session: session)).version
+        let back = try intentReply(app.owner.respond(to: envelope(intent("back", screen: "ledger", version: version), session: session, key: "k-1")))
+        #expect(back.applied)
+        app.owner.shutdown()
+        let restarted = try app.startOwner(incarnation: 2)
+        app.owner = restarted
+        let retry = try intentReply(restarted.respond(to: envelope(intent("back", screen: "ledger", version: version), session: session, key: "k-1")))
+        #expect(retry.applied && retry.screenVersion == version + 1, "\(retry)")
+        #expect(navigation(app.map, session: session)?.version == version + 1)
+        // A navigate call retried after the restart is recognised the same way.
+        var push = call("navigate")
+        push.ops = [.push(.make("entry", owner: "ledger", viewModel: false))]
+        let pushed = try coordinatorReply(restarted.respond(to: envelope(push, session: session, key: "k-2", writer: "coord-ledger/0", incarnation: 1)))
+        app.owner.shutdown()
+        let again = try app.startOwner(incarnation: 3)
+        app.owner = again
+        let pushedAgain = try coordinatorReply(again.respond(to: envelope(push, session: session, key: "k-2", writer: "coord-ledger/0", incarnation: 1)))
+        #expect(pushed.ok && pushedAgain.ok && pushedAgain.navVersion == pushed.navVersion)
+        #expect(navigation(app.map, session: session)?.allScreens.filter { $0.kind == "entry" }.count == 1)
+    }
+
     @Test func aNavigationActionOnAnOlderVersionIsRefused() throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])

@@ -258,6 +258,11 @@ public nonisolated struct Flowbus_V1_Navigation: Sendable {
   /// one, or a modal), "selectTab" (field "tab"), "ok" (a modal to close).
   public var actions: [Flowbus_V1_Action] = []
 
+  /// The idempotency keys of the last changes (newest last, at most 16), written with the change
+  /// itself: a retried intent or navigate call whose key is here was applied, and is answered
+  /// with the current version instead of being applied again, even by a restarted owner.
+  public var appliedKeys: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum RootKind: SwiftProtobuf.Enum, Swift.CaseIterable {
@@ -580,7 +585,7 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Navigation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0\u{3}applied_keys\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -594,6 +599,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
       case 4: try { try decoder.decodeSingularMessageField(value: &self._modal) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
+      case 7: try { try decoder.decodeRepeatedStringField(value: &self.appliedKeys) }()
       default: break
       }
     }
@@ -622,6 +628,9 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
     if !self.actions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 6)
     }
+    if !self.appliedKeys.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.appliedKeys, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -632,6 +641,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
     if lhs._modal != rhs._modal {return false}
     if lhs.version != rhs.version {return false}
     if lhs.actions != rhs.actions {return false}
+    if lhs.appliedKeys != rhs.appliedKeys {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

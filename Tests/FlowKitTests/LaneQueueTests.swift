@@ -1,0 +1,42 @@
+@testable import FlowKit
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Lanes")
+struct LaneQueueTests {
+    @Test func oneLaneIsServedInOrderOneAtATimeWhileOthersGoOn() {
+        var lanes = LaneQueue<Int>()
+        lanes.append(1, lane: "a")
+        lanes.append(2, lane: "a")
+        lanes.append(10, lane: "b")
+        #expect(lanes.take()! == ("a", 1))
+        // `a` is in progress: its next piece waits; `b` goes on.
+        #expect(lanes.take()! == ("b", 10))
+        #expect(lanes.take() == nil)
+        #expect(!lanes.isIdle(lane: "a") && !lanes.isIdle)
+        let aHasMore = lanes.finished("a")
+        #expect(aHasMore)
+        #expect(lanes.take()! == ("a", 2))
+        let bHasMore = lanes.finished("b")
+        #expect(!bHasMore && lanes.isIdle(lane: "b"))
+        let aHasMoreStill = lanes.finished("a")
+        #expect(!aHasMoreStill && lanes.isIdle && lanes.waiting == 0)
+    }
+
+    /// A lane whose work blocks (a call to a stalled peer) holds up its own later work only.
+    @Test func aBlockedLaneHoldsUpNoOtherLane() async throws {
+        let executor = LaneExecutor(name: "test", threads: 2)
+        let release = DispatchSemaphore(value: 0)
+        let done = Mutex<[String]>([])
+        executor.run(lane: "slow") { release.wait(); done.withLock { $0.append("slow-1") } }
+        executor.run(lane: "slow") { done.withLock { $0.append("slow-2") } }
+        for index in 0..<20 { executor.run(lane: "fast-\(index % 3)") { done.withLock { $0.append("fast") } } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while done.withLock({ $0.count }) < 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(done.withLock { $0 } == Array(repeating: "fast", count: 20))
+        release.signal()
+        executor.stop()
+        #expect(done.withLock { Array($0.suffix(2)) } == ["slow-1", "slow-2"])
+    }
+}
