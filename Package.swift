@@ -262,7 +262,7 @@ if present("Plugins/Photos") {
         ),
         .testTarget(
             name: "PhotosAppTests",
-            dependencies: ["PhotosApp", "AccountKit", "FlowKit", "FlowProtocol"],
+            dependencies: ["PhotosApp", "AccountKit", "AppStore", "FlowKit", "FlowProtocol"],
             path: "Plugins/Photos/Tests"
         ),
         // The Photos app's processes (Plugins/Photos/manifest.yaml), like the movies app's.
@@ -280,7 +280,7 @@ if present("Plugins/Photos") {
         ),
         .executableTarget(
             name: "photos-services",
-            dependencies: ["FlowKit", "PhotosApp"],
+            dependencies: ["FlowKit", "PhotosApp", .product(name: "Logging", package: "swift-log")],
             path: "Plugins/Photos/Executables/photos-services",
             swiftSettings: strictSettings
         ),
@@ -295,7 +295,8 @@ if present("Plugins/Photos") {
             name: "PhotosAppEndToEndTests",
             // The executables are dependencies so that `swift test` builds them beside the tests.
             dependencies: ["flowbus", "photos-coordinator", "photos-viewmodel", "photos-services", "FlowbusTesting",
-                           "FlowClient", "FlowHost", "FlowProtocol"],
+                           "FlowClient", "FlowHost", "FlowProtocol", "PhotosApp",
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Plugins/Photos/EndToEndTests"
         ),
     ]

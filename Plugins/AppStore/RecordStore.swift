@@ -67,6 +67,20 @@ public final class RecordStore: Sendable {
         try write { db in try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key]) }
     }
 
+    /// Applies `changes` in one transaction: after a kill -9 the file holds all of them or none.
+    public func apply(_ changes: [RecordChange]) throws(RecordStoreError) {
+        try write { db in
+            for change in changes {
+                switch change {
+                case .put(let kind, let key, let value):
+                    try db.execute(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)", arguments: [kind, key, value])
+                case .delete(let kind, let key):
+                    try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
+                }
+            }
+        }
+    }
+
     /// Every record of `kind`, by key.
     public func all(_ kind: String) throws(RecordStoreError) -> [String: Data] {
         do {
@@ -100,6 +114,17 @@ public final class RecordStore: Sendable {
         } catch {
             throw RecordStoreError(path: path, reason: "\(error)")
         }
+    }
+}
+
+/// One write of `RecordStore.apply`.
+public enum RecordChange: Sendable {
+    case put(kind: String, key: String, value: Data)
+    case delete(kind: String, key: String)
+
+    /// A put of `value` as JSON; throws the encoder's error.
+    public static func put(_ kind: String, _ key: String, json value: some Encodable) throws -> RecordChange {
+        .put(kind: kind, key: key, value: try JSONEncoder().encode(value))
     }
 }
 

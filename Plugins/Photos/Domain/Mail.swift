@@ -1,6 +1,6 @@
 /// One e-mail the app sends. Nothing leaves the machine: mail is kept in per-address outboxes
 /// (`flowbus call svc.mail outbox email=...` reads them).
-public struct Mail: Sendable, Equatable {
+public struct Mail: Sendable, Equatable, Codable {
     public var to: String
     public var subject: String
     public var body: String

@@ -36,6 +36,33 @@ struct PhotosHost: Sendable {
         try await fixture.plugins()
     }
 
+    /// Whether every one of the app's services (`svc.*`) has a worker, within `timeout`.
+    func servicesServe(within timeout: Duration = .seconds(30)) async throws -> Bool {
+        try await Self.eventually(timeout: timeout, every: .milliseconds(100)) {
+            let workers = (try? await fixture.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+            return Self.services.filter { $0.hasPrefix("svc.") }.allSatisfy { (workers[$0] ?? 0) > 0 }
+        }
+    }
+
+    /// SIGKILLs the plugin `name`; returns its pid.
+    func kill(_ name: String) async throws -> Int32 {
+        let plugin = try #require(try await plugins().first { $0["name"] as? String == name }, "no plugin \(name) runs")
+        let pid = try #require((plugin["pid"] as? Int).map(Int32.init))
+        #expect(Foundation.kill(pid, SIGKILL) == 0)
+        return pid
+    }
+
+    /// Waits until the host has restarted `name` under a new pid, once; fails the test if it does not.
+    func restarted(_ name: String, was pid: Int32) async throws {
+        var last: [String: Any]?
+        let back = try await Self.eventually(timeout: .seconds(20), every: .milliseconds(100)) {
+            last = try await plugins().first { $0["name"] as? String == name }
+            return last?["state"] as? String == "running" && (last?["pid"] as? Int).map(Int32.init) != pid
+        }
+        #expect(back, "\(name) was not restarted: \(String(describing: last))")
+        #expect(last?["restarts"] as? Int == 1)
+    }
+
     /// The live coordinator instances of `session`, as `flowbus ps --sessions` lists them.
     func coordinatorInstances(of session: String) async throws -> [String] {
         let ps = try await fixture.run(["ps", "--sessions", "--json"])

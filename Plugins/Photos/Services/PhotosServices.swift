@@ -1,3 +1,4 @@
+import AppStore
 import FlowKit
 import FlowProtocol
 import Foundation
@@ -16,11 +17,14 @@ public struct PhotosServices {
     public var accounts: any AccountService
     public var photos: any PhotoService
     public var mail: any MailService
+    /// Where the services commit their data (`durable`); nil: memory only.
+    public var records: RecordStore?
 
-    public init(accounts: any AccountService, photos: any PhotoService, mail: any MailService) {
+    public init(accounts: any AccountService, photos: any PhotoService, mail: any MailService, records: RecordStore? = nil) {
         self.accounts = accounts
         self.photos = photos
         self.mail = mail
+        self.records = records
     }
 
     /// In-memory services over `catalog`, the demo account seeded (demo@photos.dev / photos123).
@@ -35,7 +39,26 @@ public struct PhotosServices {
         return PhotosServices(accounts: accounts, photos: InMemoryPhotoService(catalog: catalog), mail: mail)
     }
 
-    /// The in-memory services over the bundled catalog, as the app's services process will serve them.
+    /// The services over `catalog` with their data in SQLite at `path` (created if missing):
+    /// accounts, signed-in sessions, reset codes, likes and outboxes committed before each reply
+    /// are there again after a kill -9; the demo account is seeded only when absent.
+    public static func durable(
+        path: String, catalog: PhotoCatalog, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
+        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
+    ) throws(RecordStoreError) -> PhotosServices {
+        let records = try RecordStore(path: path)
+        let mail = InMemoryMailService(records: records)
+        let accounts = InMemoryAccountService(
+            mail: mail, codeLifetime: codeLifetime, clock: clock, hashIterations: hashIterations, records: records)
+        let photos = InMemoryPhotoService(catalog: catalog, records: records)
+        try mail.restore()
+        try accounts.restore()
+        try photos.restore()
+        accounts.seedDemoAccount()
+        return PhotosServices(accounts: accounts, photos: photos, mail: mail, records: records)
+    }
+
+    /// The in-memory services over the bundled catalog (`photos-services --data memory`).
     public static func inMemory(
         codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime, clock: @escaping PhotosClock = { Date() }
     ) throws(PhotoCatalogError) -> PhotosServices {

@@ -1,4 +1,5 @@
 import AccountKit
+import AppStore
 
 /// A reason a service refuses a call, which the app explains to the person. Travels as
 /// `ServiceReply.refusal` (the raw value).
@@ -56,5 +57,14 @@ public enum ServiceFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case .refused(let refusal): "refused: \(refusal)"
         case .unavailable(let reason): "unavailable: \(reason)"
         }
+    }
+}
+
+extension Optional where Wrapped == RecordStore {
+    /// Commits `changes` together (nothing without a store); a store that fails leaves the
+    /// service unavailable for this call, and the caller leaves its memory as it was.
+    func commit(_ changes: @autoclosure () throws -> [RecordChange]) throws(ServiceFailure) {
+        guard let self else { return }
+        do { try self.apply(try changes()) } catch { throw .unavailable("\(error)") }
     }
 }

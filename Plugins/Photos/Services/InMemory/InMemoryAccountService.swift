@@ -1,15 +1,40 @@
 import AccountKit
+import AppStore
 import Foundation
+import SwiftProtobuf
 import Synchronization
 
 /// Accounts in memory: hashed passwords, signed-in sessions and 6-digit reset codes that expire.
+/// With a `RecordStore`, every change is committed there before the call answers (`account`
+/// records by e-mail key, `signin` by session, `reset` by e-mail key) and loaded back at start.
+/// The guess limits (`attempts`) stay in memory: a restart forgets them, not the codes' own
+/// count of wrong tries.
 public final class InMemoryAccountService: AccountService, Sendable {
-    struct StoredAccount {
+    struct StoredAccount: Codable {
         var account: Photos_V1_Account
         var password: PasswordHash
+
+        enum CodingKeys: String, CodingKey { case account, password }
+
+        init(account: Photos_V1_Account, password: PasswordHash) {
+            self.account = account
+            self.password = password
+        }
+
+        init(from decoder: any Swift.Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            account = try Photos_V1_Account(serializedBytes: try container.decode(Data.self, forKey: .account))
+            password = try container.decode(PasswordHash.self, forKey: .password)
+        }
+
+        func encode(to encoder: any Swift.Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(try account.serializedBytes() as Data, forKey: .account)
+            try container.encode(password, forKey: .password)
+        }
     }
 
-    struct ResetCode {
+    struct ResetCode: Codable {
         var code: String
         var issued: Date
         var wrongTries = 0
@@ -43,6 +68,8 @@ public final class InMemoryAccountService: AccountService, Sendable {
     /// Wrong passwords per account and per session, wrong reset codes per account (across
     /// codes: asking for a new one does not start the count again): refused `tooManyAttempts`.
     public let attempts: AttemptLimiter
+    /// Where accounts, signed-in sessions and reset codes are committed; nil: memory only.
+    let records: RecordStore?
 
     /// - Parameters:
     ///   - codeLifetime: how long a password reset code stays valid, in seconds.
@@ -50,8 +77,9 @@ public final class InMemoryAccountService: AccountService, Sendable {
     public init(
         mail: any MailService & Sendable, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
         clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations,
-        attempts: AttemptLimiter = AttemptLimiter()
+        attempts: AttemptLimiter = AttemptLimiter(), records: RecordStore? = nil
     ) {
+        self.records = records
         self.attempts = attempts
         self.mail = mail
         self.codeLifetime = codeLifetime
@@ -59,13 +87,29 @@ public final class InMemoryAccountService: AccountService, Sendable {
         self.hashIterations = hashIterations
     }
 
-    /// Adds the demo account (demo@photos.dev / photos123, "Demo Photographer").
+    /// Loads the accounts, signed-in sessions and reset codes the record store holds (none without one).
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let accounts = try records.all("account", as: StoredAccount.self)
+        let sessions = try records.all("signin", as: String.self)
+        let resetCodes = try records.all("reset", as: ResetCode.self)
+        store.withLock { store in
+            store.accounts.merge(accounts) { _, stored in stored }
+            store.sessions.merge(sessions) { _, stored in stored }
+            store.resetCodes.merge(resetCodes) { _, stored in stored }
+        }
+    }
+
+    /// Adds the demo account (demo@photos.dev / photos123, "Demo Photographer"), unless the
+    /// record store already had it (its password may have been reset since).
     public func seedDemoAccount() {
         var account = Photos_V1_Account()
         account.email = Self.demoEmail
         account.name = Self.demoName
         let stored = StoredAccount(account: account, password: PasswordHash(password: Self.demoPassword, iterations: hashIterations))
-        store.withLock { $0.accounts[Self.demoEmail] = stored }
+        store.withLock { store in
+            if store.accounts[Self.demoEmail] == nil { store.accounts[Self.demoEmail] = stored }
+        }
     }
 
     public func register(name: String, email: String, password: String, session: String) throws(ServiceFailure) -> Photos_V1_Account {
@@ -76,12 +120,14 @@ public final class InMemoryAccountService: AccountService, Sendable {
         guard password.count >= AccountRules.minimumPasswordLength else { throw .refused(.passwordTooShort) }
         // Hashing runs outside the lock: it is the slow part.
         let hash = PasswordHash(password: password, iterations: hashIterations)
-        let created: Photos_V1_Account? = store.withLock { store in
+        let created: Photos_V1_Account? = try store.withLock { store throws(ServiceFailure) in
             guard store.accounts[email] == nil else { return nil }
             var account = Photos_V1_Account()
             account.name = name
             account.email = email
-            store.accounts[email] = StoredAccount(account: account, password: hash)
+            let stored = StoredAccount(account: account, password: hash)
+            try records.commit([.put("account", email, json: stored)] + (session.isEmpty ? [] : [.put("signin", session, json: email)]))
+            store.accounts[email] = stored
             if !session.isEmpty { store.sessions[session] = email }
             return account
         }
@@ -99,7 +145,10 @@ public final class InMemoryAccountService: AccountService, Sendable {
             throw .refused(.invalidCredentials)
         }
         attempts.recordSuccess(keys)
-        store.withLock { $0.sessions[session] = email }
+        try store.withLock { store throws(ServiceFailure) in
+            try records.commit([.put("signin", session, json: email)])
+            store.sessions[session] = email
+        }
         return stored.account
     }
 
@@ -110,16 +159,22 @@ public final class InMemoryAccountService: AccountService, Sendable {
     }
 
     public func signOut(session: String) throws(ServiceFailure) {
-        store.withLock { _ = $0.sessions.removeValue(forKey: session) }
+        try store.withLock { store throws(ServiceFailure) in
+            guard store.sessions[session] != nil else { return }
+            try records.commit([.delete(kind: "signin", key: session)])
+            store.sessions[session] = nil
+        }
     }
 
     public func requestPasswordReset(email: String) throws(ServiceFailure) {
         let email = emailKey(email)
         let code = Self.newCode()
         let now = clock()
-        let known = store.withLock { store in
+        let known = try store.withLock { store throws(ServiceFailure) in
             guard store.accounts[email] != nil else { return false }
-            store.resetCodes[email] = ResetCode(code: code, issued: now)
+            let reset = ResetCode(code: code, issued: now)
+            try records.commit([.put("reset", email, json: reset)])
+            store.resetCodes[email] = reset
             return true
         }
         guard known else { return }
@@ -135,18 +190,26 @@ public final class InMemoryAccountService: AccountService, Sendable {
         let lifetime = codeLifetime
         let keys = [AttemptLimiter.account(email)]
         if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
-        let refusal: Refusal? = store.withLock { store in
+        let refusal: Refusal? = try store.withLock { store throws(ServiceFailure) in
             // An unknown address, no code asked for and a wrong code all answer alike.
-            guard var reset = store.resetCodes[email], store.accounts[email] != nil else { return .wrongCode }
+            guard var reset = store.resetCodes[email], var stored = store.accounts[email] else { return .wrongCode }
             guard !code.isEmpty, reset.code == code else {
                 reset.wrongTries += 1
-                store.resetCodes[email] = reset.wrongTries >= Self.maximumWrongCodes ? nil : reset
+                let void = reset.wrongTries >= Self.maximumWrongCodes
+                try records.commit([void ? .delete(kind: "reset", key: email) : .put("reset", email, json: reset)])
+                store.resetCodes[email] = void ? nil : reset
                 return .wrongCode
             }
             guard now.timeIntervalSince(reset.issued) <= lifetime else { return .expiredCode }
-            store.accounts[email]?.password = hash
+            stored.password = hash
+            let signedIn = store.sessions.filter { $0.value == email }.keys
+            // The new password, the used code and the sessions signed out commit together.
+            try records.commit(
+                [.put("account", email, json: stored), .delete(kind: "reset", key: email)]
+                    + signedIn.map { .delete(kind: "signin", key: $0) })
+            store.accounts[email] = stored
             store.resetCodes[email] = nil
-            store.sessions = store.sessions.filter { $0.value != email }
+            for session in signedIn { store.sessions[session] = nil }
             return nil
         }
         if refusal == .wrongCode { attempts.recordFailure(keys, now: now) }

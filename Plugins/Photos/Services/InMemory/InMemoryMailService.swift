@@ -1,13 +1,33 @@
+import AppStore
 import Synchronization
 
-/// Mail kept in per-address outboxes; nothing is sent anywhere.
+/// Mail kept in per-address outboxes; nothing is sent anywhere. With a record store, each
+/// address's outbox (an `outbox` record) is committed before `send` returns.
 public final class InMemoryMailService: MailService, Sendable {
     let outboxes = Mutex<[String: [Mail]]>([:])
+    let records: RecordStore?
+    /// Mails kept per address, the oldest dropped first: each send rewrites the address's record,
+    /// and a flood of reset requests must not grow it (or the memory) without end.
+    public static let keptPerAddress = 50
 
-    public init() {}
+    public init(records: RecordStore? = nil) {
+        self.records = records
+    }
+
+    /// Loads the outboxes the record store holds (none without one).
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let stored = try records.all("outbox", as: [Mail].self)
+        outboxes.withLock { $0.merge(stored) { _, stored in stored } }
+    }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {
-        outboxes.withLock { $0[emailKey(mail.to), default: []].append(mail) }
+        let address = emailKey(mail.to)
+        try outboxes.withLock { outboxes throws(ServiceFailure) in
+            let outbox = Array(((outboxes[address] ?? []) + [mail]).suffix(Self.keptPerAddress))
+            try records.commit([.put("outbox", address, json: outbox)])
+            outboxes[address] = outbox
+        }
     }
 
     public func outbox(email: String) throws(ServiceFailure) -> [Mail] {

@@ -1,8 +1,10 @@
+import AppStore
 import Foundation
 import Synchronization
 
 /// The catalog's photos, with the likes of the app's accounts kept in memory on top of the
-/// catalog's own counts.
+/// catalog's own counts. With a record store, each user's likes (a `photo-likes` record: the
+/// ids, oldest like first) are committed before `like` or `unlike` answers.
 public final class InMemoryPhotoService: PhotoService, Sendable {
     struct Likes {
         /// User (e-mail key) → the photo ids they like, oldest like first.
@@ -13,9 +15,23 @@ public final class InMemoryPhotoService: PhotoService, Sendable {
 
     let catalog: PhotoCatalog
     let store = Mutex(Likes())
+    let records: RecordStore?
 
-    public init(catalog: PhotoCatalog) {
+    public init(catalog: PhotoCatalog, records: RecordStore? = nil) {
         self.catalog = catalog
+        self.records = records
+    }
+
+    /// Loads every user's likes from the record store (none without one); the counts follow from them.
+    public func restore() throws(RecordStoreError) {
+        guard let records else { return }
+        let stored = try records.all("photo-likes", as: [String].self)
+        store.withLock { likes in
+            for (user, ids) in stored where likes.byUser[user] == nil && !ids.isEmpty {
+                likes.byUser[user] = ids
+                for id in ids { likes.counts[id, default: 0] += 1 }
+            }
+        }
     }
 
     public func feed(user: String) throws(ServiceFailure) -> [Photos_V1_Photo] {
@@ -30,18 +46,14 @@ public final class InMemoryPhotoService: PhotoService, Sendable {
     }
 
     public func like(id: String, user: String) throws(ServiceFailure) -> Photos_V1_Photo {
-        try change(id: id, user: user) { likes, user in
-            guard !likes.byUser[user, default: []].contains(id) else { return }
-            likes.byUser[user, default: []].append(id)
-            likes.counts[id, default: 0] += 1
+        try change(id: id, user: user) { liked in
+            if !liked.contains(id) { liked.append(id) }
         }
     }
 
     public func unlike(id: String, user: String) throws(ServiceFailure) -> Photos_V1_Photo {
-        try change(id: id, user: user) { likes, user in
-            guard let index = likes.byUser[user]?.firstIndex(of: id) else { return }
-            likes.byUser[user]?.remove(at: index)
-            likes.counts[id, default: 1] -= 1
+        try change(id: id, user: user) { liked in
+            liked.removeAll { $0 == id }
         }
     }
 
@@ -52,13 +64,21 @@ public final class InMemoryPhotoService: PhotoService, Sendable {
         }
     }
 
-    /// Applies `update` to the likes of a known photo and a named user, then answers the photo.
-    func change(id: String, user: String, _ update: (inout Likes, String) -> Void) throws(ServiceFailure) -> Photos_V1_Photo {
+    /// Applies `update` to the photos a named user likes (`id` a known photo), commits the
+    /// result when it changed, then answers the photo.
+    func change(id: String, user: String, _ update: (inout [String]) -> Void) throws(ServiceFailure) -> Photos_V1_Photo {
         guard let photo = catalog.photo(id) else { throw .refused(.unknownPhoto) }
         let user = emailKey(user)
         guard !user.isEmpty else { throw .refused(.notSignedIn) }
-        return store.withLock { likes in
-            update(&likes, user)
+        return try store.withLock { likes throws(ServiceFailure) in
+            let before = likes.byUser[user] ?? []
+            var after = before
+            update(&after)
+            if after != before {
+                try records.commit([after.isEmpty ? .delete(kind: "photo-likes", key: user) : .put("photo-likes", user, json: after)])
+                likes.byUser[user] = after.isEmpty ? nil : after
+                likes.counts[id, default: 0] += after.count - before.count
+            }
             return decorated(photo, likes: likes, user: user)
         }
     }
