@@ -8,6 +8,11 @@ import ZeroMQ
 /// by the caller, never a crash.
 enum EnvelopeService {
     static func reply(to body: [Frame], writer: String, handle: (Envelope) -> Envelope) -> (frames: [Frame], malformed: Bool) {
+        replyBytes(to: body, writer: writer) { (try? handle($0).encoded()) ?? [] }
+    }
+
+    /// The same, for a handler that answers with an encoded envelope (a reply kept from before).
+    static func replyBytes(to body: [Frame], writer: String, handle: (Envelope) -> [UInt8]) -> (frames: [Frame], malformed: Bool) {
         guard body.count == 1, let frame = body.first else {
             let error = ErrorReply.envelope(
                 .malformed, message: "the request had \(body.count) body frames; a Flowbus request is exactly one Envelope frame",
@@ -20,8 +25,7 @@ enum EnvelopeService {
         } catch {
             return ([(try? ErrorReply.envelope(for: error, writer: writer).encoded()) ?? []], true)
         }
-        let reply = handle(envelope)
-        return ([(try? reply.encoded()) ?? []], false)
+        return ([handle(envelope)], false)
     }
 
     /// An envelope replying to `request` with `payload`, or an INTERNAL error if it cannot be encoded.

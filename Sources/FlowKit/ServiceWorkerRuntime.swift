@@ -8,10 +8,18 @@ import Synchronization
 /// Serves app services (`svc.*`) from handlers: each service its own MDP worker lanes on its
 /// own thread, until `stop` says so.
 public enum ServiceWorkerRuntime {
+    /// - Parameter replies: where each call's reply is kept by idempotency key, so a retry is
+    ///   answered with it instead of applied again. Nil: each service keeps its newest 4096
+    ///   replies in memory (a restarted process has forgotten them). A store shared by the
+    ///   services keeps each one's replies apart. When the store fails, that call is answered
+    ///   UNAVAILABLE and every service stops: `serve` throws, and the supervisor restarts the
+    ///   process from what its store holds.
     public static func serve(
-        _ handlers: [String: ServiceHandler], bus: PluginBus, until stop: @escaping @Sendable () -> Bool
+        _ handlers: [String: ServiceHandler], bus: PluginBus, replies store: (any ServiceReplyStore)? = nil,
+        until stop: @escaping @Sendable () -> Bool
     ) throws {
         let failures = Mutex<[String]>([])
+        let failed = Atomic<Bool>(false)
         let box = HandlersBox(handlers)
         var threads: [Thread] = []
         let finished = DispatchGroup()
@@ -26,18 +34,18 @@ public enum ServiceWorkerRuntime {
                 guard let handler = box.handlers[service] else { return }
                 let writer = bus.environment.writer
                 // The lanes of one service run on this thread, so a retry is handled after its first try.
-                let replies = RecentReplies(capacity: 4096)
+                let replies = store ?? InMemoryServiceReplies()
                 do {
-                    try lanesBox.lanes.run(until: stop) { request in
-                        EnvelopeService.reply(to: request.body, writer: writer) { envelope in
-                            if let earlier = replies[envelope.idempotencyKey] { return earlier }
-                            guard envelope.holds(Flowbus_V1_ServiceCall.self), let call = try? envelope.unwrap(Flowbus_V1_ServiceCall.self) else {
-                                return EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_ServiceCall.protoMessageName], writer: writer)
-                            }
-                            let reply = EnvelopeService.envelope(handler(call), answering: envelope, writer: writer)
-                            replies[envelope.idempotencyKey] = reply
-                            return reply
-                        }.frames
+                    try lanesBox.lanes.run(until: { stop() || failed.load(ordering: .relaxed) }) { request in
+                        let answer = respond(to: request.body, service: service, handler: handler, replies: replies, writer: writer)
+                        if let failure = answer.storeFailure {
+                            bus.logger.critical("the reply store failed; stopping the services so they restart from what it holds", metadata: [
+                                "flowbus.service": "\(service)", "flowbus.error": "\(failure)",
+                            ])
+                            failures.withLock { $0.append("\(service): the reply store failed: \(failure)") }
+                            failed.store(true, ordering: .relaxed)
+                        }
+                        return answer.frames
                     }
                 } catch {
                     failures.withLock { $0.append("\(service): \(error)") }
@@ -49,8 +57,42 @@ public enum ServiceWorkerRuntime {
         }
         threads.forEach { $0.start() }
         finished.wait()
-        let failed = failures.withLock { $0 }
-        if !failed.isEmpty { throw PluginEnvironmentError("a service stopped: \(failed.joined(separator: "; "))") }
+        let stopped = failures.withLock { $0 }
+        if !stopped.isEmpty { throw PluginEnvironmentError("a service stopped: \(stopped.joined(separator: "; "))") }
+    }
+
+    /// One request to `service`: a ServiceCall envelope answered by `handler`, or by the reply
+    /// `replies` kept for its idempotency key. `storeFailure` is set when the store failed (the
+    /// reply is then UNAVAILABLE).
+    static func respond(
+        to body: [Frame], service: String, handler: ServiceHandler, replies: any ServiceReplyStore, writer: String
+    ) -> (frames: [Frame], storeFailure: (any Error)?) {
+        var storeFailure: (any Error)?
+        let frames = EnvelopeService.replyBytes(to: body, writer: writer) { envelope in
+            guard envelope.holds(Flowbus_V1_ServiceCall.self), let call = try? envelope.unwrap(Flowbus_V1_ServiceCall.self) else {
+                let wrong = EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_ServiceCall.protoMessageName], writer: writer)
+                return (try? wrong.encoded()) ?? []
+            }
+            do {
+                return try replies.answer(replyKey(service: service, idempotencyKey: envelope.idempotencyKey)) {
+                    (try? EnvelopeService.envelope(handler(call), answering: envelope, writer: writer).encoded()) ?? []
+                }
+            } catch {
+                storeFailure = error
+                let unavailable = ErrorReply.envelope(
+                    .unavailable, message: "\(service) could not keep its reply to this call, so it is restarting: \(error)",
+                    hint: "retry the call with the same idempotency key once the service serves again", session: envelope.session,
+                    idempotencyKey: envelope.idempotencyKey, writer: writer)
+                return (try? unavailable.encoded()) ?? []
+            }
+        }.frames
+        return (frames, storeFailure)
+    }
+
+    /// The key a reply is kept under: the service's name and the call's idempotency key, so the
+    /// same key sent to two services is two calls; empty (nothing kept) without a key.
+    static func replyKey(service: String, idempotencyKey: String) -> String {
+        idempotencyKey.isEmpty ? "" : service + " " + idempotencyKey
     }
 }
 
@@ -62,32 +104,4 @@ final class HandlersBox: @unchecked Sendable {
 final class LanesBox: @unchecked Sendable {
     let lanes: MajordomoWorkerLanes
     init(_ lanes: MajordomoWorkerLanes) { self.lanes = lanes }
-}
-
-/// The replies to the last `capacity` calls by idempotency key: a retried call (same key) gets
-/// the first reply again instead of being applied twice. Calls without a key are not kept.
-final class RecentReplies {
-    let capacity: Int
-    private var replies: [String: Envelope] = [:]
-    private var order: [String] = []
-    private var oldest = 0
-
-    init(capacity: Int) {
-        self.capacity = capacity
-    }
-
-    subscript(key: String) -> Envelope? {
-        get { key.isEmpty ? nil : replies[key] }
-        set {
-            guard !key.isEmpty, let newValue, replies[key] == nil else { return }
-            replies[key] = newValue
-            if order.count < capacity {
-                order.append(key)
-            } else {
-                replies[order[oldest]] = nil
-                order[oldest] = key
-                oldest = (oldest + 1) % capacity
-            }
-        }
-    }
 }
