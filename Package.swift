@@ -177,13 +177,16 @@ if present("Plugins/AccountKit") {
 }
 if present("Plugins/AppStore") {
     package.targets += [
-        // The sample apps' durable records: SQLite through GRDB, in the host's run directory.
+        // The sample apps' durable records and the services' replies (a FlowKit ServiceReplyStore):
+        // SQLite through GRDB, in the host's run directory.
         .target(
             name: "AppStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FlowKit", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Plugins/AppStore",
+            exclude: ["Tests"],
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "FlowKit"], path: "Plugins/AppStore/Tests"),
     ]
 }
 if present("Plugins/MoviesApp") {

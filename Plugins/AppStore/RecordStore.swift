@@ -8,13 +8,20 @@ import GRDB
 ///
 /// The file is in WAL mode with `synchronous = NORMAL`: a committed write survives the death of
 /// any process; a power loss or kernel crash may lose the last transactions, never corrupt the file.
+///
+/// It also keeps the services' replies by idempotency key (`RecordStore+Replies.swift`).
 public final class RecordStore: Sendable {
     let database: any DatabaseWriter
     /// Where the records live (`:memory:` for a store made for tests).
     public let path: String
+    /// How many replies are kept: the newest; older ones are pruned as new ones come.
+    public let replyCapacity: Int
+    /// Replies kept unless told otherwise: as many as the in-memory default keeps per service.
+    public static let defaultReplyCapacity = 4096
 
     /// Opens (or creates) the database at `path`, making its folder owner-only if missing.
-    public init(path: String) throws(RecordStoreError) {
+    public init(path: String, replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
+        self.replyCapacity = max(1, replyCapacity)
         let folder = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -29,7 +36,8 @@ public final class RecordStore: Sendable {
     }
 
     /// A store in memory: the same code paths, nothing on disk (unit tests).
-    public init() throws(RecordStoreError) {
+    public init(replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
+        self.replyCapacity = max(1, replyCapacity)
         do {
             database = try DatabaseQueue()
             path = ":memory:"
@@ -45,6 +53,10 @@ public final class RecordStore: Sendable {
                 CREATE TABLE IF NOT EXISTS records (
                     kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (kind, key)
                 ) WITHOUT ROWID
+                """)
+            // Replies have a table of their own: the rowid orders them, so the oldest are pruned cheaply.
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS replies (sequence INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, value BLOB NOT NULL)
                 """)
         }
     }
@@ -84,7 +96,7 @@ public final class RecordStore: Sendable {
     /// Every record of `kind`, by key.
     public func all(_ kind: String) throws(RecordStoreError) -> [String: Data] {
         do {
-            return try database.read { db in
+            return try read { db in
                 var records: [String: Data] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT key, value FROM records WHERE kind = ?", arguments: [kind]) {
                     records[row["key"]] = row["value"]
@@ -108,12 +120,21 @@ public final class RecordStore: Sendable {
         return values
     }
 
-    func write(_ body: (Database) throws -> Void) throws(RecordStoreError) {
+    /// Runs `body` in a write transaction: the one `answer` holds open on this thread for this
+    /// store, if any (its writes then commit with the reply), else a transaction of its own.
+    func write<T>(_ body: (Database) throws -> T) throws(RecordStoreError) -> T {
         do {
-            try database.write(body)
+            if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.database) }
+            return try database.write(body)
         } catch {
             throw RecordStoreError(path: path, reason: "\(error)")
         }
+    }
+
+    /// Reads through the open transaction, if any (it sees its own writes), else from the file.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.database) }
+        return try database.read(body)
     }
 }
 

@@ -21,13 +21,19 @@ public struct AppServices {
     public var movies: any MovieService
     public var mail: any MailService
     public var expenses: any ExpenseService
+    /// Where the services commit their data (`durable`), and so where their replies are kept; nil: memory only.
+    public var records: RecordStore?
 
-    public init(users: any UserService, genres: any GenreService, movies: any MovieService, mail: any MailService, expenses: any ExpenseService) {
+    public init(
+        users: any UserService, genres: any GenreService, movies: any MovieService, mail: any MailService, expenses: any ExpenseService,
+        records: RecordStore? = nil
+    ) {
         self.users = users
         self.genres = genres
         self.movies = movies
         self.mail = mail
         self.expenses = expenses
+        self.records = records
     }
 
     /// The demo's in-memory services over `catalog`, the demo account seeded
@@ -60,7 +66,8 @@ public struct AppServices {
         try movies.restore()
         try expenses.restore()
         users.seedDemoAccount()
-        return AppServices(users: users, genres: InMemoryGenreService(catalog: catalog), movies: movies, mail: mail, expenses: expenses)
+        return AppServices(
+            users: users, genres: InMemoryGenreService(catalog: catalog), movies: movies, mail: mail, expenses: expenses, records: records)
     }
 
     /// The in-memory services over the bundled catalog, as `movies-services` serves them.

@@ -19,6 +19,15 @@ struct PhotosDurableDataEndToEndTests {
         try await connection.serviceCall(service, method: method, args: args)
     }
 
+    /// `method` of svc.accounts under the idempotency key `key`, as a plugin's retry sends it: the reply envelope as it came.
+    static func keyedCall(_ connection: BusConnection, _ method: String, _ args: [String: String], key: String) async throws -> Envelope {
+        var call = Flowbus_V1_ServiceCall()
+        call.method = method
+        call.args = args
+        let envelope = try Envelope.wrapping(call, idempotencyKey: key, writer: "test/photos-retry")
+        return try await connection.requester.request(service: "svc.accounts", envelope: envelope)
+    }
+
     /// The photos `email` likes, as svc.photos answers.
     static func likes(_ connection: BusConnection, _ email: String) async throws -> [String] {
         let reply = try await call(connection, "svc.photos", "likes", ["user": email])
@@ -94,5 +103,34 @@ struct PhotosDurableDataEndToEndTests {
         #expect(demo.refusal.isEmpty, "after kill -9 of the host the demo's reset password was lost: \(demo.refusal)")
         let demoOld = try await Self.call(connection, "svc.accounts", "signIn", ["email": "demo@photos.dev", "password": "photos123", "session": "demo-old"])
         #expect(demoOld.refusal == "invalidCredentials", "after kill -9 of the host the demo's old password works again")
+    }
+
+    @Test("register retried with its key after kill -9 of photos-services gets the first reply and is applied once", .timeLimit(.minutes(2)))
+    func retryAfterRestartIsAnsweredNotApplied() async throws {
+        let host = try await PhotosHost.start()
+        defer { Task { try? await host.stop() } }
+        let email = "retry-\(UUID().uuidString.prefix(6).lowercased())@photos.dev"
+        let registration = ["name": "Re Try", "email": email, "password": Self.password, "session": "retry-session"]
+        var connection = try BusConnection(endpoints: try host.endpoints)
+        defer { connection.stop() }
+        let first = try await Self.keyedCall(connection, "register", registration, key: "register-once")
+        let firstReply = try first.unwrap(Flowbus_V1_ServiceReply.self)
+        #expect(firstReply.refusal.isEmpty && !firstReply.hasError, "\(firstReply)")
+
+        let services = try await host.kill("services")
+        try await host.restarted("services", was: services)
+        #expect(try await host.servicesServe())
+        connection.stop()
+        connection = try BusConnection(endpoints: try host.endpoints)
+
+        let retry = try await Self.keyedCall(connection, "register", registration, key: "register-once")
+        let retryReply = try retry.unwrap(Flowbus_V1_ServiceReply.self)
+        #expect(retryReply.refusal.isEmpty, "the retry was applied again after the restart: \(retryReply.refusal)")
+        #expect(retry.payload == first.payload, "the retry's reply is not the first one's")
+        #expect(retry.writer == first.writer && retry.sentAtUnixNanos == first.sentAtUnixNanos, "the retry was answered anew")
+        let again = try await Self.keyedCall(connection, "register", registration, key: "register-twice").unwrap(Flowbus_V1_ServiceReply.self)
+        #expect(again.refusal == "emailTaken", "\(again)")
+        let account = try await Self.call(connection, "svc.accounts", "account", ["session": "retry-session"])
+        #expect(account.refusal.isEmpty, "the first register's sign-in was lost: \(account.refusal)")
     }
 }
