@@ -138,10 +138,12 @@ extension CloneServerLoop {
         sequence += 1
         let key = KeyBytes(update.key)
         if update.value.isEmpty {
-            store.removeValue(forKey: key)
+            if store.removeValue(forKey: key) != nil { index.remove(key) }
             statistics.deletesPublished += 1
         } else {
-            store[key] = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties)
+            if store.updateValue(Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties), forKey: key) == nil {
+                index.insert(key)
+            }
             if let ttl = update.ttl {
                 expiries.push(.init(deadline: .now() + ttl, sequence: sequence, key: key))
             }

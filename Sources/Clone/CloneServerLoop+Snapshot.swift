@@ -39,7 +39,10 @@ extension CloneServerLoop {
     /// updates after it reach the client through its subscription, which is already in place.
     private func serveSnapshot(to identity: Frame, subtree: [UInt8]) throws(ZMQError) {
         let empty: Frame = []
-        for (key, stored) in store where key.bytes.starts(with: subtree) {
+        let keys = index.keys(under: subtree) ?? Array(store.keys)
+        statistics.snapshotKeysRead += keys.count
+        for key in keys {
+            guard let stored = store[key] else { continue }
             guard try sendSnapshot(identity, key.bytes, stored.sequence.bigEndianFrame, empty, empty, stored.value) else {
                 statistics.snapshotsAborted += 1
                 logger.warning("clone snapshot cut short: the client's queue is full or it has gone", metadata: [

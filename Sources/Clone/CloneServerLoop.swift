@@ -31,6 +31,8 @@ final class CloneServerLoop {
     let wakeIndex: Int
 
     var store: [KeyBytes: Stored] = [:]
+    /// The keys of `store` by subtree, so a snapshot reads only its own.
+    var index = SubtreeIndex()
     var sequence: UInt64 = 0
     /// The sequence of the last KVPUB of each session subtree `/s/<id>/`.
     var sessions: [KeyBytes: UInt64] = [:]

@@ -14,6 +14,9 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var snapshotsServed = 0
     /// KVSYNCs sent.
     public var snapshotEntriesSent = 0
+    /// Keys the snapshots looked at: with the subtree index, a session's snapshot reads that
+    /// session's keys only (a subtree of the whole map, or `""`, reads them all).
+    public var snapshotKeysRead = 0
     /// Snapshots cut short because the client's queue was full or the client had gone.
     public var snapshotsAborted = 0
     /// Keys deleted because their ttl expired.

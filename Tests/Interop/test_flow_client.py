@@ -399,7 +399,9 @@ def test_movies_open_attach_and_close_a_session(movies, clients):
     assert second.coordinator("coord.app", "touch").ok
     assert first.close_session().ok
     first.wait_for(lambda c: not c.follower.store, WAIT, "every key of the closed session deleted")
-    assert left_of(first, session) == []
+    # The flows' own records (/c/<flow>/<session>) go last: each parent finishes its children
+    # in turn, one call after another.
+    first.wait_for(lambda c: left_of(c, session) == [], WAIT, "every flow record of the closed session deleted")
     with pytest.raises(FlowError) as closed:
         second.coordinator("coord.app", "touch")
     assert closed.value.code == "INVALID_FIELD", closed.value
