@@ -7,6 +7,12 @@ public struct CloneServerConfiguration: Sendable {
     public var hugzInterval: Duration = .seconds(1)
     /// The largest value a KVSET may carry.
     public var maxValueBytes = 1 << 20
+    /// Quotas: one session's keys (`/s/<id>/…`) may hold at most this many bytes (keys and
+    /// values) and this many keys, and the whole map this many bytes. A write past one is refused
+    /// (counted as `quotaRefused`, logged), never stored; deletes always pass.
+    public var maxSessionBytes = 4 << 20
+    public var maxSessionKeys = 1024
+    public var maxStoreBytes = 512 << 20
     /// ZMQ_MAXMSGSIZE on every socket: libzmq drops a peer that sends a larger frame.
     public var transportMaxMessageBytes = 4 << 20
     /// Messages queued per subscriber before the publisher must drop for that subscriber.

@@ -126,6 +126,16 @@ extension CloneServerLoop {
             statistics.faultDropped += 1
             return
         }
+        if !update.value.isEmpty, let why = quotaRefusal(update) {
+            statistics.quotaRefused += 1
+            logRefusal("clone collector: a write was refused: \(why)", userID: nil, peer: Self.quotaPeer, [
+                "flowbus.key": "\(update.key.printable)",
+                "flowbus.hint": "a plugin is writing more than a session needs; delete what it no longer uses, or raise the quota (CloneServerConfiguration)",
+            ])
+            // Confirmed as handled, so the writer does not send it again and again.
+            acknowledge(update)
+            return
+        }
         try commit(update)
         if update.ackTo != nil, update.uuid.count == 16 {
             confirmedWrites.insert(update.uuid)
@@ -133,16 +143,56 @@ extension CloneServerLoop {
         }
     }
 
+    private static let quotaPeer = Array("quota".utf8)
+
+    /// Why `update` would take its session or the map past a quota, or nil.
+    private func quotaRefusal(_ update: AcceptedSet) -> String? {
+        let key = KeyBytes(update.key)
+        let old = store[key].map { $0.value.count + update.key.count } ?? 0
+        let new = update.value.count + update.key.count
+        if storeBytes - old + new > configuration.maxStoreBytes {
+            return "the map would hold more than \(configuration.maxStoreBytes) bytes"
+        }
+        guard let session = sessionPrefix(of: update.key) else { return nil }
+        if (sessionBytes[session] ?? 0) - old + new > configuration.maxSessionBytes {
+            return "session \(session.string) would hold more than \(configuration.maxSessionBytes) bytes"
+        }
+        if old == 0, index.count(inGroup: session.bytes) >= configuration.maxSessionKeys {
+            return "session \(session.string) would hold more than \(configuration.maxSessionKeys) keys"
+        }
+        return nil
+    }
+
+    private func sessionPrefix(of key: [UInt8]) -> KeyBytes? {
+        key.withUnsafeBytes { CloneKeyRules.sessionPrefixLength($0) }.map { KeyBytes(Array(key[0..<$0])) }
+    }
+
+    /// Keeps the byte counts of the quotas: `delta` more bytes under `key`.
+    private func account(_ delta: Int, key: [UInt8]) {
+        guard delta != 0 else { return }
+        storeBytes += delta
+        guard let session = sessionPrefix(of: key) else { return }
+        let total = (sessionBytes[session] ?? 0) + delta
+        sessionBytes[session] = total > 0 ? total : nil
+    }
+
     /// Sequences, stores and publishes one change (a delete when the value is empty).
     func commit(_ update: AcceptedSet) throws(ZMQError) {
         sequence += 1
         let key = KeyBytes(update.key)
         if update.value.isEmpty {
-            if store.removeValue(forKey: key) != nil { index.remove(key) }
+            if let removed = store.removeValue(forKey: key) {
+                index.remove(key)
+                account(-(removed.value.count + update.key.count), key: update.key)
+            }
             statistics.deletesPublished += 1
         } else {
-            if store.updateValue(Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties), forKey: key) == nil {
+            let stored = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties)
+            if let replaced = store.updateValue(stored, forKey: key) {
+                account(update.value.count - replaced.value.count, key: update.key)
+            } else {
                 index.insert(key)
+                account(update.value.count + update.key.count, key: update.key)
             }
             if let ttl = update.ttl {
                 expiries.push(.init(deadline: .now() + ttl, sequence: sequence, key: key))
@@ -157,6 +207,9 @@ extension CloneServerLoop {
             properties.append(contentsOf: String(previous).utf8)
             properties.append(UInt8(ascii: "\n"))
             if let observer = configuration.sessionObserver { observeSessionUpdate(update, previous: previous, observer: observer) }
+            // A session with no key left is forgotten (its chain starts again from 0 if it is
+            // written again), so closed sessions cost nothing.
+            if update.value.isEmpty, index.count(inGroup: session.bytes) == 0 { sessions[session] = nil }
         }
         if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, properties, update.value) {
             statistics.publishBlocked += 1

@@ -33,6 +33,9 @@ final class CloneServerLoop {
     var store: [KeyBytes: Stored] = [:]
     /// The keys of `store` by subtree, so a snapshot reads only its own.
     var index = SubtreeIndex()
+    /// Bytes (keys and values) held, in all and per session prefix (`/s/<id>/`): the quotas.
+    var storeBytes = 0
+    var sessionBytes: [KeyBytes: Int] = [:]
     var sequence: UInt64 = 0
     /// The sequence of the last KVPUB of each session subtree `/s/<id>/`.
     var sessions: [KeyBytes: UInt64] = [:]
@@ -202,6 +205,7 @@ final class CloneServerLoop {
     func flushStatistics(now: MonotonicTime) {
         statistics.sequence = sequence
         statistics.keysStored = store.count
+        statistics.storeBytes = storeBytes
         statistics.sessions = sessions.count
         for kind in CloneBadInput.allCases {
             let count = badInput[kind.index]

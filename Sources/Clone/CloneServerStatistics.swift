@@ -4,7 +4,7 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var sequence: UInt64 = 0
     /// Keys currently stored.
     public var keysStored = 0
-    /// Sessions (`/s/<id>/`) the session chain has seen.
+    /// Sessions (`/s/<id>/`) holding keys.
     public var sessions = 0
     /// KVPUBs sent, deletes and ttl expiries included.
     public var updatesPublished = 0
@@ -27,6 +27,10 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var faultDropped = 0
     /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
     public var publishBlocked = 0
+    /// KVSETs refused because they would take a session or the map past its quota.
+    public var quotaRefused = 0
+    /// Bytes (keys and values) the map holds.
+    public var storeBytes = 0
     /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.
     public var acksSent = 0
     /// Writes sent again by their writer that had been applied already: confirmed, not applied twice.

@@ -40,6 +40,11 @@ struct SubtreeIndex {
         if groupsByTop[top]?.isEmpty == true { groupsByTop[top] = nil }
     }
 
+    /// How many keys the group (`/s/<id>/`, the prefix through the third `/`) holds.
+    func count(inGroup group: [UInt8]) -> Int {
+        groups[KeyBytes(group)]?.count ?? 0
+    }
+
     /// The keys under `subtree` (a validated subtree: empty, or `/…/`), or nil for the whole map.
     func keys(under subtree: [UInt8]) -> [KeyBytes]? {
         guard !subtree.isEmpty else { return nil }
