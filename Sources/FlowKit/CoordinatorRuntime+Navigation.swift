@@ -23,6 +23,15 @@ extension CoordinatorRuntime {
                 return reply
             }
             let session = (try? SessionID(requested)) ?? Self.newSessionID()
+            if state.instances[session] == nil, state.instances.count >= maxOpenSessions {
+                state.sessionsRefused += 1
+                logger.warning("refused to open a session: the limit of open sessions is reached", metadata: [
+                    "flowbus.open": "\(state.instances.count)", "flowbus.limit": "\(maxOpenSessions)",
+                ])
+                return Self.refusal(WireError(
+                    .unavailable, "this host has \(state.instances.count) open sessions, its limit; no new one can open now",
+                    hint: "close sessions you no longer use (`flowbus sessions` lists them; idle ones close by themselves), or raise the owner's --max-sessions"))
+            }
             let instance = type.init(session: session.text, parent: "")
             if let record = state.records[session], !record.user.isEmpty { instance.context["user"] = record.user }
             var record = state.records[session] ?? Flowbus_V1_SessionRecord()

@@ -36,6 +36,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
         /// Retries answered from those answers or from the navigation's applied keys.
         var retriesAnswered = 0
+        /// openSession refused because `maxOpenSessions` sessions were open.
+        var sessionsRefused = 0
     }
 
     /// Requests a coordinator process takes at once (the broker's credit for its worker).
@@ -70,6 +72,9 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// The runtime's clock (idle expiry); tests pass their own.
     let now: @Sendable () -> ContinuousClock.Instant
     static let defaultIdleLimit = Duration.seconds(3600)
+    /// The owner opens no new session past this many open ones (`--max-sessions`).
+    let maxOpenSessions: Int
+    public static let defaultMaxOpenSessions = 10_000
 
     /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
     /// from the declarations of the coordinator that owns it (Screen.owner).
@@ -81,13 +86,25 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public convenience init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
         let name = try CoordinatorName(coordinator.name)
         let idleLimit = try Self.idleLimit(from: bus.environment.options)
+        let maxOpenSessions = try Self.maxOpenSessions(from: bus.environment.options)
         let agent = try bus.makeAgent(subtrees: Self.subtrees(name, coordinator, navigationOwner: navigationOwner).map(\.text))
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner,
             writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
-            sessionIdleLimit: idleLimit, clock: { .now }, logger: bus.logger, capabilities: bus.environment.capabilities, bus: bus)
+            sessionIdleLimit: idleLimit, maxOpenSessions: maxOpenSessions, clock: { .now }, logger: bus.logger,
+            capabilities: bus.environment.capabilities, bus: bus)
+    }
+
+    /// `--max-sessions N` (the owner's plugin argument): default 10,000.
+    static func maxOpenSessions(from options: [String: String]) throws(PluginEnvironmentError) -> Int {
+        guard let text = options["max-sessions"] else { return defaultMaxOpenSessions }
+        guard let count = Int(text), count > 0 else {
+            throw PluginEnvironmentError(
+                "--max-sessions takes a positive number of open sessions, as in `args: [\"--max-sessions\", \"5000\"]`; got \"\(text)\"")
+        }
+        return count
     }
 
     /// `--session-idle SECONDS` (the owner's plugin argument): 0 = never; default one hour.
@@ -107,21 +124,24 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public convenience init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
         writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
-        sessionIdleLimit: Duration? = nil, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger,
+        sessionIdleLimit: Duration? = nil, maxOpenSessions: Int = CoordinatorRuntime.defaultMaxOpenSessions,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger,
         capabilities: CapabilityKey? = nil
     ) throws {
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
-            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, clock: clock, logger: logger,
-            capabilities: capabilities, bus: nil)
+            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, maxOpenSessions: maxOpenSessions,
+            clock: clock, logger: logger, capabilities: capabilities, bus: nil)
     }
 
     init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
         map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, sessionIdleLimit: Duration?,
-        clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?, bus: PluginBus?
+        maxOpenSessions: Int, clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?,
+        bus: PluginBus?
     ) throws {
         self.capabilities = capabilities
+        self.maxOpenSessions = maxOpenSessions
         self.idleLimit = sessionIdleLimit
         self.now = clock
         self.coordinatorName = try CoordinatorName(coordinator.name)

@@ -281,9 +281,11 @@ final class TallyBus {
     /// The owner's clock: tests move it to play idle time.
     let clock = ManualClock()
     let idleLimit: Duration?
+    let maxOpenSessions: Int
 
-    init(idleLimit: Duration? = nil) throws {
+    init(idleLimit: Duration? = nil, maxOpenSessions: Int = CoordinatorRuntime.defaultMaxOpenSessions) throws {
         self.idleLimit = idleLimit
+        self.maxOpenSessions = maxOpenSessions
         owner = try startOwner(incarnation: 1)
         ledger = try CoordinatorRuntime(
             coordinator: LedgerCoordinator.self, peers: [TallyAppCoordinator.self], writer: "coord-ledger/0", incarnation: 1,
@@ -300,7 +302,8 @@ final class TallyBus {
         let owner = try CoordinatorRuntime(
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
             writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
-            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, clock: { [clock] in clock.now }, logger: quiet)
+            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, maxOpenSessions: maxOpenSessions,
+            clock: { [clock] in clock.now }, logger: quiet)
         owner.start()
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
         return owner
@@ -457,6 +460,20 @@ struct CoordinatorRuntimeSeamTests {
         let pushedAgain = try coordinatorReply(again.respond(to: envelope(push, session: session, key: "k-2", writer: "coord-ledger/0", incarnation: 1)))
         #expect(pushed.ok && pushedAgain.ok && pushedAgain.navVersion == pushed.navVersion)
         #expect(navigation(app.map, session: session)?.allScreens.filter { $0.kind == "entry" }.count == 1)
+    }
+
+    /// The probe opened 10,001 sessions; the owner opens none past its limit, and says what to do.
+    @Test func noSessionOpensPastTheLimitUntilOneCloses() async throws {
+        let app = try TallyBus(maxOpenSessions: 2)
+        let first = try #require(try app.open().result["session"])
+        _ = try #require(try app.open().result["session"])
+        let third = try app.open()
+        #expect(!third.ok && third.error.code == .unavailable, "\(third)")
+        #expect(third.error.message.contains("2 open sessions") && third.error.hint.contains("--max-sessions"))
+        // Attaching to an open session is not opening one.
+        #expect(try app.open(first).result["attached"] == "true")
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: first))).ok)
+        #expect(try app.open().ok)
     }
 
     @Test func aNavigationActionOnAnOlderVersionIsRefused() throws {
