@@ -15,7 +15,7 @@ struct SubtreeIndex {
         return nil
     }
 
-    /// `/s/<id>/` for `/s/<id>/nav`; `/schema/` for `/schema/movies`; empty for a key of one segment.
+    /// `/s/<id>/` for `/s/<id>/nav`; `/schema/` for `/schema/<app>`; empty for a key of one segment.
     static func group(of key: [UInt8]) -> [UInt8] {
         prefix(key, throughSlash: 3) ?? prefix(key, throughSlash: 2) ?? []
     }

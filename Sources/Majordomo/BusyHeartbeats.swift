@@ -36,7 +36,8 @@ final class BusyHeartbeats: @unchecked Sendable {
             thread.name = "flowbus-busy-heartbeats"
             thread.start()
         }
-        condition.signal()
+        // No signal: the thread looks every 50 ms, well within any heartbeat interval, so a
+        // request costs a lock and a table entry, never a thread wake-up.
         condition.unlock()
         defer {
             condition.lock()
@@ -50,7 +51,7 @@ final class BusyHeartbeats: @unchecked Sendable {
         condition.lock()
         while true {
             if lent.isEmpty {
-                condition.wait()
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
                 continue
             }
             let now = MonotonicTime.now()
