@@ -7,6 +7,13 @@ public struct CloneServerConfiguration: Sendable {
     public var hugzInterval: Duration = .seconds(1)
     /// The largest value a KVSET may carry.
     public var maxValueBytes = 1 << 20
+    /// Where the map is kept on disk (`CloneJournal`): the server starts from what the file holds
+    /// and appends every change it applies (writes with a ttl excepted: they are ephemeral by
+    /// nature). Nil: the map lives in memory only.
+    public var journalPath: String?
+    /// The journal is rewritten with the live entries only once it is past this size and four
+    /// times their size.
+    public var journalCompactionBytes = 64 << 20
     /// Quotas: one session's keys (`/s/<id>/…`) may hold at most this many bytes (keys and
     /// values) and this many keys, and the whole map this many bytes. A write past one is refused
     /// (counted as `quotaRefused`, logged), never stored; deletes always pass.

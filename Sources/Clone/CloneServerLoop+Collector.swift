@@ -198,6 +198,7 @@ extension CloneServerLoop {
                 expiries.push(.init(deadline: .now() + ttl, sequence: sequence, key: key))
             }
         }
+        journal(update)
         var properties = update.properties
         if let length = update.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
             let session = KeyBytes(Array(update.key[0..<length]))

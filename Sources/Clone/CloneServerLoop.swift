@@ -52,6 +52,9 @@ final class CloneServerLoop {
     /// Confirmations to send at the end of this collector batch, by agent id.
     var pendingAcks: [[UInt8]: [UInt8]] = [:]
     let collectorReceiveLimit: Int
+    /// The map on disk, when the configuration names a file.
+    let journal: CloneJournal?
+    var journalFailures = 0
 
     init(
         context: ZMQContext, configuration: CloneServerConfiguration, endpoints: CloneEndpoints,
@@ -65,6 +68,7 @@ final class CloneServerLoop {
         self.logLimiter = PeerLogLimiter(period: configuration.badInputLogPeriod)
         // Key, sequence, UUID and properties frames ride on top of the largest value.
         self.collectorReceiveLimit = configuration.maxValueBytes + 64 * 1024
+        self.journal = try configuration.journalPath.map { path throws(CloneStartError) in try CloneJournal(path: path) }
 
         snapshot = try Self.makeSocket(context, .router, "snapshot", configuration) { socket throws(ZMQError) in
             try socket.setRouterMandatory(true)
@@ -96,6 +100,7 @@ final class CloneServerLoop {
         publisherIndex = poller.add(publisher)
         collectorIndex = poller.add(collector)
         wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+        try restoreFromJournal()
     }
 
     private static func makeSocket(

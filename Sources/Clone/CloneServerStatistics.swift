@@ -27,6 +27,11 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var faultDropped = 0
     /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
     public var publishBlocked = 0
+    /// Keys restored from the journal at start; changes appended to it since; compactions; failures.
+    public var journalRestored = 0
+    public var journalAppends = 0
+    public var journalCompactions = 0
+    public var journalFailures = 0
     /// KVSETs refused because they would take a session or the map past its quota.
     public var quotaRefused = 0
     /// Bytes (keys and values) the map holds.

@@ -164,6 +164,8 @@ public final class Host: Sendable {
         cloneConfiguration.zapDomain = security.zapDomain
         cloneConfiguration.access = security.access
         cloneConfiguration.additionalEndpoints = [local.clone].compactMap { $0 }
+        // The map outlives the host: sessions (navigation, states, flows) carry on after a restart.
+        cloneConfiguration.journalPath = configuration.runDirectory.path + "/data/clone.journal"
         return try CloneServer.start(
             context: context, configuration: cloneConfiguration,
             endpoints: try CloneEndpoints(base: configuration.resolvedCloneBase), faults: faults,

@@ -77,4 +77,41 @@ struct DurableDataEndToEndTests {
         connection = try BusConnection(endpoints: try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory)))
         try await Self.expectEverythingKept(connection, after: "kill -9 of the host")
     }
+
+    @Test("a session survives kill -9 of the host: attached again after `flowbus up`, it is on the same screen and carries on",
+          .timeLimit(.minutes(3)))
+    func sessionSurvivesAHostRestart() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let journey = try AppJourneysEndToEndTests.journey(on: host)
+        defer { journey.stop() }
+        let client = try await journey.open()
+        let session = client.session
+        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
+        try await journey.expect(Expectation(screen: "home", phase: .success))
+        try await journey.send("select", fields: ["item": "actor:1"])
+        try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
+        let before = client.view.navigationVersion
+
+        // kill -9 of the host: every plugin dies with it; the Clone map is in the run directory.
+        let hostPID = try #require(host.hostPID)
+        kill(hostPID, SIGKILL)
+        #expect(try await HostFixture.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
+        let up = try await host.run(["up", "--detach"])
+        try #require(up.status == 0, "flowbus up after kill -9 failed:\n\(up.output)\n\(host.hostLog)")
+        #expect(try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+            ((try await host.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int])?["coord.app"] == 1
+        })
+        #expect(host.hostLog.contains("clone map restored from its journal"))
+
+        // The same session id, attached again (a local tool's capability): same screen, same user.
+        let attached = try await journey.attach(session)
+        try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success, user: "demo@flowbus.dev"))
+        #expect(attached.view.navigationVersion == before)
+        // It carries on: back pops one screen, a like is applied once.
+        try await journey.send("back")
+        try await journey.expect(Expectation(screen: "home", stack: ["home"]))
+        try await journey.send("select", fields: ["item": "movie:19"])
+        try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
+    }
 }
