@@ -26,6 +26,7 @@ extension SupervisorSettings: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case intensity, period, backoff, liveness
         case shutdownTimeout = "shutdown_timeout"
+        case logLimit = "log_limit_bytes"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -36,6 +37,7 @@ extension SupervisorSettings: Codable {
         backoff = try container.decodeIfPresent(Backoff.self, forKey: .backoff) ?? defaults.backoff
         shutdownTimeout = try container.decodeDurationIfPresent(forKey: .shutdownTimeout) ?? defaults.shutdownTimeout
         liveness = try container.decodeDurationIfPresent(forKey: .liveness) ?? defaults.liveness
+        logLimit = try container.decodeIfPresent(Int.self, forKey: .logLimit) ?? defaults.logLimit
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +47,7 @@ extension SupervisorSettings: Codable {
         try container.encode(backoff, forKey: .backoff)
         try container.encode(DurationText.format(shutdownTimeout), forKey: .shutdownTimeout)
         try container.encode(DurationText.format(liveness), forKey: .liveness)
+        try container.encode(logLimit, forKey: .logLimit)
     }
 }
 

@@ -54,14 +54,19 @@ public struct SupervisorSettings: Sendable, Equatable {
     /// process is still alive (stopped, deadlocked, or a handler busy past its limit), is killed
     /// (SIGKILL) so that its restart policy brings a working one back. Zero: never.
     public var liveness: Duration
+    /// Each log file of the run (`logs/*.log`, the host's too) is kept under this many bytes: past
+    /// it, it is copied to `.log.1` and started again. Zero: never.
+    public var logLimit: Int
 
     public init(
         intensity: Int = 5,
         period: Duration = .seconds(10),
         backoff: Backoff = Backoff(),
         shutdownTimeout: Duration = .seconds(5),
-        liveness: Duration = .seconds(10)
+        liveness: Duration = .seconds(10),
+        logLimit: Int = 16 << 20
     ) {
+        self.logLimit = logLimit
         self.intensity = intensity
         self.period = period
         self.backoff = backoff

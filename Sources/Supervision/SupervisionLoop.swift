@@ -16,6 +16,8 @@ final class SupervisionLoop: Sendable {
     let events: AsyncStream<SupervisorEvent>.Continuation
     /// Signalled to run the next tick at once instead of after the tick interval.
     private let wake = DispatchSemaphore(value: 0)
+    /// When the log files are next measured (once a second).
+    private let nextLogCheck = Atomic<UInt64>(0)
 
     init(
         manifest: Manifest, environment: [String: String], locator: CommandLocator, logDirectory: URL,
@@ -58,7 +60,18 @@ final class SupervisionLoop: Sendable {
                 return
             }
             reapAndRestart()
+            rotateLogsIfDue()
             _ = wake.wait(timeout: .now() + Self.tick)
+        }
+    }
+
+    /// Once a second: every log in the log directory past `settings.logLimit` is rotated.
+    private func rotateLogsIfDue() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard settings.logLimit > 0, now >= nextLogCheck.load(ordering: .relaxed) else { return }
+        nextLogCheck.store(now + 1_000_000_000, ordering: .relaxed)
+        for name in LogRotation.rotate(in: logDirectory, limit: settings.logLimit) {
+            logger.notice("rotated \(name): it passed \(settings.logLimit) bytes; the earlier part is in \(name).1", metadata: ["flowbus.log": "\(name)"])
         }
     }
 

@@ -156,4 +156,31 @@ import Testing
         #expect(after["beating"]?.pid == beating && after["beating"]?.hangs == 0)
         try await onOwnThread { supervisor.stop() }
     }
+
+    /// The probe saw a log line per new peer and no rotation: a plugin's log past the limit is
+    /// moved aside to `.log.1` and starts again, saying so; the plugin writes on undisturbed.
+    @Test func logsPastTheirLimitAreRotated() async throws {
+        let directory = try TestDirectory()
+        var settings = fastSettings()
+        settings.logLimit = 50_000
+        let manifest = Manifest(
+            supervisor: settings,
+            plugins: [shellPlugin("chatty", "while :; do head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 0.05; done")],
+            baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        try await onOwnThread { try supervisor.start() }
+        let log = directory.logs.appendingPathComponent("chatty.0.log").path
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, !FileManager.default.fileExists(atPath: log + ".1") {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let rotated = (try? FileManager.default.attributesOfItem(atPath: log + ".1")[.size] as? Int) ?? nil
+        #expect((rotated ?? 0) > 50_000, "no rotated log: \(String(describing: rotated))")
+        let current = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(current.hasPrefix("flowbus: this log reached its size limit"), "\(current.prefix(80))")
+        // Bounded: at most the limit plus about a second of output (the check runs once a second).
+        #expect(current.utf8.count < 50_000 + 500_000)
+        #expect(supervisor.status().first?.restarts == 0)
+        try await onOwnThread { supervisor.stop() }
+    }
 }
