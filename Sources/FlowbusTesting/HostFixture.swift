@@ -37,7 +37,10 @@ public struct HostFixture: Sendable {
 
     /// Runs a flowbus subcommand against this host's run directory.
     public func run(_ arguments: [String]) async throws -> FlowbusProcesses.Outcome {
-        try await FlowbusProcesses.run(flowbus, arguments + ["--run-dir", runDirectory])
+        let outcome = try await FlowbusProcesses.run(flowbus, arguments + ["--run-dir", runDirectory])
+        // A host started again on this run directory (after a kill -9) is stopped at exit too.
+        if arguments.first == "up", let pid = hostPID { unstoppedHosts.withLock { _ = $0.insert(pid) } }
+        return outcome
     }
 
     /// `flowbus ps --json`, decoded loosely.
