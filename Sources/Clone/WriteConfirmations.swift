@@ -106,7 +106,6 @@ struct DueHeap {
     private var items: [Item] = []
 
     var first: Item? { items.first }
-    var count: Int { items.count }
 
     mutating func push(_ item: Item) {
         items.append(item)

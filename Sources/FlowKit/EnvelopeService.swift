@@ -13,19 +13,30 @@ enum EnvelopeService {
 
     /// The same, for a handler that answers with an encoded envelope (a reply kept from before).
     static func replyBytes(to body: [Frame], writer: String, handle: (Envelope) -> [UInt8]) -> (frames: [Frame], malformed: Bool) {
+        switch request(in: body, writer: writer) {
+        case .envelope(let envelope): ([handle(envelope)], false)
+        case .malformed(let answer): (answer, true)
+        }
+    }
+
+    /// What a request's body holds: one valid Envelope, or the error reply for what it is not.
+    enum Request {
+        case envelope(Envelope)
+        case malformed(answer: [Frame])
+    }
+
+    static func request(in body: [Frame], writer: String) -> Request {
         guard body.count == 1, let frame = body.first else {
             let error = ErrorReply.envelope(
                 .malformed, message: "the request had \(body.count) body frames; a Flowbus request is exactly one Envelope frame",
                 hint: "send one serialized flowbus.v1.Envelope (Protocols/README.md §2)", writer: writer)
-            return ([(try? error.encoded()) ?? []], true)
+            return .malformed(answer: [(try? error.encoded()) ?? []])
         }
-        let envelope: Envelope
         do {
-            envelope = try Envelope.decodeChecked(frame)
+            return .envelope(try Envelope.decodeChecked(frame))
         } catch {
-            return ([(try? ErrorReply.envelope(for: error, writer: writer).encoded()) ?? []], true)
+            return .malformed(answer: [(try? ErrorReply.envelope(for: error, writer: writer).encoded()) ?? []])
         }
-        return ([handle(envelope)], false)
     }
 
     /// An envelope replying to `request` with `payload`, or an INTERNAL error if it cannot be encoded.

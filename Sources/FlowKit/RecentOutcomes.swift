@@ -11,8 +11,6 @@ struct RecentOutcomes<Value> {
         self.capacity = capacity
     }
 
-    var count: Int { values.count }
-
     subscript(key: String) -> Value? {
         key.isEmpty ? nil : values[key]
     }

@@ -37,39 +37,22 @@ extension ServiceReplyStore {
 /// The replies to the newest `capacity` calls, in memory: a retry reaching the same process is
 /// answered, one reaching a restarted process is applied again.
 public final class InMemoryServiceReplies: ServiceReplyStore {
-    struct Ring {
-        var replies: [String: [UInt8]] = [:]
-        /// Keys in the order they were remembered; `oldest` is next to go once full.
-        var order: [String] = []
-        var oldest = 0
-    }
-
     /// How many replies are kept by default: each service's last 4096 calls.
     public static let defaultCapacity = 4096
 
     public let capacity: Int
-    private let ring = Mutex(Ring())
+    private let replies: Mutex<RecentOutcomes<[UInt8]>>
 
     public init(capacity: Int = InMemoryServiceReplies.defaultCapacity) {
         self.capacity = max(1, capacity)
+        self.replies = Mutex(RecentOutcomes(capacity: self.capacity))
     }
 
     public func reply(for key: String) -> [UInt8]? {
-        key.isEmpty ? nil : ring.withLock { $0.replies[key] }
+        replies.withLock { $0[key] }
     }
 
     public func remember(_ key: String, reply: [UInt8]) {
-        guard !key.isEmpty else { return }
-        ring.withLock { ring in
-            guard ring.replies[key] == nil else { return }
-            ring.replies[key] = reply
-            if ring.order.count < capacity {
-                ring.order.append(key)
-            } else {
-                ring.replies[ring.order[ring.oldest]] = nil
-                ring.order[ring.oldest] = key
-                ring.oldest = (ring.oldest + 1) % capacity
-            }
-        }
+        replies.withLock { $0.remember(reply, for: key) }
     }
 }

@@ -21,8 +21,6 @@ final class BusyHeartbeats: @unchecked Sendable {
     private var lent: [Int: Lent] = [:]
     private var nextID = 0
     private var started = false
-    /// HEARTBEATs sent for busy workers, over the process's life.
-    private(set) var sent = 0
 
     /// Runs `body` with `workers` lent to the heartbeat thread.
     func whileBusy<T>(_ workers: [MajordomoWorker], _ body: () throws -> T) rethrows -> T {
@@ -68,7 +66,7 @@ final class BusyHeartbeats: @unchecked Sendable {
                         continue
                     }
                     guard worker.socket != nil, worker.reconnectAt == nil, now >= worker.nextHeartbeat else { continue }
-                    if worker.send(MDPCommand.heartbeat.frames, now: now) { sent += 1 }
+                    worker.send(MDPCommand.heartbeat.frames, now: now)
                 }
                 lent[id] = entry
             }

@@ -201,9 +201,7 @@ struct AppJourneysEndToEndTests {
         defer { Task { try? await host.stop() } }
         let journey = try Self.journey(on: host)
         defer { journey.stop() }
-        let client = try await journey.open()
-        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
-        try await journey.expect(Expectation(screen: "home", phase: .success))
+        let client = try await Self.openSignedIn(journey)
         try await journey.send("select", fields: ["item": "actor:1"])
         try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
 
@@ -249,11 +247,23 @@ struct AppJourneysEndToEndTests {
         Self.checkStateOrder(events)
     }
 
-    /// SIGKILLs the plugin `name`; returns its pid.
-    static func kill(_ name: String, on host: HostFixture) async throws -> Int32 {
-        let plugin = try #require(try await host.plugins().first { $0["name"] as? String == name })
-        let pid = try #require((plugin["pid"] as? Int).map(Int32.init))
-        #expect(Foundation.kill(pid, SIGKILL) == 0)
+    /// Opens a session and signs in with the demo account, on Home.
+    static func openSignedIn(_ journey: Journey) async throws -> SessionClient {
+        let client = try await journey.open()
+        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
+        try await journey.expect(Expectation(screen: "home", phase: .success))
+        return client
+    }
+
+    /// The pid of the plugin `name` now, if it runs.
+    static func pid(of name: String, on host: HostFixture) async throws -> Int32? {
+        (try await host.plugins().first { $0["name"] as? String == name }?["pid"] as? Int).map(Int32.init)
+    }
+
+    /// Sends `signal` (SIGKILL by default) to the plugin `name`; returns its pid.
+    static func kill(_ name: String, on host: HostFixture, signal: Int32 = SIGKILL) async throws -> Int32 {
+        let pid = try #require(try await pid(of: name, on: host), "\(name) is not running")
+        #expect(Foundation.kill(pid, signal) == 0)
         return pid
     }
 

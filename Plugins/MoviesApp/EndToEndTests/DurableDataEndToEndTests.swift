@@ -85,10 +85,8 @@ struct DurableDataEndToEndTests {
         defer { Task { try? await host.stop() } }
         let journey = try AppJourneysEndToEndTests.journey(on: host)
         defer { journey.stop() }
-        let client = try await journey.open()
+        let client = try await AppJourneysEndToEndTests.openSignedIn(journey)
         let session = client.session
-        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
-        try await journey.expect(Expectation(screen: "home", phase: .success))
         try await journey.send("select", fields: ["item": "actor:1"])
         try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
         let before = client.view.navigationVersion

@@ -13,18 +13,12 @@ import Testing
 struct StallAndDropEndToEndTests {
     /// Stops `name` now and lets it go on after `duration`; returns its pid.
     static func stall(_ name: String, on host: HostFixture, for duration: Duration) async throws -> Int32 {
-        let plugin = try #require(try await host.plugins().first { $0["name"] as? String == name })
-        let pid = try #require((plugin["pid"] as? Int).map(Int32.init))
-        #expect(kill(pid, SIGSTOP) == 0)
+        let pid = try await AppJourneysEndToEndTests.kill(name, on: host, signal: SIGSTOP)
         Task.detached {
             try? await Task.sleep(for: duration)
             kill(pid, SIGCONT)
         }
         return pid
-    }
-
-    static func pid(of name: String, on host: HostFixture) async throws -> Int32? {
-        (try await host.plugins().first { $0["name"] as? String == name }?["pid"] as? Int).map(Int32.init)
     }
 
     @Test("SIGSTOP 5 s of a coordinator, a view model, the services and the navigation owner, each mid-action: every action applied once",
@@ -34,12 +28,10 @@ struct StallAndDropEndToEndTests {
         defer { Task { try? await host.stop() } }
         let journey = try AppJourneysEndToEndTests.journey(on: host)
         defer { journey.stop() }
-        let client = try await journey.open()
-        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
-        try await journey.expect(Expectation(screen: "home", phase: .success))
+        let client = try await AppJourneysEndToEndTests.openSignedIn(journey)
         let pids = (
-            home: try await Self.pid(of: "coord-home", on: host), details: try await Self.pid(of: "vm-details", on: host),
-            services: try await Self.pid(of: "services", on: host), app: try await Self.pid(of: "coord-app", on: host))
+            home: try await AppJourneysEndToEndTests.pid(of: "coord-home", on: host), details: try await AppJourneysEndToEndTests.pid(of: "vm-details", on: host),
+            services: try await AppJourneysEndToEndTests.pid(of: "services", on: host), app: try await AppJourneysEndToEndTests.pid(of: "coord-app", on: host))
 
         // A coordinator: `select` goes to coord.home, stopped while the intent is on its way.
         _ = try await Self.stall("coord-home", on: host, for: .seconds(5))
@@ -81,10 +73,10 @@ struct StallAndDropEndToEndTests {
         #expect(versions == versions.sorted() && Set(versions).count == versions.count, "navigation versions: \(versions)")
         AppJourneysEndToEndTests.checkStateOrder(events)
         // A 5 s stop is a stall, not a death: the same processes serve on.
-        #expect(try await Self.pid(of: "coord-home", on: host) == pids.home)
-        #expect(try await Self.pid(of: "vm-details", on: host) == pids.details)
-        #expect(try await Self.pid(of: "services", on: host) == pids.services)
-        #expect(try await Self.pid(of: "coord-app", on: host) == pids.app)
+        #expect(try await AppJourneysEndToEndTests.pid(of: "coord-home", on: host) == pids.home)
+        #expect(try await AppJourneysEndToEndTests.pid(of: "vm-details", on: host) == pids.details)
+        #expect(try await AppJourneysEndToEndTests.pid(of: "services", on: host) == pids.services)
+        #expect(try await AppJourneysEndToEndTests.pid(of: "coord-app", on: host) == pids.app)
     }
 
     /// The movies manifest with a shorter liveness, so a hung plugin is found in seconds.
@@ -103,13 +95,9 @@ struct StallAndDropEndToEndTests {
         defer { Task { try? await host.stop() } }
         let journey = try AppJourneysEndToEndTests.journey(on: host)
         defer { journey.stop() }
-        let client = try await journey.open()
-        try await journey.send("logIn", fields: ["email": "demo@flowbus.dev", "password": "flowbus123"])
-        try await journey.expect(Expectation(screen: "home", phase: .success))
+        let client = try await AppJourneysEndToEndTests.openSignedIn(journey)
         // Stopped for good (no SIGCONT): only the supervisor can get the session going again.
-        let plugin = try #require(try await host.plugins().first { $0["name"] as? String == "coord-home" })
-        let pid = try #require((plugin["pid"] as? Int).map(Int32.init))
-        #expect(kill(pid, SIGSTOP) == 0)
+        let pid = try await AppJourneysEndToEndTests.kill("coord-home", on: host, signal: SIGSTOP)
         let select = try await journey.send("select", fields: ["item": "actor:1"])
         #expect(select.applied, "\(select)")
         try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
