@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "FlowKit", targets: ["FlowKit"]),
         .library(name: "FlowClient", targets: ["FlowClient"]),
         .library(name: "FlowTerminal", targets: ["FlowTerminal"]),
+        // The fuzz targets' decoders and properties, for the libFuzzer package in Fuzz/.
+        .library(name: "FlowbusFuzzing", targets: ["FlowbusFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -151,6 +153,14 @@ let package = Package(
             dependencies: [],
             swiftSettings: strictSettings
         ),
+        // What the fuzzers (Fuzz/) run on each input; FlowbusFuzzingTests replays their seeds and
+        // every input that once crashed (Fuzz/regressions) in the ordinary build.
+        .target(
+            name: "FlowbusFuzzing",
+            dependencies: ["Majordomo", "Clone", "FlowProtocol", "Supervision", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "FlowbusFuzzingTests", dependencies: ["FlowbusFuzzing"]),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

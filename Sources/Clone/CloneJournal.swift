@@ -13,7 +13,7 @@ import Glibc
 /// ttl), sequence (8 bytes), then key, uuid, properties and value, each a 4-byte length and its
 /// bytes; all big-endian. A restarted server never reuses a sequence a subscriber may have seen.
 final class CloneJournal {
-    struct Entry {
+    struct Entry: Equatable {
         var key: [UInt8]
         var sequence: UInt64
         var uuid: [UInt8]
@@ -47,19 +47,7 @@ final class CloneJournal {
     func load() throws(CloneStartError) -> (entries: [Entry], sequence: UInt64) {
         guard let data = FileManager.default.contents(atPath: path) else { return ([], 0) }
         let bytes = [UInt8](data)
-        var live: [[UInt8]: Entry] = [:]
-        var sequence: UInt64 = 0
-        var offset = 0
-        var reader = Reader(bytes: bytes)
-        while let record = reader.next() {
-            offset = reader.offset
-            sequence = max(sequence, record.entry.sequence)
-            switch record.kind {
-            case 1: live[record.entry.key] = record.entry
-            case 2: live[record.entry.key] = nil
-            default: break
-            }
-        }
+        let (entries, sequence, offset) = Self.decode(bytes)
         if offset < bytes.count {
             // A torn tail: keep what is whole.
             if ftruncate(descriptor, off_t(offset)) != 0 {
@@ -67,7 +55,26 @@ final class CloneJournal {
             }
             size = offset
         }
-        return (live.values.sorted { $0.sequence < $1.sequence }, sequence)
+        return (entries, sequence)
+    }
+
+    /// Reads a journal's bytes: the live entries (the last set of each key not deleted since) in
+    /// sequence order, the highest sequence, and how many leading bytes hold whole records.
+    static func decode(_ bytes: [UInt8]) -> (entries: [Entry], sequence: UInt64, whole: Int) {
+        var live: [[UInt8]: Entry] = [:]
+        var sequence: UInt64 = 0
+        var reader = Reader(bytes: bytes)
+        while let record = reader.next() {
+            sequence = max(sequence, record.entry.sequence)
+            switch record.kind {
+            // An empty value is a delete in Clone; a set record holding one (a server writes
+            // none; a damaged file might) is read as the delete it means, never as a live key.
+            case 1 where !record.entry.value.isEmpty: live[record.entry.key] = record.entry
+            case 1, 2: live[record.entry.key] = nil
+            default: break
+            }
+        }
+        return (live.values.sorted { $0.sequence < $1.sequence }, sequence, reader.offset)
     }
 
     /// Appends a set (`value` not empty) or a delete.
@@ -134,7 +141,7 @@ final class CloneJournal {
         return true
     }
 
-    private static func encode(
+    static func encode(
         _ buffer: inout [UInt8], kind: UInt8? = nil, key: [UInt8], sequence: UInt64, uuid: [UInt8], properties: [UInt8], value: [UInt8]
     ) {
         buffer.append(kind ?? (value.isEmpty ? 2 : 1))

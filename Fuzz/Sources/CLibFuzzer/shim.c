@@ -1,0 +1,2 @@
+// Declarations only (include/CLibFuzzer.h); SwiftPM wants one source file in a C target.
+#include "CLibFuzzer.h"

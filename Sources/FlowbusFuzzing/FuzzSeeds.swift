@@ -1,0 +1,88 @@
+@_spi(Fuzzing) import Clone
+import Foundation
+import FlowProtocol
+
+/// The inputs a fuzzer starts from: the golden vectors of `Protocols/vectors`, the apps'
+/// manifests under `Plugins/`, and a few written here, each shaped as its target reads input.
+public enum FuzzSeeds {
+    /// The seeds of `target`, found under the project's `root`.
+    public static func seeds(for target: FuzzTarget, root: URL) -> [[UInt8]] {
+        let vectors = root.appendingPathComponent("Protocols/vectors")
+        switch target {
+        case .mdp:
+            return frameVectors(in: vectors, prefix: "mdp-").flatMap { frames in
+                [[0] + FuzzFrames.join(frames), [1] + FuzzFrames.join(frames), [2] + FuzzFrames.join([Array("peer-1".utf8)] + frames)]
+            }
+        case .chp:
+            // Every channel, strict and liberal, with and without the small value limit.
+            return frameVectors(in: vectors, prefix: "chp-").flatMap { frames in
+                (0..<16).map { [UInt8($0)] + FuzzFrames.join(frames) }
+            }
+        case .envelope:
+            return files(in: vectors, suffix: ".pb").map { Array($0) }
+        case .manifest:
+            let plugins = root.appendingPathComponent("Plugins")
+            let apps = (try? FileManager.default.contentsOfDirectory(atPath: plugins.path)) ?? []
+            let found = apps.sorted().compactMap { FileManager.default.contents(atPath: plugins.appendingPathComponent("\($0)/manifest.yaml").path) }
+            return found.map { Array($0) } + builtInManifests.map { Array($0.utf8) }
+        case .journal:
+            return [CloneJournalCodec.sample(), []]
+        }
+    }
+
+    /// Manifests that use every field, so the core has seeds when no app is present.
+    static let builtInManifests = [
+        """
+        app: { name: sample, title: Sample }
+        supervisor:
+          intensity: 3
+          period: 5s
+          backoff: { initial: 100ms, max: 1s }
+        plugins:
+          - name: echo
+            command: flowbus-echo
+            args: ["--lanes", "2"]
+            replicas: 2
+            restart: permanent
+          - name: probe
+            command: ./probe
+            restart: transient
+        """,
+        "plugins:\n  - name: one\n    command: /bin/true\n",
+    ]
+
+    private static func files(in folder: URL, suffix: String) -> [Data] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(suffix) }.sorted().compactMap { FileManager.default.contents(atPath: folder.appendingPathComponent($0).path) }
+    }
+
+    private static func frameVectors(in folder: URL, prefix: String) -> [[[UInt8]]] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".frames") }.sorted().compactMap { name in
+            guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else { return nil }
+            return try? FrameVectors.parse(String(decoding: data, as: UTF8.self), file: name).frames
+        }
+    }
+}
+
+extension FuzzSeeds {
+    /// The project this file was built from.
+    public static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// With FLOWBUS_FUZZ_SEEDS=DIR set, writes the seeds of `target` into DIR (`seed-N`) and
+    /// exits; otherwise does nothing. Fuzzers call this before libFuzzer starts.
+    public static func writeIfAsked(for target: FuzzTarget) {
+        guard let folder = ProcessInfo.processInfo.environment["FLOWBUS_FUZZ_SEEDS"], !folder.isEmpty else { return }
+        let directory = URL(fileURLWithPath: folder)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            for (index, seed) in seeds(for: target, root: projectRoot).enumerated() {
+                try Data(seed).write(to: directory.appendingPathComponent("seed-\(index)"))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("cannot write the \(target) seeds into \(folder): \(error); check that the folder is writable\n".utf8))
+            exit(1)
+        }
+        exit(0)
+    }
+}
