@@ -81,7 +81,7 @@ let package = Package(
         .target(
             name: "FlowHost",
             dependencies: [
-                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision", "FlowbusEnvironment",
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision", "FlowbusEnvironment", "CFlowHost",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -158,3 +159,12 @@ int cflowhost_exited(int status) { return WIFEXITED(status); }
 int cflowhost_exit_status(int status) { return WEXITSTATUS(status); }
 int cflowhost_signaled(int status) { return WIFSIGNALED(status); }
 int cflowhost_term_signal(int status) { return WTERMSIG(status); }
+
+int cflowhost_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
+unsigned long long cflowhost_heap_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (unsigned long long)info.fordblks;
+}

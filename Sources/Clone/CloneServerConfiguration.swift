@@ -38,6 +38,10 @@ public struct CloneServerConfiguration: Sendable {
     /// only plugins and the host write; a client reads its own session's `/s/<id>/` and the public
     /// subtrees, never every session. nil is open mode: every peer may do everything.
     public var access: BusAccess?
+    /// Closed mode: how often one client (by its User-Id: its address, or its CURVE key) may ask
+    /// for a snapshot. Past it the request is dropped and counted (`snapshotsRateLimited`); the
+    /// client's agent asks again after its timeout. Plugins, the host and operators are not limited.
+    public var snapshotRate = RateLimit(perSecond: 50, burst: 200)
     /// More endpoints the three sockets also bind (e.g. ipc ones in the run directory for the
     /// host's own plugins, beside public tcp ones).
     public var additionalEndpoints: [CloneEndpoints] = []

@@ -21,7 +21,17 @@ extension CloneServerLoop {
                 let request = try CloneMessage.decode(Array(message.frames.dropFirst()), on: .snapshotRequest)
                 if case .icanhaz(let subtree) = request {
                     let bytes = Array(subtree.utf8)
-                    if let access = configuration.access, !access.mayRead(bytes, as: PeerClass(userID: message.userID), capability: message.property) {
+                    let peer = PeerClass(userID: message.userID)
+                    if configuration.access != nil, peer == .client, !snapshotLimiter.allow(message.userID ?? "client") {
+                        statistics.snapshotsRateLimited += 1
+                        logRefusal("clone snapshot dropped: this client asks faster than the host allows", userID: message.userID, peer: identity, [
+                            "flowbus.peer": "\(identity.printable)", "flowbus.subtree": "\(subtree)",
+                            "flowbus.limit": "\(Int(snapshotLimiter.limit.perSecond))/s, \(Int(snapshotLimiter.limit.burst)) at once",
+                            "flowbus.remedy": "ask for a snapshot when (re)subscribing, not in a loop; an operator can raise flowbus up --snapshot-rate",
+                        ])
+                        continue
+                    }
+                    if let access = configuration.access, !access.mayRead(bytes, as: peer, capability: message.property) {
                         try refuseSnapshot(to: identity, subtree: subtree, userID: message.userID)
                     } else {
                         try serveSnapshot(to: identity, subtree: bytes)

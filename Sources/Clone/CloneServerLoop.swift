@@ -20,6 +20,7 @@ final class CloneServerLoop {
     let shared: CloneServerShared
     let logger: Logger
     let logLimiter: PeerLogLimiter
+    let snapshotLimiter: PeerRateLimiter
 
     let snapshot: ZMQSocket
     let publisher: ZMQSocket
@@ -66,6 +67,7 @@ final class CloneServerLoop {
         self.shared = shared
         self.logger = logger
         self.logLimiter = PeerLogLimiter(period: configuration.badInputLogPeriod)
+        self.snapshotLimiter = PeerRateLimiter(configuration.snapshotRate)
         // Key, sequence, UUID and properties frames ride on top of the largest value.
         self.collectorReceiveLimit = configuration.maxValueBytes + 64 * 1024
         self.journal = try configuration.journalPath.map { path throws(CloneStartError) in try CloneJournal(path: path) }

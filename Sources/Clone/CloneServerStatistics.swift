@@ -46,6 +46,8 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var writesRefused = 0
     /// Closed mode: snapshot requests refused because the subtree is not the client's to read.
     public var snapshotsRefused = 0
+    /// Closed mode: snapshot requests dropped because their client asked faster than `snapshotRate`.
+    public var snapshotsRateLimited = 0
     /// Closed mode: subscriptions not applied because the prefix is not the client's to read.
     public var subscriptionsRefused = 0
     /// Invalid input dropped, by kind (`CloneBadInput` raw values).

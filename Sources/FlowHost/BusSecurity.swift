@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MessagePath
+import Synchronization
 import ZeroMQ
 
 /// Who may connect to the bus and as whom. In closed mode (the default) a ZAP handler sees every
@@ -20,10 +21,11 @@ struct BusSecurity: Sendable {
     let authenticator: ZAPAuthenticator?
     /// What each class of peer may do; nil in open mode.
     let access: BusAccess?
+    /// New client connections per address, counted where the ZAP handler admits them (closed mode).
+    var connections: ConnectionThrottle? = nil
 
     var zapDomain: String? { authenticator == nil ? nil : Self.zapDomain }
 
-    /// What a plugin needs to connect: the server's public key and its own key pair.
     /// What a plugin needs to connect: the server's public key and its own key pair; on a
     /// closed host, the session-capability key its runtimes check requests with.
     var pluginEnvironment: [String: String] {
@@ -57,6 +59,22 @@ struct BusSecurity: Sendable {
             return BusSecurity(curve: curve, authenticator: authenticator, access: nil)
         }
         let clientKeys = allowed
+        let throttle = ConnectionThrottle(configuration.connectionRate)
+        /// A client connection, admitted when its address is within the connection rate.
+        @Sendable func admitClient(_ userID: String, _ address: String) -> ZAPDecision {
+            guard throttle.limiter.allow(address) else {
+                throttle.refused()
+                if throttle.logLimiter.shouldLog(peer: Array(address.utf8), kind: "connection-rate") {
+                    securityLogger.warning("refused a connection: too many new connections from this address (logged once per address per 10 s)", metadata: [
+                        "flowbus.peer": "\(address)",
+                        "flowbus.limit": "\(Int(throttle.limiter.limit.perSecond))/s, \(Int(throttle.limiter.limit.burst)) at once",
+                        "flowbus.remedy": "the client's libzmq connects again by itself; reuse connections, or raise flowbus up --connection-rate",
+                    ])
+                }
+                return .deny(reason: "too many new connections from \(address); wait and connect again")
+            }
+            return .admit(userID: userID)
+        }
         let host = getpid()
         let user = geteuid()
         let pluginKey = curve?.pluginKeys.publicKey
@@ -67,7 +85,7 @@ struct BusSecurity: Sendable {
                     refusedKey(key, request.address, securityLogger)
                     return .deny(reason: "client key not on the allow-list")
                 }
-                return .admit(userID: PeerClass.client.userID(String(key.z85.prefix(8))))
+                return admitClient(PeerClass.client.userID(String(key.z85.prefix(8))), request.address)
             }
             if curve != nil {
                 // CURVE is on: nothing else may connect on its sockets.
@@ -75,7 +93,7 @@ struct BusSecurity: Sendable {
                 return .deny(reason: "only CURVE clients with an allowed key may connect")
             }
             guard let peer = request.ipcPeer else {
-                return .admit(userID: PeerClass.client.userID(request.address))
+                return admitClient(PeerClass.client.userID(request.address), request.address)
             }
             if peer.pid == host { return .admit(userID: PeerClass.host.userID()) }
             if parentPID(of: peer.pid) == host {
@@ -90,7 +108,7 @@ struct BusSecurity: Sendable {
         logger.info("bus closed: only the host's plugins serve and write state; clients reach vm.*, coord.* and their own session", metadata: [
             "flowbus.curve": "\(curve == nil ? "off" : "on")", "flowbus.allowed_keys": "\(clientKeys.count)",
         ])
-        return BusSecurity(curve: curve, authenticator: authenticator, access: BusAccess(capabilities: capabilities))
+        return BusSecurity(curve: curve, authenticator: authenticator, access: BusAccess(capabilities: capabilities), connections: throttle)
     }
 
     private static func readCurve(_ configuration: HostConfiguration) throws -> Curve? {
@@ -116,4 +134,18 @@ struct BusSecurity: Sendable {
         guard fields.count > 1 else { return nil }
         return Int32(fields[1])
     }
+}
+
+/// The connection rate limit of a closed host: a token bucket per client address, and what it refused.
+final class ConnectionThrottle: Sendable {
+    let limiter: PeerRateLimiter
+    let logLimiter = PeerLogLimiter()
+    private let refusals = Atomic<Int>(0)
+
+    init(_ limit: RateLimit) {
+        limiter = PeerRateLimiter(limit)
+    }
+
+    func refused() { refusals.add(1, ordering: .relaxed) }
+    var refusedCount: Int { refusals.load(ordering: .relaxed) }
 }

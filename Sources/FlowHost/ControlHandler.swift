@@ -15,6 +15,7 @@ struct ControlHandler {
     let faults: FaultRules
     let security: BusSecurity
     let history: SessionHistory
+    let memory: MemoryTrimmer
 
     func handle(_ request: ControlRequest) -> Data {
         switch request.command {
@@ -74,7 +75,9 @@ struct ControlHandler {
             workers: broker.workers,
             clone: clone.statistics,
             faults: faults.status,
-            curveDenied: security.curve == nil ? nil : security.authenticator?.decisions.denied
+            curveDenied: security.curve == nil ? nil : security.authenticator?.decisions.denied,
+            memory: memory.statistics,
+            connectionsRateLimited: security.connections?.refusedCount
         )
     }
 

@@ -64,9 +64,8 @@ final class ControlServer: Sendable {
                     }
                     try socket.send(prefix: envelope, [Array(reply)])
                 }
-            } catch let error as ZMQError where error.code == .terminated {
-                return
             } catch {
+                if error.code == .terminated { return }
                 logger.error("control socket error", metadata: ["flowbus.error": "\(error)"])
             }
         }

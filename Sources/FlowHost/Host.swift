@@ -99,11 +99,15 @@ public final class Host: Sendable {
             logDirectory: URL(fileURLWithPath: directory.logDirectory), logger: logger)
         supervisorBox.withLock { $0 = supervisor }
 
+        // FLOWBUS_MEMORY_TRIM=off keeps the heap as glibc leaves it: the baseline of the host-churn benchmark.
+        let memory = MemoryTrimmer.start(
+            trimming: ProcessInfo.processInfo.environment["FLOWBUS_MEMORY_TRIM"] != "off", logger: logger.with(component: "memory"))
+        defer { memory.stop() }
         let control = try ControlServer.start(context: context, endpoint: directory.controlEndpoint, logger: logger) {
             [self] request in
             ControlHandler(
                 host: self, descriptor: descriptor, supervisor: supervisor, broker: broker, clone: clone,
-                faults: faults, security: security, history: history
+                faults: faults, security: security, history: history, memory: memory
             ).handle(request)
         }
         defer { control.stop() }
@@ -163,6 +167,7 @@ public final class Host: Sendable {
         cloneConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
         cloneConfiguration.zapDomain = security.zapDomain
         cloneConfiguration.access = security.access
+        cloneConfiguration.snapshotRate = configuration.snapshotRate
         cloneConfiguration.additionalEndpoints = [local.clone].compactMap { $0 }
         // The map outlives the host: sessions (navigation, states, flows) carry on after a restart.
         cloneConfiguration.journalPath = configuration.runDirectory.path + "/data/clone.journal"

@@ -1,5 +1,7 @@
 import Foundation
+import Clone
 import Majordomo
+import MessagePath
 
 /// Everything `flowbus up` decides before the host starts.
 public struct HostConfiguration: Sendable {
@@ -31,6 +33,12 @@ public struct HostConfiguration: Sendable {
     /// read or write any key, as on a plain 7/MDP broker and 12/CHP server. For the zguide's
     /// reference peers on loopback; the default is closed (Protocols/README.md, "Who may do what").
     public var openAccess = false
+    /// Closed mode: new connections per second one client address may open (a burst of ten
+    /// times that at once); past it the ZAP handler refuses them and counts them, and the
+    /// client's libzmq connects again by itself. Plugins and the user's own tools (ipc) are not limited.
+    public var connectionRate = RateLimit(perSecond: 100, burst: 1000)
+    /// Closed mode: snapshots per second one client may ask for (`CloneServerConfiguration.snapshotRate`).
+    public var snapshotRate = CloneServerConfiguration().snapshotRate
 
     public init(
         runDirectory: RunDirectory,

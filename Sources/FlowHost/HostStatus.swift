@@ -15,4 +15,8 @@ public struct HostStatus: Codable, Sendable {
     public var faults: [FaultRuleStatus]
     /// Handshakes refused by the CURVE allow-list, when CURVE is on.
     public var curveDenied: Int?
+    /// The host's resident size and the freed heap returned to the system (`MemoryTrimmer`).
+    public var memory: MemoryStatistics?
+    /// Closed mode: client connections refused for coming faster than the connection rate.
+    public var connectionsRateLimited: Int?
 }

@@ -77,6 +77,10 @@ struct StatusTable {
         var lines: [String] = []
         let host = status.host
         lines.append("flowbus host \(host.pid), up \(Self.duration(status.uptimeSeconds)), run directory \(host.runDirectory)")
+        if let memory = status.memory {
+            let returned = memory.trims == 0 ? "" : ", \(memory.returnedBytes >> 20) MiB of freed heap returned to the system in \(memory.trims) trim(s)"
+            lines.append("  memory   \(memory.residentBytes >> 20) MiB resident\(returned)")
+        }
         lines.append("  broker   \(host.endpoints.broker)")
         lines.append("  clone    \(host.endpoints.cloneSnapshot)  \(host.endpoints.clonePublisher)  \(host.endpoints.cloneCollector)")
         if let key = host.serverPublicKey { lines.append("  curve    server key \(key)") }
@@ -87,6 +91,10 @@ struct StatusTable {
             let clone = status.clone
             lines.append("  access   closed: refused \(status.broker.unauthorizedWorkers) worker command(s), \(status.broker.rejections.forbidden) forbidden call(s), "
                 + "\(clone.writesRefused) write(s), \(clone.snapshotsRefused) snapshot(s), \(clone.subscriptionsRefused) subscription(s)")
+            let connections = status.connectionsRateLimited ?? 0
+            if connections > 0 || clone.snapshotsRateLimited > 0 {
+                lines.append("           over the rate: \(connections) connection(s), \(clone.snapshotsRateLimited) snapshot(s) (flowbus up --connection-rate, --snapshot-rate)")
+            }
         }
         lines.append("")
         let header = ["PLUGIN", "PID", "STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]

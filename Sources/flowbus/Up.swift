@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlowHost
+import MessagePath
 import Foundation
 import Logging
 
@@ -52,10 +53,19 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "How many sessions' histories the host keeps for `flowbus trace` (about 7 KiB each for a short session; at most 100,000 events in all). 0 keeps none and records nothing.")
     var historySessions: Int = SessionHistoryLimits().sessions
 
+    @Option(name: .long, help: "Closed mode: new tcp connections per second one client address may open, ten times that at once; past it they are refused and counted, and libzmq connects again by itself. 0: no limit.")
+    var connectionRate: Int = 100
+
+    @Option(name: .long, help: "Closed mode: snapshots per second one client may ask the Clone server for, four times that at once; past it they are dropped and counted. 0: no limit.")
+    var snapshotRate: Int = 50
+
     @Flag(name: .long, help: "Open mode: every peer may register as a worker, call any service and read or write any key (for the zguide's reference peers on loopback). The default is closed: only the plugins this host launches serve and write state; clients send intents and read their own session.")
     var open = false
 
     func validate() throws {
+        guard connectionRate >= 0, snapshotRate >= 0 else {
+            throw ValidationError("--connection-rate and --snapshot-rate are per second, 0 (no limit) or more; got \(connectionRate) and \(snapshotRate)")
+        }
         guard (0...1_000_000).contains(historySessions) else {
             throw ValidationError("--history-sessions must be from 0 (keep no history) to 1000000; got \(historySessions)")
         }
@@ -113,6 +123,8 @@ struct Up: ParsableCommand {
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
         configuration.historyLimits.sessions = historySessions
         configuration.openAccess = open
+        configuration.connectionRate = connectionRate == 0 ? .unlimited : RateLimit(perSecond: Double(connectionRate), burst: Double(connectionRate * 10))
+        configuration.snapshotRate = snapshotRate == 0 ? .unlimited : RateLimit(perSecond: Double(snapshotRate), burst: Double(snapshotRate * 4))
         configuration.pluginSearchPath = [ExecutablePath.directory]
         return configuration
     }

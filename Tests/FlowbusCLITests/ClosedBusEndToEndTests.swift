@@ -9,17 +9,37 @@ import ZeroMQ
 /// each abuse refused and counted, while the host's own plugins and the user's local tools work.
 @Suite("Closed bus end to end", .serialized)
 struct ClosedBusEndToEndTests {
-    static func startHost(open: Bool) async throws -> (HostFixture, port: Int) {
+    static func startHost(open: Bool, extra: [String] = []) async throws -> (HostFixture, port: Int) {
         for _ in 0..<5 {
             // Below Linux's ephemeral range, where outgoing connections could hold the Clone ports.
             let port = Int.random(in: 20_000..<32_000)
             if let host = try? await HostFixture.start(
                 manifest: echoManifest([("echo", 1)]),
-                arguments: ["--broker", "tcp://127.0.0.1:\(port)", "--clone", "tcp://127.0.0.1:\(port + 1)"] + (open ? ["--open"] : [])) {
+                arguments: ["--broker", "tcp://127.0.0.1:\(port)", "--clone", "tcp://127.0.0.1:\(port + 1)"] + (open ? ["--open"] : []) + extra) {
                 return (host, port)
             }
         }
         throw HostStartFailure()
+    }
+
+    /// `clients` DEALERs connected at once, each asking `mmi.service`; how many were answered.
+    static func askMMI(port: Int, clients: Int, wait: Duration) throws -> Int {
+        let context = try ZMQContext()
+        let sockets = try (0..<clients).map { _ in
+            let socket = try ZMQSocket(context: context, type: .dealer, linger: .zero)
+            try socket.connect("tcp://127.0.0.1:\(port)")
+            try socket.send([[], Array("MDPC01".utf8), Array("mmi.service".utf8), Array("flowbus.echo".utf8)])
+            return socket
+        }
+        let deadline = ContinuousClock.now + wait
+        var answered = 0
+        for socket in sockets {
+            let poller = ZMQPoller()
+            poller.add(socket)
+            let left = max(.zero, deadline - .now)
+            if try poller.poll(timeout: left) > 0, try socket.receiveMessage() != nil { answered += 1 }
+        }
+        return answered
     }
 
     struct HostStartFailure: Error, CustomStringConvertible {
@@ -117,6 +137,51 @@ struct ClosedBusEndToEndTests {
             return try client.request(service: "flowbus.echo", body: [Array("hi".utf8)])
         }
         #expect(served == [Array("hi".utf8)])
+    }
+
+    @Test("one address past the connection rate is refused and counted, and let in again as the rate allows; snapshots past their rate are dropped and counted",
+          .timeLimit(.minutes(1)))
+    func connectionAndSnapshotRates() async throws {
+        // 5 connections a second, 50 at once; 2 snapshots a second, 8 at once.
+        let (host, port) = try await Self.startHost(open: false, extra: ["--connection-rate", "5", "--snapshot-rate", "2"])
+        defer { Task { try? await host.stop() } }
+        try await BusEndToEndTests.waitForEcho(host)
+
+        // 80 clients from 127.0.0.1 at once: 50 get in, the rest are refused (a refused handshake
+        // ends the connection: libzmq does not try again by itself).
+        let first = try await onThread { try Self.askMMI(port: port, clients: 80, wait: .seconds(3)) }
+        // (The bucket refills by 5 a second while the 80 handshakes go on: a few more may get in.)
+        #expect((50...56).contains(first), "the burst of 50 connections gets in, the rest are refused; \(first) of 80 answered")
+        // A second later the bucket holds 5 again: refused clients that connect anew get in.
+        try await Task.sleep(for: .milliseconds(1100))
+        let again = try await onThread { try Self.askMMI(port: port, clients: 5, wait: .seconds(3)) }
+        #expect(again == 5, "\(again) of 5 new connections answered a second later")
+
+        // One client asking for 20 snapshots at once: about the burst of 8 served, the rest dropped.
+        let served = try await onThread { () -> Int in
+            let context = try ZMQContext()
+            let socket = try ZMQSocket(context: context, type: .dealer, linger: .zero)
+            try socket.connect("tcp://127.0.0.1:\(port + 1)")
+            for _ in 0..<20 { try socket.send([Array("ICANHAZ?".utf8), Array("/schema/".utf8)]) }
+            let poller = ZMQPoller()
+            poller.add(socket)
+            var ends = 0
+            while try poller.poll(timeout: .milliseconds(700)) > 0 {
+                guard let message = try socket.receiveMessage() else { continue }
+                if message.first == Array("KTHXBAI".utf8) { ends += 1 }
+            }
+            return ends
+        }
+        #expect((8...11).contains(served), "8 snapshots at once and 2 a second; \(served) of 20 served")
+
+        let counted = await HostFixture.eventually(timeout: .seconds(5), every: .milliseconds(100)) {
+            guard let status = try? await host.status() else { return false }
+            return (status["connectionsRateLimited"] as? Int ?? 0) >= 1 && Self.counter(status, "clone", "snapshotsRateLimited") >= 9
+        }
+        let status = try await host.status()
+        #expect(counted, "connections \(status["connectionsRateLimited"] ?? "-"), clone \(status["clone"] ?? "-")")
+        let ps = try await host.run(["ps"])
+        #expect(ps.output.contains("over the rate:"), "\(ps.output)")
     }
 
     @Test("--open lets a tcp peer register as a worker, and the host says it is open", .timeLimit(.minutes(1)))

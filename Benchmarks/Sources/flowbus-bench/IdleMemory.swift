@@ -111,7 +111,7 @@ struct IdleMemory {
     }
 
     /// Builds the binaries (unless --skip-build) and checks the CLI has `up`; returns why not, if not.
-    private func prepare() -> String? {
+    func prepare() -> String? {
         if !options.skipBuild {
             for product in ["flowbus", "flowbus-echo"] {
                 progress("idle-memory: swift build -c release --product \(product) --scratch-path Benchmarks/.build-flowbus (in \(repository.path))")

@@ -120,6 +120,7 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case appJourney = "app-journey"
     case appMemory = "app-memory"
     case clientFanout = "client-fanout"
+    case hostChurn = "host-churn"
 }
 
 extension Options {

@@ -9,8 +9,9 @@ import Glibc
 final class RawContext: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
 
-    init() {
+    init(maxSockets: Int32? = nil) {
         handle = zmq_ctx_new()
+        if let maxSockets { zmq_ctx_set(handle, ZMQ_MAX_SOCKETS, maxSockets) }
     }
 
     deinit {

@@ -34,4 +34,11 @@ int cflowhost_exit_status(int status);
 int cflowhost_signaled(int status);
 int cflowhost_term_signal(int status);
 
+/// glibc's malloc_trim(0): hands every free page of every malloc arena back to the system.
+/// Returns 1 when memory was released.
+int cflowhost_malloc_trim(void);
+
+/// Bytes malloc holds free in its arenas (mallinfo2's fordblks): freed, not yet reused.
+unsigned long long cflowhost_heap_free_bytes(void);
+
 #endif
