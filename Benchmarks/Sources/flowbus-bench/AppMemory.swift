@@ -108,7 +108,7 @@ struct AppMemory {
         for index in 0..<count {
             let start = monotonicNanoseconds()
             do {
-                sessions.append(try await connection.openSession(requested: nil))
+                sessions.append(try await connection.openSession(requested: nil).session)
             } catch {
                 throw BenchError("opening session \(index + 1) of \(count) failed: \(error)")
             }

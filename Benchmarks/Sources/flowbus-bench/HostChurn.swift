@@ -58,7 +58,8 @@ struct HostChurn {
         } catch {
             throw BenchError("cannot write \(manifest): \(error)")
         }
-        let port = 40_000 + Int(getpid() % 2_000) * 8 + (trimming ? 0 : 4)
+        // Below Linux's ephemeral ports (32768 and up), which the churn's own connections take.
+        let port = 24_000 + Int(getpid() % 1_000) * 8 + (trimming ? 0 : 4)
         let broker = "tcp://127.0.0.1:\(port)"
         let clone = "tcp://127.0.0.1:\(port + 1)"
         let host = Process()
@@ -83,15 +84,21 @@ struct HostChurn {
         }
         let label = "\(Self.name) (trimmer \(trimming ? "on" : "off"))"
         progress("\(label): flowbus up (pid \(host.processIdentifier)) on \(broker), \(clone)")
-        try waitUntilServing(flowbus: flowbus, runDirectory: runDirectory, host: host, repository: repository)
+        do {
+            try waitUntilServing(flowbus: flowbus, runDirectory: runDirectory, host: host, repository: repository)
+        } catch {
+            let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3).joined(separator: " | ")
+            throw BenchError("\(error.description); its output: \(tail)")
+        }
         Thread.sleep(forTimeInterval: 2)
         let pid = host.processIdentifier
         var figures = Figures()
         figures.idleKiB = try resident(pid)
         figures.peakKiB = figures.idleKiB
         let publisher = "tcp://127.0.0.1:\(port + 2)"
-        let context = RawContext(maxSockets: Int32(batch * 3 + 64))
         for round in 1...rounds {
+            // A context per round: ending it waits until libzmq has closed every socket of the round.
+            let context = RawContext(maxSockets: Int32(batch * 3 + 64))
             var requests: [RawSocket] = []
             var snapshots: [RawSocket] = []
             var subscribers: [RawSocket] = []

@@ -46,6 +46,7 @@ struct FlowbusBench {
         attempt(.appJourney) { () throws(BenchError) in AppJourney(options: options, logger: logger).run() }
         attempt(.appMemory) { () throws(BenchError) in AppMemory(options: options, logger: logger).run() }
         attempt(.clientFanout) { () throws(BenchError) in ClientFanout(options: options, logger: logger).run() }
+        attempt(.hostChurn) { () throws(BenchError) in try HostChurn(options: options).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"
