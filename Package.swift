@@ -179,7 +179,7 @@ if present("Plugins/AccountKit") {
         // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
         .target(
             name: "AccountKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AppStore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/AccountKit",
             swiftSettings: strictSettings
         ),
@@ -187,16 +187,23 @@ if present("Plugins/AccountKit") {
 }
 if present("Plugins/AppStore") {
     package.targets += [
+        // libpq, PostgreSQL's C client (Debian's libpq-dev), for services replicas sharing one database.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Plugins/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // The sample apps' durable records and the services' replies (a FlowKit ServiceReplyStore):
-        // SQLite through GRDB, in the host's run directory.
+        // SQLite through GRDB in the host's run directory, or PostgreSQL through libpq for replicas.
         .target(
             name: "AppStore",
-            dependencies: ["FlowKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FlowKit", "CLibPQ", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Plugins/AppStore",
             exclude: ["Tests"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "FlowKit"], path: "Plugins/AppStore/Tests"),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "FlowKit", "FlowbusTesting"], path: "Plugins/AppStore/Tests"),
     ]
 }
 if present("Plugins/MoviesApp") {
@@ -275,7 +282,7 @@ if present("Plugins/Photos") {
         ),
         .testTarget(
             name: "PhotosAppTests",
-            dependencies: ["PhotosApp", "AccountKit", "AppStore", "FlowKit", "FlowProtocol"],
+            dependencies: ["PhotosApp", "AccountKit", "AppStore", "FlowKit", "FlowProtocol", "FlowbusTesting"],
             path: "Plugins/Photos/Tests"
         ),
         // The Photos app's processes (Plugins/Photos/manifest.yaml), like the movies app's.

@@ -24,7 +24,7 @@ public final class AttemptLimiter: Sendable {
         }
     }
 
-    struct Entry {
+    struct Entry: Codable {
         var failures: [Date] = []
         var lockedUntil: Date = .distantPast
         var lockouts = 0
@@ -34,6 +34,11 @@ public final class AttemptLimiter: Sendable {
     public let policy: Policy
     let entries = Mutex<[String: Entry]>([:])
     let refusedCount = Atomic<Int>(0)
+    /// Where each change of a key is written (`keep(in:)`), nil: memory only.
+    let journal = Mutex<Journal?>(nil)
+
+    /// Receives each key's state as it changes (JSON), or nil when the key is forgotten.
+    public typealias Journal = @Sendable (_ key: String, _ entry: Data?) -> Void
 
     public init(policy: Policy = Policy()) {
         self.policy = policy
@@ -54,7 +59,8 @@ public final class AttemptLimiter: Sendable {
 
     /// Notes a wrong try for each key; a key at its limit is locked.
     public func recordFailure(_ keys: [String], now: Date = Date()) {
-        entries.withLock { entries in
+        let changed = entries.withLock { entries -> [(String, Entry?)] in
+            var changed: [(String, Entry?)] = []
             for key in keys {
                 var entry = entries[key] ?? Entry()
                 entry.failures = entry.failures.filter { now.timeIntervalSince($0) < policy.window } + [now]
@@ -66,22 +72,47 @@ public final class AttemptLimiter: Sendable {
                     entry.failures = []
                 }
                 entries[key] = entry
+                changed.append((key, entry))
             }
-            if entries.count > policy.maxKeys { Self.evict(&entries, keeping: policy.maxKeys * 9 / 10, now: now) }
+            if entries.count > policy.maxKeys {
+                changed += Self.evict(&entries, keeping: policy.maxKeys * 9 / 10, now: now).map { ($0, nil) }
+            }
+            return changed
         }
+        write(changed)
     }
 
     /// A right try: the keys' wrong tries are forgotten (their lockout history too).
     public func recordSuccess(_ keys: [String]) {
-        entries.withLock { entries in
-            for key in keys { entries[key] = nil }
+        let forgotten = entries.withLock { entries in
+            keys.filter { entries.removeValue(forKey: $0) != nil }
         }
+        write(forgotten.map { ($0, nil) })
+    }
+
+    /// Writes every change from now on to `journal` — the services' record store, so the counts
+    /// survive a restart and replicas sharing the store count each guess once, wherever it lands.
+    public func keep(in journal: @escaping Journal) {
+        self.journal.withLock { $0 = journal }
+    }
+
+    /// Sets one key as `keep(in:)` wrote it (nil: forgotten); an entry that does not decode is
+    /// dropped (the key starts afresh, as after a restart without a journal).
+    public func restore(_ key: String, _ entry: Data?) {
+        let decoded = entry.flatMap { try? JSONDecoder().decode(Entry.self, from: $0) }
+        entries.withLock { $0[key] = decoded }
+    }
+
+    func write(_ changes: [(String, Entry?)]) {
+        guard !changes.isEmpty, let journal = journal.withLock({ $0 }) else { return }
+        for (key, entry) in changes { journal(key, entry.flatMap { try? JSONEncoder().encode($0) }) }
     }
 
     /// Tries refused so far (for logs and tests).
     public var refused: Int { refusedCount.load(ordering: .relaxed) }
 
-    static func evict(_ entries: inout [String: Entry], keeping count: Int, now: Date) {
+    /// Forgets all but `count` keys; returns the keys forgotten.
+    static func evict(_ entries: inout [String: Entry], keeping count: Int, now: Date) -> [String] {
         // Unlocked keys first, the stalest first: a locked key is never forgotten before its time
         // unless nothing else is left.
         let order = entries.sorted { left, right in
@@ -89,6 +120,8 @@ public final class AttemptLimiter: Sendable {
             if leftLocked != rightLocked { return !leftLocked }
             return left.value.lastSeen < right.value.lastSeen
         }
-        for (key, _) in order.prefix(entries.count - count) { entries[key] = nil }
+        let forgotten = order.prefix(entries.count - count).map(\.key)
+        for key in forgotten { entries[key] = nil }
+        return forgotten
     }
 }

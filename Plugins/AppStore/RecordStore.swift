@@ -1,71 +1,69 @@
 import Foundation
-import GRDB
+import Synchronization
 
-/// The sample apps' durable records: one SQLite table of (kind, key) → value, written through
-/// GRDB before a service answers, so a reply the app sent is never lost to a kill -9 of the
-/// services or the host. The services keep their working set in memory and load it from here
-/// when they start.
+/// The sample apps' durable records: (kind, key) → value, written before a service answers, so
+/// a reply the app sent is never lost to a kill -9 of the services or the host. The services
+/// keep their working set in memory: each follows the kinds it owns (`follow`), `load` hands
+/// them every record when they start, and — when replicas share the store — each call first
+/// hands them what the other replicas wrote since (`answer`).
 ///
-/// The file is in WAL mode with `synchronous = NORMAL`: a committed write survives the death of
-/// any process; a power loss or kernel crash may lose the last transactions, never corrupt the file.
+/// Two backends: SQLite through GRDB (a file in the run directory; one services process), and
+/// PostgreSQL through libpq (`postgresql://…`; any number of replicas, on any machines).
 ///
 /// It also keeps the services' replies by idempotency key (`RecordStore+Replies.swift`).
 public final class RecordStore: Sendable {
-    let database: any DatabaseWriter
-    /// Where the records live (`:memory:` for a store made for tests).
+    let backend: any RecordBackend
+    /// Where the records live: a file's path, `:memory:`, or a PostgreSQL address (no password).
     public let path: String
     /// How many replies are kept: the newest; older ones are pruned as new ones come.
     public let replyCapacity: Int
     /// Replies kept unless told otherwise: as many as the in-memory default keeps per service.
     public static let defaultReplyCapacity = 4096
+    /// Whether other processes write the same records (PostgreSQL), so calls catch up first.
+    public let shared: Bool
 
-    /// Opens (or creates) the database at `path`, making its folder owner-only if missing.
-    public init(path: String, replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
-        self.replyCapacity = max(1, replyCapacity)
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            database = try DatabasePool(path: path, configuration: configuration)
-            self.path = path
-            try Self.migrate(database)
-        } catch {
-            throw RecordStoreError(path: path, reason: "\(error)")
+    let followers = Mutex<[String: @Sendable (String, Data?) throws -> Void]>([:])
+    /// The newest version this process's memory holds (shared stores).
+    let seen = Atomic<Int64>(0)
+
+    /// Opens (or creates) the SQLite database at `path`, making its folder owner-only if missing.
+    public convenience init(path: String, replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
+        let backend: SQLiteRecords
+        do { backend = try SQLiteRecords(path: path) } catch { throw RecordStoreError(path: path, reason: "\(error)") }
+        self.init(backend: backend, shared: false, replyCapacity: replyCapacity)
+    }
+
+    /// Connects to the PostgreSQL database at `address` (`postgresql://user@host:port/database`,
+    /// or `postgresql:///database?host=/socket/folder`) and keeps the records in `schema`
+    /// (created if missing), which every replica of the same app names alike.
+    public convenience init(postgres address: String, schema: String, replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
+        let backend: PostgresRecords
+        do { backend = try PostgresRecords(address: address, schema: schema) } catch {
+            throw RecordStoreError(path: PostgresRecords.redacted(address), reason: "\(error)")
         }
+        self.init(backend: backend, shared: true, replyCapacity: replyCapacity)
     }
 
     /// A store in memory: the same code paths, nothing on disk (unit tests).
-    public init(replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
-        self.replyCapacity = max(1, replyCapacity)
-        do {
-            database = try DatabaseQueue()
-            path = ":memory:"
-            try Self.migrate(database)
-        } catch {
-            throw RecordStoreError(path: ":memory:", reason: "\(error)")
-        }
+    public convenience init(replyCapacity: Int = RecordStore.defaultReplyCapacity) throws(RecordStoreError) {
+        let backend: SQLiteRecords
+        do { backend = try SQLiteRecords() } catch { throw RecordStoreError(path: ":memory:", reason: "\(error)") }
+        self.init(backend: backend, shared: false, replyCapacity: replyCapacity)
     }
 
-    static func migrate(_ database: any DatabaseWriter) throws {
-        try database.write { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS records (
-                    kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (kind, key)
-                ) WITHOUT ROWID
-                """)
-            // Replies have a table of their own: the rowid orders them, so the oldest are pruned cheaply.
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS replies (sequence INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, value BLOB NOT NULL)
-                """)
-        }
+    init(backend: any RecordBackend, shared: Bool, replyCapacity: Int) {
+        self.backend = backend
+        self.shared = shared
+        self.replyCapacity = max(1, replyCapacity)
+        path = backend.location
     }
+
+    /// Whether `data` names a PostgreSQL database rather than a file.
+    public static func isPostgresAddress(_ data: String) -> Bool { PostgresRecords.isAddress(data) }
 
     /// Writes (or replaces) one record; returns once it is committed.
     public func put(_ kind: String, _ key: String, _ value: Data) throws(RecordStoreError) {
-        try write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)", arguments: [kind, key, value])
-        }
+        try write { transaction in try transaction.put(kind, key, value) }
     }
 
     /// Writes one record as JSON.
@@ -76,18 +74,16 @@ public final class RecordStore: Sendable {
     }
 
     public func delete(_ kind: String, _ key: String) throws(RecordStoreError) {
-        try write { db in try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key]) }
+        try write { transaction in try transaction.delete(kind, key) }
     }
 
-    /// Applies `changes` in one transaction: after a kill -9 the file holds all of them or none.
+    /// Applies `changes` in one transaction: after a kill -9 the store holds all of them or none.
     public func apply(_ changes: [RecordChange]) throws(RecordStoreError) {
-        try write { db in
+        try write { transaction in
             for change in changes {
                 switch change {
-                case .put(let kind, let key, let value):
-                    try db.execute(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)", arguments: [kind, key, value])
-                case .delete(let kind, let key):
-                    try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
+                case .put(let kind, let key, let value): try transaction.put(kind, key, value)
+                case .delete(let kind, let key): try transaction.delete(kind, key)
                 }
             }
         }
@@ -96,13 +92,7 @@ public final class RecordStore: Sendable {
     /// Every record of `kind`, by key.
     public func all(_ kind: String) throws(RecordStoreError) -> [String: Data] {
         do {
-            return try read { db in
-                var records: [String: Data] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT key, value FROM records WHERE kind = ?", arguments: [kind]) {
-                    records[row["key"]] = row["value"]
-                }
-                return records
-            }
+            return try read { transaction in try transaction.all(kind) }
         } catch {
             throw RecordStoreError(path: path, reason: "\(error)")
         }
@@ -113,28 +103,91 @@ public final class RecordStore: Sendable {
     public func all<Value: Decodable>(_ kind: String, as type: Value.Type) throws(RecordStoreError) -> [String: Value] {
         var values: [String: Value] = [:]
         for (key, data) in try all(kind) {
-            do { values[key] = try JSONDecoder().decode(Value.self, from: data) } catch {
-                throw RecordStoreError(path: path, reason: "the \(kind) record \(key) does not decode: \(error)")
-            }
+            values[key] = try decode(kind, key, data, as: Value.self)
         }
         return values
     }
 
-    /// Runs `body` in a write transaction: the one `answer` holds open on this thread for this
-    /// store, if any (its writes then commit with the reply), else a transaction of its own.
-    func write<T>(_ body: (Database) throws -> T) throws(RecordStoreError) -> T {
+    func decode<Value: Decodable>(_ kind: String, _ key: String, _ data: Data, as type: Value.Type) throws(RecordStoreError) -> Value {
+        do { return try JSONDecoder().decode(Value.self, from: data) } catch {
+            throw RecordStoreError(path: path, reason: "the \(kind) record \(key) does not decode: \(error)")
+        }
+    }
+
+    /// Hands every record of `kind` to `apply` — each one by `load`, then, in a shared store,
+    /// each one another replica writes or deletes (nil) before the call that follows. `apply`
+    /// sets or removes the key in the service's memory; it runs inside the store's write
+    /// transaction, before the handler, so it may take the service's own locks.
+    public func follow(_ kind: String, _ apply: @escaping @Sendable (_ key: String, _ value: Data?) throws -> Void) {
+        followers.withLock { $0[kind] = apply }
+    }
+
+    /// `follow` with each value decoded from JSON; a value that does not decode stops the load
+    /// (or the call) with an error naming the record.
+    public func follow<Value: Decodable>(
+        _ kind: String, as type: Value.Type, _ apply: @escaping @Sendable (_ key: String, _ value: Value?) -> Void
+    ) {
+        follow(kind) { [unowned self] key, data throws(RecordStoreError) in
+            apply(key, try data.map { data throws(RecordStoreError) in try self.decode(kind, key, data, as: Value.self) })
+        }
+    }
+
+    /// Hands every record to the kinds' followers, as the services start.
+    public func load() throws(RecordStoreError) {
+        let followers = followers.withLock { $0 }
         do {
-            if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.database) }
-            return try database.write(body)
+            if shared {
+                if let version = try backend.write({ transaction in try catchUp(transaction, followers: followers) }) {
+                    advance(to: version)
+                }
+            } else {
+                for (kind, apply) in followers.sorted(by: { $0.key < $1.key }) {
+                    for (key, value) in try all(kind) { try apply(key, value) }
+                }
+            }
+        } catch let error as RecordStoreError {
+            throw error
         } catch {
             throw RecordStoreError(path: path, reason: "\(error)")
         }
     }
 
-    /// Reads through the open transaction, if any (it sees its own writes), else from the file.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.database) }
-        return try database.read(body)
+    /// Hands the followers what was committed since this process last looked (other replicas'
+    /// writes, and its own, which set what memory already holds); returns the version reached,
+    /// nil for a store this process alone writes.
+    func catchUp(_ transaction: any RecordTransaction, followers: [String: @Sendable (String, Data?) throws -> Void]) throws -> Int64? {
+        guard let (changes, version) = try transaction.changes(after: seen.load(ordering: .acquiring)) else { return nil }
+        for change in changes { try followers[change.kind]?(change.key, change.value) }
+        return version
+    }
+
+    /// Records that memory holds every version up to `version` (once its transaction committed).
+    func advance(to version: Int64) {
+        var current = seen.load(ordering: .relaxed)
+        while current < version {
+            let (exchanged, original) = seen.compareExchange(expected: current, desired: version, ordering: .acquiringAndReleasing)
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    /// Runs `body` in a write transaction: the one `answer` holds open on this thread for this
+    /// store, if any (its writes then commit with the reply), else a transaction of its own.
+    func write<T>(_ body: (any RecordTransaction) throws -> T) throws(RecordStoreError) -> T {
+        do {
+            if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.transaction) }
+            return try backend.write(body)
+        } catch let error as RecordStoreError {
+            throw error
+        } catch {
+            throw RecordStoreError(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Reads through the open transaction, if any (it sees its own writes), else what is committed.
+    func read<T>(_ body: (any RecordTransaction) throws -> T) throws -> T {
+        if let open = OpenTransaction.current, open.store == ObjectIdentifier(self) { return try body(open.transaction) }
+        return try backend.read(body)
     }
 }
 

@@ -56,15 +56,25 @@ public struct AppServices {
         path: String, catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
         hashIterations: Int = InMemoryUserService.defaultHashIterations
     ) throws(RecordStoreError) -> AppServices {
-        let records = try RecordStore(path: path)
+        try durable(
+            records: try RecordStore(path: path), catalog: catalog, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations)
+    }
+
+    /// The services over `catalog` with their data in `records` — a SQLite file, or a
+    /// PostgreSQL database that replicas share (each call then sees what any replica committed).
+    public static func durable(
+        records: RecordStore, catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        hashIterations: Int = InMemoryUserService.defaultHashIterations
+    ) throws(RecordStoreError) -> AppServices {
         let mail = InMemoryMailService(records: records)
         let users = InMemoryUserService(mail: mail, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations, records: records)
         let movies = InMemoryMovieService(catalog: catalog, records: records)
         let expenses = InMemoryExpenseService(records: records)
-        try mail.restore()
-        try users.restore()
-        try movies.restore()
-        try expenses.restore()
+        mail.followRecords()
+        users.followRecords()
+        movies.followRecords()
+        expenses.followRecords()
+        try records.load()
         users.seedDemoAccount()
         return AppServices(
             users: users, genres: InMemoryGenreService(catalog: catalog), movies: movies, mail: mail, expenses: expenses, records: records)

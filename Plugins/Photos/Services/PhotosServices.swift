@@ -46,14 +46,24 @@ public struct PhotosServices {
         path: String, catalog: PhotoCatalog, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
         clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
     ) throws(RecordStoreError) -> PhotosServices {
-        let records = try RecordStore(path: path)
+        try durable(
+            records: try RecordStore(path: path), catalog: catalog, codeLifetime: codeLifetime, clock: clock, hashIterations: hashIterations)
+    }
+
+    /// The services over `catalog` with their data in `records` — a SQLite file, or a
+    /// PostgreSQL database that replicas share (each call then sees what any replica committed).
+    public static func durable(
+        records: RecordStore, catalog: PhotoCatalog, codeLifetime: TimeInterval = InMemoryAccountService.defaultCodeLifetime,
+        clock: @escaping PhotosClock = { Date() }, hashIterations: Int = InMemoryAccountService.defaultHashIterations
+    ) throws(RecordStoreError) -> PhotosServices {
         let mail = InMemoryMailService(records: records)
         let accounts = InMemoryAccountService(
             mail: mail, codeLifetime: codeLifetime, clock: clock, hashIterations: hashIterations, records: records)
         let photos = InMemoryPhotoService(catalog: catalog, records: records)
-        try mail.restore()
-        try accounts.restore()
-        try photos.restore()
+        mail.followRecords()
+        accounts.followRecords()
+        photos.followRecords()
+        try records.load()
         accounts.seedDemoAccount()
         return PhotosServices(accounts: accounts, photos: photos, mail: mail, records: records)
     }

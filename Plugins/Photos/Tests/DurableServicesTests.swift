@@ -1,3 +1,4 @@
+import AccountKit
 import AppStore
 import Foundation
 import PhotosApp
@@ -69,15 +70,21 @@ import Testing
                 try first.accounts.resetPassword(email: "demo@photos.dev", code: otherCode(than: code), newPassword: "another123")
             }
         }
-        // The guess limiter starts afresh with the process; the code's own count does not.
+        // Both counts outlive the process: the code's own, and the guess limiter's.
         let second = try open()
-        // Ana's untried code is still good; the demo's one wrong try from void.
+        // Ana's untried code is still good; the demo's fifth wrong try locks the account…
         try second.accounts.resetPassword(email: "ana@example.com", code: try lastCode(second, "ana@example.com"), newPassword: "another123")
         #expect(throws: ServiceFailure.refused(.wrongCode)) {
             try second.accounts.resetPassword(email: "demo@photos.dev", code: otherCode(than: code), newPassword: "another123")
         }
+        let third = try open()
+        #expect(throws: ServiceFailure.refused(.tooManyAttempts)) {
+            try third.accounts.resetPassword(email: "demo@photos.dev", code: code, newPassword: "another123")
+        }
+        // …and once the lock is over, the code itself is void.
+        clock.advance(by: AttemptLimiter.Policy().lockout + 1)
         #expect(throws: ServiceFailure.refused(.wrongCode)) {
-            try second.accounts.resetPassword(email: "demo@photos.dev", code: code, newPassword: "another123")
+            try third.accounts.resetPassword(email: "demo@photos.dev", code: code, newPassword: "another123")
         }
         #expect(try open().accounts.signIn(email: "demo@photos.dev", password: "photos123", session: "s1").email == "demo@photos.dev")
     }

@@ -22,11 +22,11 @@ public final class InMemoryMovieService: MovieService, Sendable {
         self.records = records
     }
 
-    /// Loads what the record store holds.
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let stored = try records.all("movies-user", as: UserData.self)
-        users.withLock { $0.merge(stored) { _, stored in stored } }
+    /// Follows the `movies-user` records: loaded at start, and kept up with other replicas' writes.
+    public func followRecords() {
+        records?.follow("movies-user", as: UserData.self) { [weak self] user, data in
+            self?.users.withLock { $0[user] = data }
+        }
     }
 
     /// Changes one user's data: committed to the record store first, then in memory.

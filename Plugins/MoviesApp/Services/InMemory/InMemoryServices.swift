@@ -26,10 +26,11 @@ public final class InMemoryMailService: MailService, Sendable {
         self.records = records
     }
 
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let stored = try records.all("outbox", as: [Mail].self)
-        outboxes.withLock { $0.merge(stored) { _, stored in stored } }
+    /// Follows the `outbox` records: loaded at start, and kept up with other replicas' writes.
+    public func followRecords() {
+        records?.follow("outbox", as: [Mail].self) { [weak self] address, outbox in
+            self?.outboxes.withLock { $0[address] = outbox }
+        }
     }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {
@@ -56,17 +57,20 @@ public final class InMemoryExpenseService: ExpenseService, Sendable {
         self.records = records
     }
 
-    public func restore() throws(RecordStoreError) {
+    /// Follows the `expenses` records: loaded at start, and kept up with other replicas' writes.
+    public func followRecords() {
         guard let records else { return }
-        var stored: [String: [Movies_V1_ExpenseReport]] = [:]
-        for (session, blobs) in try records.all("expenses", as: [Data].self) {
+        records.follow("expenses") { [weak self, path = records.path] session, value throws(RecordStoreError) in
+            guard let self else { return }
+            guard let value else { return registered.withLock { $0[session] = nil } }
+            let reports: [Movies_V1_ExpenseReport]
             do {
-                stored[session] = try blobs.map { try Movies_V1_ExpenseReport(serializedBytes: $0) }
+                reports = try JSONDecoder().decode([Data].self, from: value).map { try Movies_V1_ExpenseReport(serializedBytes: $0) }
             } catch {
-                throw RecordStoreError(path: records.path, reason: "the expenses record \(session) does not decode: \(error)")
+                throw RecordStoreError(path: path, reason: "the expenses record \(session) does not decode: \(error)")
             }
+            registered.withLock { $0[session] = reports }
         }
-        registered.withLock { $0.merge(stored) { _, stored in stored } }
     }
 
     public func submit(_ report: Movies_V1_ExpenseReport, session: String) throws(ServiceFailure) {

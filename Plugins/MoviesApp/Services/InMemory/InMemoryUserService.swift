@@ -80,15 +80,17 @@ public final class InMemoryUserService: UserService, Sendable {
         self.hashIterations = hashIterations
     }
 
-    /// Loads the accounts and signed-in sessions the record store holds (none without one).
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let accounts = try records.all("account", as: StoredAccount.self)
-        let sessions = try records.all("signin", as: String.self)
-        store.withLock { store in
-            store.accounts.merge(accounts) { _, stored in stored }
-            store.sessions.merge(sessions) { _, stored in stored }
+    /// Follows the accounts and signed-in sessions of the record store (none without one):
+    /// loaded at start, and kept up with other replicas' writes.
+    public func followRecords() {
+        records?.follow("account", as: StoredAccount.self) { [weak self] email, account in
+            self?.store.withLock { $0.accounts[email] = account }
         }
+        records?.follow("signin", as: String.self) { [weak self] session, email in
+            self?.store.withLock { $0.sessions[session] = email }
+        }
+        // Wrong passwords and codes are counted in the store too.
+        if let records { attempts.keep(in: records) }
     }
 
     /// Commits one account (before memory changes, so a reply never outruns the disk).

@@ -87,17 +87,20 @@ public final class InMemoryAccountService: AccountService, Sendable {
         self.hashIterations = hashIterations
     }
 
-    /// Loads the accounts, signed-in sessions and reset codes the record store holds (none without one).
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let accounts = try records.all("account", as: StoredAccount.self)
-        let sessions = try records.all("signin", as: String.self)
-        let resetCodes = try records.all("reset", as: ResetCode.self)
-        store.withLock { store in
-            store.accounts.merge(accounts) { _, stored in stored }
-            store.sessions.merge(sessions) { _, stored in stored }
-            store.resetCodes.merge(resetCodes) { _, stored in stored }
+    /// Follows the accounts, signed-in sessions and reset codes of the record store (none
+    /// without one): loaded at start, and kept up with other replicas' writes.
+    public func followRecords() {
+        records?.follow("account", as: StoredAccount.self) { [weak self] email, account in
+            self?.store.withLock { $0.accounts[email] = account }
         }
+        records?.follow("signin", as: String.self) { [weak self] session, email in
+            self?.store.withLock { $0.sessions[session] = email }
+        }
+        records?.follow("reset", as: ResetCode.self) { [weak self] email, code in
+            self?.store.withLock { $0.resetCodes[email] = code }
+        }
+        // Wrong passwords and codes are counted in the store too.
+        if let records { attempts.keep(in: records) }
     }
 
     /// Adds the demo account (demo@photos.dev / photos123, "Demo Photographer"), unless the

@@ -14,11 +14,12 @@ public final class InMemoryMailService: MailService, Sendable {
         self.records = records
     }
 
-    /// Loads the outboxes the record store holds (none without one).
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let stored = try records.all("outbox", as: [Mail].self)
-        outboxes.withLock { $0.merge(stored) { _, stored in stored } }
+    /// Follows the outboxes of the record store (none without one): loaded at start, and kept
+    /// up with other replicas' writes.
+    public func followRecords() {
+        records?.follow("outbox", as: [Mail].self) { [weak self] address, outbox in
+            self?.outboxes.withLock { $0[address] = outbox }
+        }
     }
 
     public func send(_ mail: Mail) throws(ServiceFailure) {

@@ -22,14 +22,14 @@ public final class InMemoryPhotoService: PhotoService, Sendable {
         self.records = records
     }
 
-    /// Loads every user's likes from the record store (none without one); the counts follow from them.
-    public func restore() throws(RecordStoreError) {
-        guard let records else { return }
-        let stored = try records.all("photo-likes", as: [String].self)
-        store.withLock { likes in
-            for (user, ids) in stored where likes.byUser[user] == nil && !ids.isEmpty {
-                likes.byUser[user] = ids
-                for id in ids { likes.counts[id, default: 0] += 1 }
+    /// Follows every user's likes in the record store (none without one): loaded at start, and
+    /// kept up with other replicas' writes; the counts follow from them.
+    public func followRecords() {
+        records?.follow("photo-likes", as: [String].self) { [weak self] user, ids in
+            self?.store.withLock { likes in
+                for id in likes.byUser[user] ?? [] { likes.counts[id, default: 1] -= 1 }
+                likes.byUser[user] = (ids?.isEmpty ?? true) ? nil : ids
+                for id in ids ?? [] { likes.counts[id, default: 0] += 1 }
             }
         }
     }
