@@ -29,6 +29,8 @@ let package = Package(
         .library(name: "FlowTerminal", targets: ["FlowTerminal"]),
         // The fuzz targets' decoders and properties, for the libFuzzer package in Fuzz/.
         .library(name: "FlowbusFuzzing", targets: ["FlowbusFuzzing"]),
+        // Fixtures of the tests that start real processes; the benchmarks use its PostgreSQL server.
+        .library(name: "FlowbusTesting", targets: ["FlowbusTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),

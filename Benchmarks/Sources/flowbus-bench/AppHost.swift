@@ -60,20 +60,28 @@ final class AppHost {
 
     /// `flowbus up --detach` with the default manifest in a fresh run directory, then waits until
     /// every app service has a worker registered with the broker.
-    static func start(options: Options, label: String) throws(BenchError) -> AppHost {
+    /// `manifest`: YAML to run instead of the default app's manifest.
+    static func start(options: Options, label: String, manifest: String? = nil, waitingFor: [String] = AppHost.services) throws(BenchError) -> AppHost {
         let repository = URL(fileURLWithPath: options.repositoryPath)
         let flowbus = repository.appendingPathComponent("Benchmarks/.build-flowbus/release/flowbus").path
         let host = AppHost(label: label, flowbus: flowbus, repository: repository, scratch: try ScratchDirectory())
         Cleanup.shared.register(host.runDirectory, flowbus: flowbus)
-        progress("\(label): flowbus up --detach (default manifest: the whole app), run directory \(host.runDirectory)")
-        let (status, output) = IdleMemory.execute(flowbus, ["up", "--detach", "--run-dir", host.runDirectory, "--log-level", "warning"], in: repository)
+        var chosen: [String] = []
+        if let manifest {
+            let path = host.scratch.path + "/manifest.yaml"
+            do { try manifest.write(toFile: path, atomically: true, encoding: .utf8) } catch { throw BenchError("cannot write \(path): \(error)") }
+            chosen = ["--manifest", path]
+        }
+        progress("\(label): flowbus up --detach (\(manifest == nil ? "default manifest: the whole app" : "its own manifest")), run directory \(host.runDirectory)")
+        let (status, output) = IdleMemory.execute(
+            flowbus, ["up", "--detach", "--run-dir", host.runDirectory, "--log-level", "warning"] + chosen, in: repository)
         host.hostPID = host.descriptorPID
         guard status == 0 else {
             host.stop()
             throw BenchError("`flowbus up --detach` exited \(status): \(output.suffix(600)); run it by hand with --run-dir to see why")
         }
         do throws(BenchError) {
-            try host.waitForWorkers(timeout: 60)
+            try host.waitForWorkers(waitingFor, timeout: 60)
         } catch {
             let log = host.hostLogTail
             host.stop()
@@ -129,14 +137,14 @@ final class AppHost {
     }
 
     /// Polls `flowbus ps --json` until the broker counts a worker for every app service.
-    private func waitForWorkers(timeout: TimeInterval) throws(BenchError) {
+    private func waitForWorkers(_ services: [String], timeout: TimeInterval) throws(BenchError) {
         let deadline = Date().addingTimeInterval(timeout)
-        var missing = Self.services
+        var missing = services
         var lastError: BenchError?
         while Date() < deadline {
             do throws(BenchError) {
                 let workers = (try status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
-                missing = Self.services.filter { (workers[$0] ?? 0) == 0 }
+                missing = services.filter { (workers[$0] ?? 0) == 0 }
                 if missing.isEmpty {
                     _ = try plugins()
                     return

@@ -121,6 +121,7 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case appMemory = "app-memory"
     case clientFanout = "client-fanout"
     case hostChurn = "host-churn"
+    case appStore = "app-store"
 }
 
 extension Options {
