@@ -62,9 +62,10 @@ final class PostgresRecords: RecordBackend, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try reconnectIfLost()
-        _ = try execute("BEGIN; SELECT pg_advisory_xact_lock(\(Self.lockClass), hashtext('\(schema)'))")
         let transaction = PostgresTransaction(self)
         do {
+            // Inside the `do`: a BEGIN whose lock failed is rolled back too, never left open.
+            _ = try execute("BEGIN; SELECT pg_advisory_xact_lock(\(Self.lockClass), hashtext('\(schema)'))")
             let result = try body(transaction)
             _ = try execute("COMMIT")
             return result
