@@ -6,7 +6,9 @@ import MessagePath
 
 /// The navigation owner's part of the runtime: sessions, their navigation and their record.
 extension CoordinatorRuntime {
-    func openSession(requested: String) -> Flowbus_V1_CoordinatorReply {
+    /// Opens a new session, or attaches to an open one. `peer` is who asked, as a closed broker
+    /// names it (nil in open mode and in tests): a client opens at most `limits.perClient`.
+    func openSession(requested: String, peer: String? = nil) -> Flowbus_V1_CoordinatorReply {
         if !requested.isEmpty, (try? SessionID(requested)) == nil {
             return Self.refusal(WireError(.invalidField, "\"\(requested)\" is not a valid session id",
                                           hint: "use 1 to 128 characters from A-Z a-z 0-9 . _ -, or leave it empty for a new session"))
@@ -23,14 +25,10 @@ extension CoordinatorRuntime {
                 return reply
             }
             let session = (try? SessionID(requested)) ?? Self.newSessionID()
-            if state.instances[session] == nil, state.instances.count >= maxOpenSessions {
-                state.sessionsRefused += 1
-                logger.warning("refused to open a session: the limit of open sessions is reached", metadata: [
-                    "flowbus.open": "\(state.instances.count)", "flowbus.limit": "\(maxOpenSessions)",
-                ])
-                return Self.refusal(WireError(
-                    .unavailable, "this host has \(state.instances.count) open sessions, its limit; no new one can open now",
-                    hint: "close sessions you no longer use (`flowbus sessions` lists them; idle ones close by themselves), or raise the owner's --max-sessions"))
+            if let refusal = refusalToOpen(for: SessionLimits.client(peer), in: &state) { return refusal }
+            if let client = SessionLimits.client(peer) {
+                state.openedBy[session] = client
+                state.openByClient[client, default: 0] += 1
             }
             let instance = type.init(session: session.text, parent: "")
             if let record = state.records[session], !record.user.isEmpty { instance.context["user"] = record.user }
@@ -53,6 +51,29 @@ extension CoordinatorRuntime {
         }
     }
 
+    /// Why no new session may open now: the host's limit, or the asking client's. Nil: it may.
+    private func refusalToOpen(for client: String?, in state: inout State) -> Flowbus_V1_CoordinatorReply? {
+        if state.instances.count >= limits.open {
+            state.sessionsRefused += 1
+            logger.warning("refused to open a session: the limit of open sessions is reached", metadata: [
+                "flowbus.open": "\(state.instances.count)", "flowbus.limit": "\(limits.open)",
+            ])
+            return Self.refusal(WireError(
+                .unavailable, "this host has \(state.instances.count) open sessions, its limit; no new one can open now",
+                hint: "close sessions you no longer use (`flowbus sessions` lists them; idle ones close by themselves), or raise the owner's --max-sessions"))
+        }
+        if let client, let held = state.openByClient[client], held >= limits.perClient {
+            state.sessionsRefused += 1
+            logger.warning("refused to open a session: the client holds its limit of open sessions", metadata: [
+                "flowbus.peer": "\(client)", "flowbus.open": "\(held)", "flowbus.limit": "\(limits.perClient)",
+            ])
+            return Self.refusal(WireError(
+                .unavailable, "you (\(client)) already hold \(held) open sessions, the most one client may hold on this host",
+                hint: "close sessions you no longer use (coord.app closeSession), attach to one you hold, or ask the host's operator to raise --max-sessions-per-client"))
+        }
+        return nil
+    }
+
     /// A closed host's openSession reply carries the session's tokens: `capability` (drive) for the
     /// client that opened or attached, `watch` for observers it lets in.
     func grantCapabilities(on session: SessionID, in reply: inout Flowbus_V1_CoordinatorReply) {
@@ -66,6 +87,10 @@ extension CoordinatorRuntime {
     func closeSession(_ session: SessionID, reason: String) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
             state.lastActive[session] = nil
+            if let client = state.openedBy.removeValue(forKey: session) {
+                let left = (state.openByClient[client] ?? 1) - 1
+                state.openByClient[client] = left > 0 ? left : nil
+            }
             if let instance = state.instances[session] { release(instance, of: session, in: &state) }
             if var record = state.records[session] {
                 record.open = false

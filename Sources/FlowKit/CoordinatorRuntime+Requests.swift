@@ -10,10 +10,12 @@ import ZeroMQ
 /// Requests: the CoordinatorCalls and Intents a coordinator answers, each retry (same session
 /// and idempotency key) with the first try's outcome.
 extension CoordinatorRuntime {
-    /// Answers one request envelope (a CoordinatorCall or an Intent).
-    public func respond(to envelope: Envelope) -> Envelope {
+    /// Answers one request envelope (a CoordinatorCall or an Intent). `peer`: who sent it, as a
+    /// closed broker names it (`MajordomoRequest.peer`).
+    public func respond(to envelope: Envelope, peer: String? = nil) -> Envelope {
         if envelope.holds(Flowbus_V1_CoordinatorCall.self), let call = try? envelope.unwrap(Flowbus_V1_CoordinatorCall.self) {
-            return EnvelopeService.envelope(handleCall(call, envelope: envelope), answering: envelope, writer: writer, incarnation: incarnation)
+            return EnvelopeService.envelope(
+                handleCall(call, envelope: envelope, peer: peer), answering: envelope, writer: writer, incarnation: incarnation)
         }
         if envelope.holds(Flowbus_V1_Intent.self), let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) {
             return EnvelopeService.envelope(
@@ -24,7 +26,7 @@ extension CoordinatorRuntime {
             envelope, expected: [Flowbus_V1_CoordinatorCall.protoMessageName, Flowbus_V1_Intent.protoMessageName], writer: writer)
     }
 
-    func handleCall(_ call: Flowbus_V1_CoordinatorCall, envelope: Envelope) -> Flowbus_V1_CoordinatorReply {
+    func handleCall(_ call: Flowbus_V1_CoordinatorCall, envelope: Envelope, peer: String?) -> Flowbus_V1_CoordinatorReply {
         let named = envelope.session.isEmpty ? (call.args["session"] ?? "") : envelope.session
         if isOwner, call.method == "openSession" {
             let requested = call.args["session"] ?? named
@@ -33,7 +35,7 @@ extension CoordinatorRuntime {
                let refused = guardRequest(envelope, needs: .drive, session: session, doing: "openSession (attach)") {
                 return Self.refusal(refused)
             }
-            return openSession(requested: requested)
+            return openSession(requested: requested, peer: peer)
         }
         guard let session = try? SessionID(named) else {
             return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(named)\")",

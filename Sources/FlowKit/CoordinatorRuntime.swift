@@ -36,8 +36,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
         /// Retries answered from those answers or from the navigation's applied keys.
         var retriesAnswered = 0
-        /// openSession refused because `maxOpenSessions` sessions were open.
+        /// openSession refused because `limits.open` sessions were open, or its client's `limits.perClient`.
         var sessionsRefused = 0
+        /// Who opened each open session, when a client did (a closed broker's `MDP.peerPrefix`),
+        /// and how many each such client holds open: `limits.perClient` bounds it.
+        var openedBy: [SessionID: String] = [:]
+        var openByClient: [String: Int] = [:]
     }
 
     /// Requests a coordinator process takes at once (the broker's credit for its worker).
@@ -72,9 +76,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// The runtime's clock (idle expiry); tests pass their own.
     let now: @Sendable () -> ContinuousClock.Instant
     static let defaultIdleLimit = Duration.seconds(3600)
-    /// The owner opens no new session past this many open ones (`--max-sessions`).
-    let maxOpenSessions: Int
-    public static let defaultMaxOpenSessions = 10_000
+    /// How many sessions the owner keeps open, in all and per client.
+    let limits: SessionLimits
 
     /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
     /// from the declarations of the coordinator that owns it (Screen.owner).
@@ -86,25 +89,15 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public convenience init(bus: PluginBus, coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false) throws {
         let name = try CoordinatorName(coordinator.name)
         let idleLimit = try Self.idleLimit(from: bus.environment.options)
-        let maxOpenSessions = try Self.maxOpenSessions(from: bus.environment.options)
+        let limits = try SessionLimits(options: bus.environment.options)
         let agent = try bus.makeAgent(subtrees: Self.subtrees(name, coordinator, navigationOwner: navigationOwner).map(\.text))
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner,
             writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
-            sessionIdleLimit: idleLimit, maxOpenSessions: maxOpenSessions, clock: { .now }, logger: bus.logger,
+            sessionIdleLimit: idleLimit, sessionLimits: limits, clock: { .now }, logger: bus.logger,
             capabilities: bus.environment.capabilities, bus: bus)
-    }
-
-    /// `--max-sessions N` (the owner's plugin argument): default 10,000.
-    static func maxOpenSessions(from options: [String: String]) throws(PluginEnvironmentError) -> Int {
-        guard let text = options["max-sessions"] else { return defaultMaxOpenSessions }
-        guard let count = Int(text), count > 0 else {
-            throw PluginEnvironmentError(
-                "--max-sessions takes a positive number of open sessions, as in `args: [\"--max-sessions\", \"5000\"]`; got \"\(text)\"")
-        }
-        return count
     }
 
     /// `--session-idle SECONDS` (the owner's plugin argument): 0 = never; default one hour.
@@ -124,24 +117,24 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public convenience init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type] = [], navigationOwner: Bool = false,
         writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
-        sessionIdleLimit: Duration? = nil, maxOpenSessions: Int = CoordinatorRuntime.defaultMaxOpenSessions,
+        sessionIdleLimit: Duration? = nil, sessionLimits: SessionLimits = SessionLimits(),
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger,
         capabilities: CapabilityKey? = nil
     ) throws {
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
-            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, maxOpenSessions: maxOpenSessions,
+            map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, sessionLimits: sessionLimits,
             clock: clock, logger: logger, capabilities: capabilities, bus: nil)
     }
 
     init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
         map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, sessionIdleLimit: Duration?,
-        maxOpenSessions: Int, clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?,
+        sessionLimits: SessionLimits, clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?,
         bus: PluginBus?
     ) throws {
         self.capabilities = capabilities
-        self.maxOpenSessions = maxOpenSessions
+        self.limits = sessionLimits
         self.idleLimit = sessionIdleLimit
         self.now = clock
         self.coordinatorName = try CoordinatorName(coordinator.name)
@@ -204,7 +197,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             case .envelope(let envelope):
                 // Decoded once, here, to find its lane (its session).
                 executor.run(lane: envelope.session) { [self] in
-                    answered.withLock { $0.append((request, [(try? respond(to: envelope).encoded()) ?? []])) }
+                    answered.withLock { $0.append((request, [(try? respond(to: envelope, peer: request.peer).encoded()) ?? []])) }
                     wake.wake()
                 }
             }

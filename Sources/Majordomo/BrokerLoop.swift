@@ -128,7 +128,14 @@ final class BrokerLoop {
         switch layout.kind {
         case .client:
             sawTraffic = true
-            clientRequest(frames, layout: layout)
+            if configuration.access != nil {
+                // Closed: the worker learns who asked (MDP.peerPrefix), from the ZAP handler's word.
+                var stamped = frames
+                stamped.append(MDP.peerPrefix + Array((received.userID ?? PeerClass.client.rawValue).utf8))
+                clientRequest(stamped, layout: layout)
+            } else {
+                clientRequest(frames, layout: layout)
+            }
         case .worker(let command):
             if command == .reply { sawTraffic = true }
             workerCommand(command, frames, layout: layout)

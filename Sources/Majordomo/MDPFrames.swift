@@ -47,6 +47,12 @@ public enum MDP {
     /// The largest credit a worker may offer.
     public static let maxCredit = 1024
 
+    /// Flowbus's second extension: a closed broker appends to each request it hands a worker one
+    /// last body frame `X-Flowbus-Peer:<User-Id>`, naming the requester as the host's ZAP handler
+    /// admitted it (`client:<address>`, `plugin:<name>`…), so a worker can bound what one peer may
+    /// hold. Workers take it off before the body is read; an open broker adds none.
+    public static let peerPrefix: Frame = Array("X-Flowbus-Peer:".utf8)
+
     /// The READY extension frame for `credit`; nil for 1, which plain 7/MDP already means.
     static func creditFrame(_ credit: Int) -> Frame? {
         credit == 1 ? nil : creditPrefix + Array(String(credit).utf8)

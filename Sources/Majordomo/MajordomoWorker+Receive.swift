@@ -75,7 +75,7 @@ extension MajordomoWorker {
         case .worker(.request):
             lastHeard = now
             backoff = configuration.reconnectInitial
-            return MajordomoRequest(service: service, client: frames[layout.subject], body: Array(frames[layout.bodyStart...]))
+            return MajordomoRequest(service: service, client: frames[layout.subject], frames: frames[layout.bodyStart...])
         case .worker(.heartbeat):
             lastHeard = now
             backoff = configuration.reconnectInitial

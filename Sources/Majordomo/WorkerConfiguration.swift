@@ -54,11 +54,26 @@ public struct MajordomoRequest: Sendable, Equatable {
     /// The client address frame of the broker's REQUEST, returned unchanged in the REPLY.
     public let client: Frame
     public let body: [Frame]
+    /// Who sent it, as a closed broker names it (`MDP.peerPrefix`): `client:<address>`,
+    /// `plugin:<name>`, `operator:…`; nil from an open broker.
+    public let peer: String?
 
-    public init(service: String, client: Frame, body: [Frame]) {
+    public init(service: String, client: Frame, body: [Frame], peer: String? = nil) {
         self.service = service
         self.client = client
         self.body = body
+        self.peer = peer
+    }
+
+    /// The request of a broker's REQUEST body, its last frame taken as the peer's name when it
+    /// is one (`MDP.peerPrefix`).
+    init(service: String, client: Frame, frames: ArraySlice<Frame>) {
+        if frames.count > 1, let last = frames.last, last.starts(with: MDP.peerPrefix) {
+            self.init(service: service, client: client, body: Array(frames.dropLast()),
+                      peer: String(decoding: last.dropFirst(MDP.peerPrefix.count), as: UTF8.self))
+        } else {
+            self.init(service: service, client: client, body: Array(frames))
+        }
     }
 }
 

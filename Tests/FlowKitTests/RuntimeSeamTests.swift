@@ -281,11 +281,11 @@ final class TallyBus {
     /// The owner's clock: tests move it to play idle time.
     let clock = ManualClock()
     let idleLimit: Duration?
-    let maxOpenSessions: Int
+    let limits: SessionLimits
 
-    init(idleLimit: Duration? = nil, maxOpenSessions: Int = CoordinatorRuntime.defaultMaxOpenSessions) throws {
+    init(idleLimit: Duration? = nil, limits: SessionLimits = SessionLimits()) throws {
         self.idleLimit = idleLimit
-        self.maxOpenSessions = maxOpenSessions
+        self.limits = limits
         owner = try startOwner(incarnation: 1)
         ledger = try CoordinatorRuntime(
             coordinator: LedgerCoordinator.self, peers: [TallyAppCoordinator.self], writer: "coord-ledger/0", incarnation: 1,
@@ -302,15 +302,16 @@ final class TallyBus {
         let owner = try CoordinatorRuntime(
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
             writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
-            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, maxOpenSessions: maxOpenSessions,
+            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, sessionLimits: limits,
             clock: { [clock] in clock.now }, logger: quiet)
         owner.start()
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
         return owner
     }
 
-    func open(_ requested: String = "") throws -> Flowbus_V1_CoordinatorReply {
-        try coordinatorReply(owner.respond(to: envelope(call("openSession", args: requested.isEmpty ? [:] : ["session": requested]), session: "")))
+    func open(_ requested: String = "", peer: String? = nil) throws -> Flowbus_V1_CoordinatorReply {
+        try coordinatorReply(owner.respond(
+            to: envelope(call("openSession", args: requested.isEmpty ? [:] : ["session": requested]), session: ""), peer: peer))
     }
 }
 
@@ -464,7 +465,7 @@ struct CoordinatorRuntimeSeamTests {
 
     /// The probe opened 10,001 sessions; the owner opens none past its limit, and says what to do.
     @Test func noSessionOpensPastTheLimitUntilOneCloses() async throws {
-        let app = try TallyBus(maxOpenSessions: 2)
+        let app = try TallyBus(limits: SessionLimits(open: 2))
         let first = try #require(try app.open().result["session"])
         _ = try #require(try app.open().result["session"])
         let third = try app.open()
@@ -474,6 +475,27 @@ struct CoordinatorRuntimeSeamTests {
         #expect(try app.open(first).result["attached"] == "true")
         #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: first))).ok)
         #expect(try app.open().ok)
+    }
+
+    /// One client may not fill the host: past its own limit it is refused, saying so, while
+    /// another client and the host's plugins and operators still open sessions; closing one of
+    /// its sessions lets it open another.
+    @Test func aClientOpensNoSessionPastItsOwnLimit() async throws {
+        let app = try TallyBus(limits: SessionLimits(open: 10, perClient: 2))
+        let first = try #require(try app.open(peer: "client:10.0.0.1").result["session"])
+        #expect(try app.open(peer: "client:10.0.0.1").ok)
+        let third = try app.open(peer: "client:10.0.0.1")
+        #expect(!third.ok && third.error.code == .unavailable, "\(third)")
+        #expect(third.error.message.contains("client:10.0.0.1") && third.error.message.contains("2 open sessions"))
+        #expect(third.error.hint.contains("--max-sessions-per-client"))
+        #expect(try app.open(peer: "client:10.0.0.2").ok)
+        for _ in 0..<3 { #expect(try app.open(peer: "operator:pid 7").ok) }
+        #expect(try app.open(peer: "plugin:coord-home").ok)
+        // Attaching is not opening.
+        #expect(try app.open(first, peer: "client:10.0.0.1").result["attached"] == "true")
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: first))).ok)
+        #expect(try app.open(peer: "client:10.0.0.1").ok)
+        #expect(!(try app.open(peer: "client:10.0.0.1").ok))
     }
 
     @Test func aNavigationActionOnAnOlderVersionIsRefused() throws {

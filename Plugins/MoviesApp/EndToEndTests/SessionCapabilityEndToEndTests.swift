@@ -12,11 +12,11 @@ import Testing
 /// drive capability and an observer's watch capability work.
 @Suite("Session capabilities", .serialized)
 struct SessionCapabilityEndToEndTests {
-    static func startOnTCP() async throws -> (HostFixture, BusEndpoints) {
+    static func startOnTCP(manifest: String? = nil) async throws -> (HostFixture, BusEndpoints) {
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<32_000)
             let arguments = ["--broker", "tcp://127.0.0.1:\(port)", "--clone", "tcp://127.0.0.1:\(port + 1)"]
-            guard let host = try? await AppJourneysEndToEndTests.startApp(arguments: arguments) else { continue }
+            guard let host = try? await AppJourneysEndToEndTests.startApp(manifest: manifest, arguments: arguments) else { continue }
             let descriptor = try RunDirectory(path: host.runDirectory).requireLiveHost()
             // What a client on another machine has: the tcp endpoints, not the run directory's key.
             let endpoints = BusEndpoints(
@@ -46,6 +46,31 @@ struct SessionCapabilityEndToEndTests {
         if let capability { envelope.capability = capability }
         let reply = try await connection.requester.request(service: service, envelope: envelope)
         return try reply.unwrap(Flowbus_V1_IntentReply.self)
+    }
+
+    /// The probe's anonymous client opened sessions without end; one tcp client now holds at most
+    /// `--max-sessions-per-client`, told why past it, while the user's own tools still open theirs.
+    @Test("a tcp client opens no session past its own limit; a local tool still opens one", .timeLimit(.minutes(2)))
+    func sessionsPerClientAreBounded() async throws {
+        let manifest = try SessionExpiryEndToEndTests.manifest(extra: ["--max-sessions-per-client", "2"])
+        let (host, endpoints) = try await Self.startOnTCP(manifest: manifest)
+        defer { Task { try? await host.stop() } }
+        var held: [SessionClient] = []
+        defer { for client in held { client.stop() } }
+        for index in 0..<2 { held.append(try await SessionClient.open(endpoints, options: Self.options("probe/\(index)"))) }
+        do {
+            let third = try await SessionClient.open(endpoints, options: Self.options("probe/2"))
+            third.stop()
+            Issue.record("a third session opened past the client's limit of 2: \(third.session)")
+        } catch {
+            #expect("\(error)".contains("already hold 2 open sessions") && "\(error)".contains("--max-sessions-per-client"), "\(error)")
+        }
+        let local = try await SessionClient.open(try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory)), options: Self.options("local/0"))
+        local.stop()
+        // Closing one of its sessions lets the client open another.
+        try await held[0].close()
+        let again = try await SessionClient.open(endpoints, options: Self.options("probe/3"))
+        again.stop()
     }
 
     @Test("an opener's drive capability works; attaching, intents and forged calls without it are FORBIDDEN; a watch capability only reads",

@@ -10,11 +10,17 @@ import Testing
 @Suite("Idle session expiry", .serialized)
 struct SessionExpiryEndToEndTests {
     static func manifest(idleSeconds: Int) throws -> String {
+        try manifest(extra: ["--session-idle", "\(idleSeconds)"])
+    }
+
+    /// The movies manifest with `extra` arguments for coord-app, the navigation owner.
+    static func manifest(extra: [String]) throws -> String {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("manifest.yaml")
         let text = try String(contentsOf: url, encoding: .utf8)
         let from = #"args: ["--coordinator", "app"]"#
         try #require(text.contains(from), "the movies manifest no longer starts coord-app with \(from)")
-        return text.replacingOccurrences(of: from, with: #"args: ["--coordinator", "app", "--session-idle", "\#(idleSeconds)"]"#)
+        let arguments = (["--coordinator", "app"] + extra).map { "\"\($0)\"" }.joined(separator: ", ")
+        return text.replacingOccurrences(of: from, with: "args: [\(arguments)]")
     }
 
     @Test("a driver that stays is kept; a session nobody acts on is closed, saying why, and leaves no key",
