@@ -14,6 +14,8 @@ struct AcceptedSet {
     var expired = false
     /// The writing agent's id when it asked for a confirmation (property `ack`).
     var ackTo: [UInt8]?
+    /// The writer's User-Id (closed mode), for fault rules aimed at one plugin.
+    var writer: String?
 }
 
 extension CloneServerLoop {
@@ -41,7 +43,8 @@ extension CloneServerLoop {
                 continue
             }
             do {
-                let accepted = try validate(message.frames)
+                var accepted = try validate(message.frames)
+                accepted.writer = message.userID
                 try deliver(accepted)
             } catch let error as CloneDecodeError {
                 countBadInput(error, peer: Self.collectorPeer, channel: "collector")
@@ -53,7 +56,7 @@ extension CloneServerLoop {
     }
 
     /// One `ACK/<agent>` message per agent that wrote in this batch, its value the UUIDs confirmed.
-    private func sendAcks() throws(ZMQError) {
+    func sendAcks() throws(ZMQError) {
         guard !pendingAcks.isEmpty else { return }
         for (agent, uuids) in pendingAcks {
             if try !sendPublished(Self.ackPrefix + agent, Self.zeroSequence, [], [], uuids) { statistics.publishBlocked += 1 }
@@ -109,22 +112,62 @@ extension CloneServerLoop {
     }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
-    /// is never stored nor published, so no subscriber sees it and no sequence number is spent.
-    ///
-    /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
-    /// again because its confirmation was late) is confirmed again and not applied twice. A write
-    /// the fault seam drops is not confirmed: its writer sends it again, as after a real loss.
+    /// is never stored nor published, so no subscriber sees it and no sequence number is spent; a
+    /// delayed or reordered one is applied when it falls due (`releaseHeld`), a duplicated one
+    /// arrives again (and is recognised by its UUID when its writer asked for a confirmation).
     private func deliver(_ update: AcceptedSet) throws(ZMQError) {
+        guard faults.isArmed else { return try apply(update) }
+        let verdict = faults.verdict(scope: .key, subject: update.key, peer: update.writer)
+        if case .drop = verdict {
+            statistics.faultDropped += 1
+            // Not confirmed: its writer sends it again, as after a real loss.
+            return
+        }
+        statistics.faults.count(verdict)
+        switch verdict {
+        case .deliver:
+            try apply(update)
+            if !held.isEmpty {
+                // The ones it overtook enough go right behind it.
+                held.passed()
+                for overtaken in held.takeDue(now: .now()) { try apply(overtaken) }
+            }
+        case .drop:
+            break
+        case .delay(_, let duration):
+            held.hold(update, until: .now() + duration)
+        case .reorder(_, let behind):
+            held.hold(update, behind: behind, now: .now())
+        case .duplicate(_, let copies):
+            for _ in 0...copies { try apply(update) }
+        case .truncate(_, let bytes):
+            var damaged = update
+            FaultVerdict.truncate(&damaged.value, bytes: bytes)
+            try apply(damaged)
+        case .corrupt(_, let bytes, let seed):
+            var damaged = update
+            FaultVerdict.corrupt(&damaged.value, bytes: bytes, seed: seed)
+            try apply(damaged)
+        }
+    }
+
+    /// Applies the held writes whose time came (or that enough others overtook).
+    func releaseHeld(now: MonotonicTime) throws(ZMQError) {
+        let due = held.takeDue(now: now)
+        guard !due.isEmpty else { return }
+        for update in due { try apply(update) }
+        try sendAcks()
+    }
+
+    /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
+    /// again because its confirmation was late) is confirmed again and not applied twice.
+    private func apply(_ update: AcceptedSet) throws(ZMQError) {
         if update.ackTo != nil, update.uuid.count == 16 {
             if confirmedWrites.contains(update.uuid) {
                 statistics.duplicateWrites += 1
                 acknowledge(update)
                 return
             }
-        }
-        if faults.isArmed, case .drop = faults.verdict(scope: .key, subject: update.key) {
-            statistics.faultDropped += 1
-            return
         }
         if !update.value.isEmpty, let why = quotaRefusal(update) {
             statistics.quotaRefused += 1

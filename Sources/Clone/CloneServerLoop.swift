@@ -56,6 +56,8 @@ final class CloneServerLoop {
     /// The map on disk, when the configuration names a file.
     let journal: CloneJournal?
     var journalFailures = 0
+    /// Writes a fault rule delayed or reordered, applied when due.
+    var held = HeldMessages<AcceptedSet>()
 
     init(
         context: ZMQContext, configuration: CloneServerConfiguration, endpoints: CloneEndpoints,
@@ -145,6 +147,7 @@ final class CloneServerLoop {
                 if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
                 if poller.isReadable(publisherIndex) { try drainSubscriptions() }
                 let now = MonotonicTime.now()
+                if !held.isEmpty { try releaseHeld(now: now) }
                 try expireDue(now: now)
                 try sendHugzIfDue(now: now)
                 if nextFlush <= now { flushStatistics(now: now) }
@@ -161,6 +164,7 @@ final class CloneServerLoop {
         let now = MonotonicTime.now()
         var deadline = hugzRequested ? now : lastPublished + configuration.hugzInterval
         if let expiry = expiries.nextDeadline, expiry < deadline { deadline = expiry }
+        if let due = held.nextDeadline, due < deadline { deadline = due }
         if nextFlush < deadline { deadline = nextFlush }
         return now.until(deadline)
     }

@@ -1,3 +1,5 @@
+import MessagePath
+
 /// What a clone server has done since it started.
 public struct CloneServerStatistics: Sendable, Codable, Equatable {
     /// The global sequence of the last KVPUB.
@@ -25,6 +27,8 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var hugzSent = 0
     /// KVSETs a fault rule dropped: neither stored nor published.
     public var faultDropped = 0
+    /// KVSETs a fault rule delayed, duplicated, reordered or damaged.
+    public var faults = FaultTally()
     /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
     public var publishBlocked = 0
     /// Keys restored from the journal at start; changes appended to it since; compactions; failures.

@@ -47,6 +47,13 @@ struct ControlHandler {
             return encode(ControlReply(ok: true, body: Empty()))
         case .faultList:
             return encode(ControlReply(ok: true, body: faults.status))
+        case .faultDecisions:
+            let (decisions, total) = faults.decisions(after: request.after ?? 0)
+            return encode(ControlReply(ok: true, body: FaultDecisionLog(seed: faults.seed, total: total, decisions: decisions)))
+        case .faultReset:
+            faults.removeAll()
+            faults.reset(seed: request.seed ?? faults.seed)
+            return encode(ControlReply(ok: true, body: Empty()))
         case .trace:
             return trace(session: request.session ?? "")
         }

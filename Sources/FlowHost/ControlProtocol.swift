@@ -10,6 +10,10 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faultSet = "fault.set"
         case faultClear = "fault.clear"
         case faultList = "fault.list"
+        /// The faults injected so far (`after`: only those past the first N).
+        case faultDecisions = "fault.decisions"
+        /// Clears every rule and starts the decisions again from `seed`.
+        case faultReset = "fault.reset"
         /// The recorded history of one session (`session`).
         case trace
     }
@@ -18,12 +22,31 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var rule: FaultRule?
     public var ruleID: String?
     public var session: String?
+    public var after: Int?
+    public var seed: UInt64?
 
-    public init(command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil) {
+    public init(
+        command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil, after: Int? = nil, seed: UInt64? = nil
+    ) {
         self.command = command
         self.rule = rule
         self.ruleID = ruleID
         self.session = session
+        self.after = after
+        self.seed = seed
+    }
+}
+
+/// The answer to `fault.decisions`: the seed, how many faults were injected in all, and those asked for.
+public struct FaultDecisionLog: Codable, Sendable, Equatable {
+    public var seed: UInt64
+    public var total: Int
+    public var decisions: [FaultDecision]
+
+    public init(seed: UInt64, total: Int, decisions: [FaultDecision]) {
+        self.seed = seed
+        self.total = total
+        self.decisions = decisions
     }
 }
 

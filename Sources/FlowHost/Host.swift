@@ -56,8 +56,9 @@ public final class Host: Sendable {
         let security = try BusSecurity.start(configuration: configuration, context: context, logger: logger, capabilities: capabilities) { pid in
             supervisorBox.withLock { $0?.pluginName(pid: pid) }
         }
-        let faults = FaultRules()
+        let faults = FaultRules(describe: FaultDetailsReader.details)
         let history = SessionHistory(limits: configuration.historyLimits)
+        if history.isRecording { faults.observe(history.faultObserver) }
         // Closed, without CURVE, on tcp: the host also listens on ipc in the run directory, where
         // the kernel tells it each peer's pid, so its plugins (its children) and the user's own
         // tools connect there and are known for what they are; tcp peers are clients.

@@ -7,10 +7,11 @@ public enum MermaidSequence {
         let targets = requestTargets(trace.events)
         // Processes are those that answered or wrote a value; every other requester is a client.
         var processes: [String] = []
-        for event in trace.events where (event.kind == .reply || !event.isRequest && event.kind != .refused && event.kind != .dropped) && !event.from.isEmpty {
+        for event in trace.events where (event.kind == .reply || !event.isRequest && ![.refused, .dropped, .fault].contains(event.kind)) && !event.from.isEmpty {
             if !processes.contains(event.from) { processes.append(event.from) }
         }
-        for event in trace.events where (event.isRequest || event.kind == .dropped) && !processes.contains(event.from) {
+        for event in trace.events where (event.isRequest || event.kind == .dropped || event.kind == .fault && event.service != nil)
+            && !processes.contains(event.from) {
             cast.declare(event.from)
         }
         for process in processes { cast.declare(process) }
@@ -26,6 +27,8 @@ public enum MermaidSequence {
                 lines.append("\(cast.id(event.from))->>\(cast.id(targets[index] ?? event.service ?? "?")): \(label)")
             case .dropped:
                 lines.append("\(cast.id(event.from))-x\(cast.id(targets[index] ?? event.service ?? "?")): \(label)")
+            case .fault:
+                lines.append("Note over \(cast.id(event.service != nil ? event.from : clone)): ⚡ \(label)")
             case .reply:
                 lines.append("\(cast.id(event.from))-->>\(cast.id(event.to ?? "?")): \(label)")
             case .refused:
@@ -108,6 +111,8 @@ public enum MermaidSequence {
             return "\(event.action ?? "?") refused by the broker" + (event.error.map { ": \($0)" } ?? "")
         case .dropped:
             return "\(event.action ?? "?") " + (event.message ?? "dropped")
+        case .fault:
+            return (event.action ?? event.key ?? "?") + " " + (event.message ?? "fault")
         case .navigation:
             return sequence + "nav v\(event.version ?? 0) [\((event.stack ?? []).joined(separator: ", "))]"
                 + (event.tab.map { " tab \($0)" } ?? "") + (event.modal.map { " modal \($0)" } ?? "")

@@ -29,7 +29,7 @@ struct RequestMatcher {
             // An answer without an Envelope still ends its request.
             switch seen.kind {
             case .reply, .rejected: _ = takePending(client: seen.client, service: seen.service, key: "")
-            case .request, .dropped: break
+            case .request, .faulted: break
             }
             return
         }
@@ -41,11 +41,17 @@ struct RequestMatcher {
             event.session = envelope.session
             if pending.count >= limit { pending.removeFirst(pending.count - limit + 1) }
             pending.append(Pending(client: seen.client, service: seen.service, event: event, recorded: known))
-        case .dropped(let ruleID):
+        case .faulted(let verdict):
             var event = Self.requestEvent(envelope, service: service, client: seen.client, at: seen.atUnixNanos)
             guard !event.session.isEmpty else { return }
-            event.kind = .dropped
-            event.message = "dropped by fault rule \(ruleID)" + (event.message.map { " (\($0))" } ?? "")
+            let rule = verdict.ruleID ?? "?"
+            if case .drop = verdict {
+                event.kind = .dropped
+                event.message = "dropped by fault rule \(rule)" + (event.message.map { " (\($0))" } ?? "")
+            } else {
+                event.kind = .fault
+                event.message = "\(verdict.effectText) by fault rule \(rule)"
+            }
             events.append(event)
         case .reply, .rejected:
             let request = takePending(client: seen.client, service: seen.service, key: envelope.idempotencyKey)

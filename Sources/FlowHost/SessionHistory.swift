@@ -1,6 +1,7 @@
 import Clone
 import Dispatch
 import Majordomo
+import MessagePath
 import Synchronization
 
 /// How much history the host keeps. An event takes about `TraceEvent`'s stride (measured in
@@ -70,6 +71,14 @@ public final class SessionHistory: Sendable {
         { [self] update in take(.clone(update)) }
     }
 
+    /// The observer to give `FaultRules.observe`: a fault on a Clone write of a session goes into
+    /// that session's history (faults on requests come with the broker's observation).
+    public var faultObserver: @Sendable (FaultDecision) -> Void {
+        { [self] decision in
+            if decision.scope == .key, decision.session != nil { take(.fault(decision)) }
+        }
+    }
+
     /// The recorded history of `session`, oldest first; nil when the host has none.
     /// Everything observed before the call is decoded first.
     public func trace(session: String) -> SessionTrace? {
@@ -106,6 +115,7 @@ public final class SessionHistory: Sendable {
     enum Observation: Sendable {
         case broker(BrokerObservation)
         case clone(CloneSessionUpdate)
+        case fault(FaultDecision)
     }
 
     struct Intake {
@@ -150,6 +160,7 @@ public final class SessionHistory: Sendable {
                     switch observation {
                     case .broker(let seen): matcher.decode(seen, into: &events, undecodable: &undecodable)
                     case .clone(let update): TraceDecoding.decode(update, into: &events, undecodable: &undecodable)
+                    case .fault(let decision): events.append(TraceEvent(fault: decision))
                     }
                 }
             }

@@ -1,3 +1,5 @@
+import MessagePath
+
 /// One thing that happened in a session, as the host saw it pass: an MDP request to a `vm.*` or
 /// `coord.*` service and its reply, or a Clone change under `/s/<session>/`. `flowbus trace`
 /// prints these; fields a kind does not use are nil (and absent from the JSON).
@@ -13,6 +15,9 @@ public struct TraceEvent: Codable, Sendable, Equatable {
         case refused
         /// A fault rule dropped the request before any worker saw it.
         case dropped
+        /// A fault rule delayed, duplicated, reordered or damaged a request, or acted on a Clone
+        /// write of the session (`message` says what and which rule).
+        case fault
         /// A new `Navigation` value at `/s/<session>/nav`.
         case navigation
         /// A view model's `ViewState` at `/s/<session>/vm/<screen>`.
@@ -73,6 +78,13 @@ public struct TraceEvent: Codable, Sendable, Equatable {
         self.session = session
         self.atUnixNanos = atUnixNanos
         self.from = from
+    }
+
+    /// A fault a rule injected on a Clone write of the session.
+    init(fault decision: FaultDecision) {
+        self.init(kind: .fault, session: decision.session ?? "", atUnixNanos: decision.atUnixNanos, from: "fault")
+        key = decision.subject
+        message = "\(decision.effect) by fault rule \(decision.rule) (its message #\(decision.ordinal))"
     }
 
     /// Whether this is a request (intent or call) a worker should answer.

@@ -48,6 +48,7 @@ public enum TraceTimeline {
         case .intent, .call: "→"
         case .reply, .refused: "⇠"
         case .dropped: "✗"
+        case .fault: "⚡"
         case .navigation, .state, .record, .value, .deleted: "⇒"
         }
     }
@@ -80,6 +81,8 @@ public enum TraceTimeline {
             if !origin.isEmpty { text += "  (\(origin))" }
         case .dropped:
             text = "\(event.action ?? "?") on v\(event.version ?? 0) " + (event.message ?? "dropped")
+        case .fault:
+            text = (event.action.map { "\($0) on v\(event.version ?? 0) " } ?? "") + (event.message ?? "fault")
         case .navigation:
             text = "nav v\(event.version ?? 0) top \(nonEmpty(event.top))"
                 + (event.tab.map { " tab \($0)" } ?? "") + " [\((event.stack ?? []).joined(separator: ", "))]"

@@ -2,28 +2,58 @@ import MessagePath
 import ZeroMQ
 
 extension BrokerLoop {
-    func clientRequest(_ frames: [Frame], layout: MDPLayout) {
+    func clientRequest(_ frames: [Frame], layout: MDPLayout, from peer: String? = nil) {
         let service = frames[layout.subject]
         if service.starts(with: MDP.mmiPrefix) {
             answerMMI(frames, layout: layout)
             return
         }
         tally.requests += 1
-        // The fault seam: one relaxed load while no rule is set. New verdicts (delay,
-        // duplicate, reorder) become new cases here, each deciding when and how often to route.
-        if faults.isArmed {
-            switch faults.verdict(scope: .service, subject: service) {
-            case .deliver:
-                break
-            case .drop(let ruleID):
-                tally.faultDropped += 1
-                if let observer = configuration.observer, observer.observes(service) {
-                    observe(.dropped(ruleID: ruleID), service: service, client: frames[0], frames: frames, bodyStart: layout.bodyStart)
-                }
-                return
-            }
+        // The fault seam: one relaxed load while no rule is set.
+        guard faults.isArmed else {
+            route(frames, bodyStart: layout.bodyStart, service: service)
+            return
         }
-        route(frames, bodyStart: layout.bodyStart, service: service)
+        let verdict = faults.verdict(scope: .service, subject: service, peer: peer) { frames[layout.bodyStart] }
+        if case .deliver = verdict {
+            route(frames, bodyStart: layout.bodyStart, service: service)
+            if !held.isEmpty {
+                // The ones it overtook enough go right behind it.
+                held.passed()
+                releaseHeld()
+            }
+            return
+        }
+        if case .drop = verdict { tally.faultDropped += 1 } else { tally.faults.count(verdict) }
+        if let observer = configuration.observer, observer.observes(service) {
+            observe(.faulted(verdict), service: service, client: frames[0], frames: frames, bodyStart: layout.bodyStart)
+        }
+        let request = HeldRequest(frames: frames, bodyStart: layout.bodyStart, service: service)
+        switch verdict {
+        case .deliver, .drop:
+            break
+        case .delay(_, let duration):
+            held.hold(request, until: now + duration)
+        case .reorder(_, let behind):
+            held.hold(request, behind: behind, now: now)
+        case .duplicate(_, let copies):
+            for _ in 0...copies { route(frames, bodyStart: layout.bodyStart, service: service) }
+        case .truncate(_, let bytes):
+            var damaged = frames
+            FaultVerdict.truncate(&damaged[layout.bodyStart], bytes: bytes)
+            route(damaged, bodyStart: layout.bodyStart, service: service)
+        case .corrupt(_, let bytes, let seed):
+            var damaged = frames
+            FaultVerdict.corrupt(&damaged[layout.bodyStart], bytes: bytes, seed: seed)
+            route(damaged, bodyStart: layout.bodyStart, service: service)
+        }
+    }
+
+    /// Routes the held requests whose time came (or that enough others overtook).
+    func releaseHeld() {
+        for request in held.takeDue(now: now) {
+            route(request.frames, bodyStart: request.bodyStart, service: request.service)
+        }
     }
 
     /// A client request that ends at its service name is malformed 7/MDP, yet says whom to answer:
@@ -130,6 +160,13 @@ extension BrokerLoop {
             break
         }
     }
+}
+
+/// A client request a fault holds back.
+struct HeldRequest {
+    var frames: [Frame]
+    var bodyStart: Int
+    var service: Frame
 }
 
 /// The 8/MMI status codes.

@@ -3,9 +3,15 @@ import MessagePath
 import ZeroMQ
 
 extension BrokerLoop {
-    func workerCommand(_ command: MDP.WorkerCommand, _ frames: [Frame], layout: MDPLayout) {
+    func workerCommand(_ command: MDP.WorkerCommand, _ frames: [Frame], layout: MDPLayout, from peer: String? = nil) {
         let identity = frames[0]
         let worker = workers[identity]
+        // A fault rule may hold a worker's heartbeats back, as if they were lost on the way.
+        if command == .heartbeat, faults.isArmed, let worker,
+           case .drop = faults.verdict(scope: .heartbeat, subject: worker.service.name, peer: peer) {
+            tally.faults.heartbeatsHeld += 1
+            return
+        }
         // Any command from a registered worker is a heartbeat.
         worker?.lastHeard = now
         switch command {

@@ -21,6 +21,8 @@ final class BrokerLoop {
 
     /// Whether the last drain handled a client request or a worker REPLY: then the next poll spins first.
     var sawTraffic = false
+    /// Requests a fault rule delayed or reordered, routed when due.
+    var held = HeldMessages<HeldRequest>()
 
     let heartbeatInterval: Duration
     let workerExpiry: Duration
@@ -52,6 +54,7 @@ final class BrokerLoop {
                 now = .now()
                 if poller.isReadable(wakeIndex) { shared.wake.drain() }
                 try drain()
+                if !held.isEmpty { releaseHeld() }
                 if now >= nextTick || shared.flushRequested.load(ordering: .acquiring) { tick() }
             } catch {
                 if error.code == .terminated { break }
@@ -67,6 +70,7 @@ final class BrokerLoop {
     /// busy-polls for `configuration.busyPoll` first.
     private func wait(_ poller: ZMQPoller) throws(ZMQError) {
         var timeout = nextTick.since(now)
+        if let due = held.nextDeadline { timeout = min(timeout, due.since(now)) }
         if sawTraffic && configuration.busyPoll > .zero && timeout > .zero {
             sawTraffic = false
             let spin = min(configuration.busyPoll, timeout)
@@ -132,13 +136,13 @@ final class BrokerLoop {
                 // Closed: the worker learns who asked (MDP.peerPrefix), from the ZAP handler's word.
                 var stamped = frames
                 stamped.append(MDP.peerPrefix + Array((received.userID ?? PeerClass.client.rawValue).utf8))
-                clientRequest(stamped, layout: layout)
+                clientRequest(stamped, layout: layout, from: received.userID)
             } else {
-                clientRequest(frames, layout: layout)
+                clientRequest(frames, layout: layout, from: received.userID)
             }
         case .worker(let command):
             if command == .reply { sawTraffic = true }
-            workerCommand(command, frames, layout: layout)
+            workerCommand(command, frames, layout: layout, from: received.userID)
         }
     }
 

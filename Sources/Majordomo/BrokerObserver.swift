@@ -1,3 +1,4 @@
+import MessagePath
 import Glibc
 import ZeroMQ
 
@@ -29,8 +30,9 @@ public struct BrokerObservation: Sendable {
         case reply
         /// The broker answered the client itself (expired, queue full, too large); `body` is its answer.
         case rejected(reason: String)
-        /// A fault rule dropped the request before routing.
-        case dropped(ruleID: String)
+        /// A fault rule acted on the request before routing: dropped it, or delayed, duplicated,
+        /// reordered or damaged it (it is observed again as a `request` when routed).
+        case faulted(FaultVerdict)
     }
 
     public var kind: Kind

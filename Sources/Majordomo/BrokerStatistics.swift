@@ -15,6 +15,8 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var rejections = RejectionCounts()
     /// Requests a fault rule dropped before dispatch.
     public var faultDropped = 0
+    /// Requests a fault rule delayed, duplicated, reordered or damaged; heartbeats it held back.
+    public var faults = FaultTally()
     /// Invalid or unexpected input, by kind.
     public var badInput = BadInputCounts()
     /// Messages to a peer that had gone (EHOSTUNREACH under ROUTER_MANDATORY).

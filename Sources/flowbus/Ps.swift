@@ -121,11 +121,11 @@ struct StatusTable {
         let services = broker.workersPerService.sorted { $0.key < $1.key }.map { name, count in
             credits[name].map { "\(name)×\(count) (credit \($0))" } ?? "\(name)×\(count)"
         }.joined(separator: ", ")
-        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message)")
+        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), fault drops \(broker.faultDropped)\(broker.faults.total > 0 ? " (and \(broker.faults.total) requests delayed, duplicated, reordered or damaged, heartbeats held)" : ""), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message)")
         let clone = status.clone
-        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped), bad input \(clone.badInputTotal), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied)")
+        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped)\(clone.faults.total > 0 ? " (and \(clone.faults.total) writes delayed, duplicated, reordered or damaged)" : ""), bad input \(clone.badInputTotal), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied)")
         if !status.faults.isEmpty {
-            lines.append("faults: " + status.faults.map { "\($0.rule.id) matched \($0.matched) dropped \($0.dropped)" }.joined(separator: "; "))
+            lines.append("faults: " + status.faults.map { "\($0.rule.id) (\($0.rule.action.name)) matched \($0.matched) acted on \($0.fired)" }.joined(separator: "; "))
         }
         return lines.joined(separator: "\n")
     }

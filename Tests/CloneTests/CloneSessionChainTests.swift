@@ -32,7 +32,7 @@ struct CloneSessionChainTests {
         let fixture = try CloneFixture()
         let watcher = try await fixture.syncedAgent(["/s/f1/"])
         let writer = try await fixture.syncedAgent(["/w/"])
-        try fixture.faults.install(FaultRule(id: "f1", scope: .key, prefix: "/s/f1/lost", action: .drop(share: 1)))
+        try fixture.faults.install(FaultRule(id: "f1", scope: .key, prefix: "/s/f1/lost", action: .drop))
         for index in 0..<5 {
             try writer.set(key: "/s/f1/lost\(index)", value: "x".bytes)
             try writer.set(key: "/s/f1/kept\(index)", value: "y".bytes)
@@ -57,7 +57,7 @@ struct CloneSessionChainTests {
         let bystander = try await fixture.syncedAgent(["/s/g1/"])
         let writer = try await fixture.syncedAgent(["/w/"])
 
-        try link.install(FaultRule(id: "lossy", scope: .key, prefix: "/s/g1/a", action: .drop(share: 1)))
+        try link.install(FaultRule(id: "lossy", scope: .key, prefix: "/s/g1/a", action: .drop))
         try writer.set(key: "/s/g1/a", value: "1".bytes)
         #expect(await eventually { victim.statistics.faultDropped == 1 })
         link.removeAll()
@@ -81,7 +81,7 @@ struct CloneSessionChainTests {
         let fixture = try CloneFixture()
         let link = FaultRules()
         let victim = try await fixture.syncedAgent([""]) { $0.incomingFaults = link }
-        try link.install(FaultRule(id: "lossy", scope: .key, prefix: "/plain/a", action: .drop(share: 1)))
+        try link.install(FaultRule(id: "lossy", scope: .key, prefix: "/plain/a", action: .drop))
         try victim.set(key: "/plain/a", value: "1".bytes)
         #expect(await eventually { victim.statistics.faultDropped == 1 })
         link.removeAll()

@@ -16,7 +16,7 @@ struct CloneWriteConfirmationTests {
             configuration.confirmAfter = .milliseconds(100)
         }
         // A third of the writes are lost: each one still arrives, by a later try.
-        try fixture.faults.install(FaultRule(id: "third", scope: .key, prefix: "/w/", action: .drop(share: 0.3)))
+        try fixture.faults.install(FaultRule(id: "third", scope: .key, prefix: "/w/", action: .drop, share: 0.3))
         for index in 0..<40 { try writer.set(key: "/w/k\(index)", value: "v\(index)".bytes) }
         #expect(await eventually(timeout: .seconds(30)) { reader.textMap(prefix: "/w/").count == 40 })
         #expect(await eventually { writer.statistics.writesUnconfirmed == 0 && writer.statistics.writesConfirmed == 40 })
@@ -37,7 +37,7 @@ struct CloneWriteConfirmationTests {
             configuration.confirmWrites = true
             configuration.confirmAfter = .milliseconds(100)
         }
-        try fixture.faults.install(FaultRule(id: "all", scope: .key, prefix: "/n/", action: .drop(share: 1)))
+        try fixture.faults.install(FaultRule(id: "all", scope: .key, prefix: "/n/", action: .drop))
         try writer.set(key: "/n/k", value: "old".bytes)
         try writer.set(key: "/n/k", value: "new".bytes)
         #expect(await eventually { writer.statistics.writesResent >= 2 })

@@ -1,6 +1,7 @@
 import Clone
 import FlowProtocol
 import Majordomo
+import MessagePath
 import SwiftProtobuf
 import Testing
 @testable import FlowHost
@@ -80,10 +81,22 @@ import Testing
         #expect(trace.events[1].applied == true && trace.events[1].from == "coord-app")
     }
 
+    @Test func aFaultOnOneOfASessionsWritesIsInItsHistoryAndItsDiagram() throws {
+        let history = SessionHistory()
+        history.faultObserver(FaultDecision(rule: "slow", ordinal: 2, scope: .key, subject: "/s/abc/nav", session: "abc", effect: "delay 5.000ms", atUnixNanos: 1))
+        // A request's fault comes with the broker's observation, which has the request itself.
+        history.faultObserver(FaultDecision(rule: "slow", ordinal: 3, scope: .service, subject: "vm.x", session: "abc", effect: "drop", atUnixNanos: 2))
+        let trace = try #require(history.trace(session: "abc"))
+        #expect(trace.events.map(\.kind) == [.fault])
+        #expect(trace.events.first?.message == "delay 5.000ms by fault rule slow (its message #2)")
+        #expect(TraceTimeline.text(trace).contains("fault ⚡ nav  delay 5.000ms by fault rule slow"), "\(TraceTimeline.text(trace))")
+        #expect(MermaidSequence.diagram(trace).contains("Note over Clone: ⚡ /s/abc/nav delay 5.000ms"), "\(MermaidSequence.diagram(trace))")
+    }
+
     @Test func brokerRefusalsAndFaultDropsAreRecorded() throws {
         let history = SessionHistory()
         let request = try Self.body(Self.intent("select", screen: "home", version: 3), session: "S3", key: "k", writer: "test/3")
-        Self.observe(history, .dropped(ruleID: "blackout"), service: "vm.home", body: request, at: 1)
+        Self.observe(history, .faulted(.drop(ruleID: "blackout")), service: "vm.home", body: request, at: 1)
         Self.observe(history, .request, service: "vm.home", body: request, at: 2)
         let refusal = ErrorReply.frame(.unknownService, message: "no worker for service vm.home registered in time", hint: "", writer: "broker")
         Self.observe(history, .rejected(reason: "expired"), service: "vm.home", body: refusal, at: 3)

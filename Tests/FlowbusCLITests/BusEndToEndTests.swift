@@ -103,13 +103,43 @@ struct BusEndToEndTests {
 
         let status = try await host.status()
         let faults = try #require(status["faults"] as? [[String: Any]])
-        #expect(faults.first?["dropped"] as? Int == 200 - answered)
+        #expect(faults.first?["fired"] as? Int == 200 - answered)
         #expect((status["broker"] as? [String: Any])?["faultDropped"] as? Int == 200 - answered)
 
         let clear = try await host.run(["fault", "clear", "half"])
         #expect(clear.status == 0, "\(clear.output)")
         let all = try await onThread { try Self.pipelined(host, count: 100) }
         #expect(all == 100)
+    }
+
+    @Test("delay and duplicate rules set with the CLI act on their messages, and `fault decisions` lists each injection the same way twice",
+          .timeLimit(.minutes(1)))
+    func faultKindsAndDecisionsThroughTheCLI() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+
+        let delay = try await host.run(["fault", "delay", "--service", "flowbus.echo", "--ms", "150", "--skip", "1", "--limit", "2", "--id", "slow"])
+        #expect(delay.status == 0 && delay.output.contains("delaying 100% of MDP requests to services starting with flowbus.echo"), "\(delay.output)")
+        #expect(delay.output.contains("after the first 1, at most 2 times by constant 150.0 ms"), "\(delay.output)")
+        let duplicate = try await host.run(["fault", "duplicate", "--service", "flowbus.echo", "--share", "0.5", "--id", "twice"])
+        #expect(duplicate.status == 0, "\(duplicate.output)")
+        let bad = try await host.run(["fault", "reorder", "--key", "/s/", "--window", "0"])
+        #expect(bad.status != 0 && bad.output.contains("reorder window must be from 1 to 64"), "\(bad.output)")
+
+        _ = try await onThread { try Self.pipelined(host, count: 20) }
+        let decisions = try await host.run(["fault", "decisions"])
+        #expect(decisions.status == 0, "\(decisions.output)")
+        let lines = decisions.output.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("slow ") } == ["slow #2 service flowbus.echo delay 150.000ms", "slow #3 service flowbus.echo delay 150.000ms"],
+                "\(decisions.output)")
+        #expect(lines.contains { $0.hasPrefix("twice #") && $0.hasSuffix("duplicate x1") }, "\(decisions.output)")
+        let broker = try #require(try await host.status()["broker"] as? [String: Any])
+        let counted = try #require(broker["faults"] as? [String: Any])
+        #expect(counted["delayed"] as? Int == 2)
+        #expect((counted["duplicated"] as? Int ?? 0) == lines.filter { $0.hasPrefix("twice #") }.count)
+        let list = try await host.run(["fault", "list"])
+        #expect(list.output.contains("slow: delaying") && list.output.contains("acted on 2"), "\(list.output)")
     }
 
     @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit; --broker-busy-poll-us 0 turns busy polling off", .timeLimit(.minutes(1)))

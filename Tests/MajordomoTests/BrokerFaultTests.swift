@@ -1,3 +1,4 @@
+import Synchronization
 import Majordomo
 import MessagePath
 import Testing
@@ -12,7 +13,7 @@ struct BrokerFaultTests {
         let worker = fixture.worker("retry.me")
         defer { worker.stop() }
         #expect(try await fixture.awaitWorkers("retry.me", count: 1))
-        try faults.install(FaultRule(id: "blackout", scope: .service, prefix: "retry.", action: .drop(share: 1)))
+        try faults.install(FaultRule(id: "blackout", scope: .service, prefix: "retry.", action: .drop))
         let pending = Task {
             try await onThread { try fixture.client(timeout: .milliseconds(400), tries: 3).request(service: "retry.me", body: frames("once")) }
         }
@@ -42,7 +43,7 @@ struct BrokerFaultTests {
         defer { vm.stop(); other.stop() }
         #expect(try await fixture.awaitWorkers("vm.home", count: 1))
         #expect(try await fixture.awaitWorkers("clock", count: 1))
-        try faults.install(FaultRule(id: "half-vm", scope: .service, prefix: "vm.", action: .drop(share: 0.5)))
+        try faults.install(FaultRule(id: "half-vm", scope: .service, prefix: "vm.", action: .drop, share: 0.5))
 
         let (vmReplies, otherReplies) = try await onThread {
             let client = try fixture.client()
@@ -69,7 +70,7 @@ struct BrokerFaultTests {
         #expect((140...260).contains(vmReplies), "vm replies: \(vmReplies)")
         #expect(dropped == 400 - vmReplies)
         let status = try #require(faults.status.first)
-        #expect(status.matched == 400 && status.dropped == dropped)
+        #expect(status.matched == 400 && status.fired == dropped)
 
         faults.remove(id: "half-vm")
         let afterwards = try await onThread {
@@ -126,5 +127,115 @@ struct BrokerFaultTests {
         }
         #expect(replies == [frames("oversizeReply"), frames("small")])
         #expect(fixture.broker.statistics.rejections.oversizeReply == 1)
+    }
+}
+
+/// The other fault kinds on the broker's request path, each seen by a real worker.
+@Suite("Broker fault kinds")
+struct BrokerFaultKindTests {
+    /// The bodies a worker received, in order.
+    final class Received: Sendable {
+        let bodies = Mutex<[[UInt8]]>([])
+        func handler(_ request: MajordomoRequest) -> [Frame] {
+            bodies.withLock { $0.append(request.body.first ?? []) }
+            return request.body
+        }
+    }
+
+    @Test func aDelayedRequestArrivesLateAndOthersPassIt() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let received = Received()
+        let worker = fixture.worker("slow.one") { received.handler($0) }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("slow.one", count: 1))
+        try faults.install(FaultRule(id: "late", scope: .service, prefix: "slow.", action: .delay(FaultDelay(base: 300)), limit: 1))
+        let elapsed = try await onThread { () -> Duration in
+            let client = try fixture.client()
+            let start = ContinuousClock.now
+            try client.send(service: "slow.one", body: frames("first"))
+            try client.send(service: "slow.one", body: frames("second"))
+            var replies = 0
+            while replies < 2, try client.receive(timeout: .seconds(3)) != nil { replies += 1 }
+            return ContinuousClock.now - start
+        }
+        #expect(elapsed >= .milliseconds(300))
+        #expect(received.bodies.withLock { $0 } == [Array("second".utf8), Array("first".utf8)])
+        #expect(fixture.broker.statistics.faults.delayed == 1)
+    }
+
+    @Test func aDuplicatedRequestReachesTheWorkerTwice() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let received = Received()
+        let worker = fixture.worker("dup.one") { received.handler($0) }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("dup.one", count: 1))
+        try faults.install(FaultRule(id: "twice", scope: .service, prefix: "dup.", action: .duplicate(copies: 2)))
+        _ = try await onThread { try fixture.client().request(service: "dup.one", body: frames("hello")) }
+        #expect(try await eventually { received.bodies.withLock { $0.count } == 3 })
+        #expect(fixture.broker.statistics.faults.duplicated == 1)
+    }
+
+    @Test func reorderedRequestsAreOvertakenWithinTheWindow() async throws {
+        let faults = FaultRules(seed: 5)
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let received = Received()
+        let worker = fixture.worker("seq.one") { received.handler($0) }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("seq.one", count: 1))
+        try faults.install(FaultRule(id: "shuffle", scope: .service, prefix: "seq.", action: .reorder(window: 3), share: 0.3))
+        try await onThread {
+            let client = try fixture.client()
+            for index in 0..<60 { try client.send(service: "seq.one", body: [[UInt8(index)]]) }
+            var replies = 0
+            while replies < 60, try client.receive(timeout: .seconds(3)) != nil { replies += 1 }
+        }
+        let order = received.bodies.withLock { $0.map { Int($0.first ?? 255) } }
+        #expect(Set(order) == Set(0..<60), "every request arrives once: \(order)")
+        #expect(order != Array(0..<60), "some were reordered")
+        let reordered = fixture.broker.statistics.faults.reordered
+        #expect(reordered > 0)
+        // A held request is overtaken by at most its window of later ones.
+        for (position, value) in order.enumerated() {
+            #expect(position - value <= 3, "request \(value) arrived \(position - value) places late: \(order)")
+        }
+    }
+
+    @Test func aCorruptedRequestReachesTheWorkerChangedAndATruncatedOneCut() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let received = Received()
+        let worker = fixture.worker("bits.one") { received.handler($0) }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("bits.one", count: 1))
+        let body = Array(repeating: UInt8(ascii: "a"), count: 32)
+        try faults.install(FaultRule(id: "flip", scope: .service, prefix: "bits.", action: .corrupt(bytes: 4), limit: 1))
+        _ = try await onThread { try fixture.client().request(service: "bits.one", body: [body]) }
+        try faults.install(FaultRule(id: "flip", scope: .service, prefix: "bits.", action: .truncate(bytes: 5), limit: 1))
+        _ = try await onThread { try fixture.client().request(service: "bits.one", body: [body]) }
+        let seen = received.bodies.withLock { $0 }
+        #expect(seen.count == 2 && seen[0].count == 32 && seen[0] != body && seen[1] == Array(body.prefix(5)))
+        #expect(fixture.broker.statistics.faults.damaged == 2)
+    }
+
+    @Test func heldHeartbeatsMakeTheBrokerExpireALiveWorker() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("beat.one")
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("beat.one", count: 1))
+        try faults.install(FaultRule(id: "mute", scope: .heartbeat, prefix: "beat.", action: .drop))
+        #expect(try await eventually(timeout: .seconds(5)) { fixture.broker.statistics.workersExpired >= 1 })
+        #expect(fixture.broker.statistics.faults.heartbeatsHeld >= 1)
+        // Released, the worker registers again and serves.
+        faults.remove(id: "mute")
+        #expect(try await fixture.awaitWorkers("beat.one", count: 1))
+        #expect(try await onThread { try fixture.client(timeout: .seconds(3)).request(service: "beat.one", body: frames("ok")) } == frames("ok"))
     }
 }

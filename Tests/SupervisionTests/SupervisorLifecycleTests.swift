@@ -22,7 +22,9 @@ import Testing
         let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
         let log = EventLog(supervisor.events)
         try await onOwnThread { try supervisor.start() }
-        #expect(log.events.map(\.instance.plugin) == ["auth", "home", "details"])
+        // The events reach the log through a stream: wait for the third before reading them.
+        let started = await log.wait { $0.count >= 3 }
+        #expect(started?.map(\.instance.plugin) == ["auth", "home", "details"])
         #expect(await waitForLines(directory, "order", count: 3).count == 3)
         let pids = supervisor.status().compactMap(\.pid)
         #expect(pids.count == 3)

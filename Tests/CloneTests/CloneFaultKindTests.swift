@@ -1,0 +1,46 @@
+import Clone
+import Foundation
+import MessagePath
+import Testing
+
+/// The fault kinds on the Clone server's write path: a delayed write is applied later, a
+/// duplicated one twice unless its writer asked for a confirmation (then the server knows it),
+/// a damaged one as damaged.
+@Suite("Clone fault kinds")
+struct CloneFaultKindTests {
+    @Test func aDelayedWriteIsAppliedAfterLaterOnes() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/d/"])
+        let writer = try await fixture.syncedAgent(["/other/"])
+        try fixture.faults.install(FaultRule(id: "late", scope: .key, prefix: "/d/a", action: .delay(FaultDelay(base: 300))))
+        try writer.set(key: "/d/a", value: "first".bytes)
+        try writer.set(key: "/d/b", value: "second".bytes)
+        #expect(await eventually { reader.text("/d/b") == "second" })
+        #expect(reader.text("/d/a") == nil, "the delayed write is not there yet")
+        #expect(await eventually { reader.text("/d/a") == "first" })
+        #expect(fixture.server!.statistics.faults.delayed == 1)
+    }
+
+    @Test func aDuplicatedWriteIsPublishedTwiceUnlessItsWriterAskedForAConfirmation() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/t/"])
+        let plain = try await fixture.syncedAgent(["/other/"])
+        let confirming = try await fixture.syncedAgent(["/other/"]) { $0.confirmWrites = true }
+        try fixture.faults.install(FaultRule(id: "twice", scope: .key, prefix: "/t/", action: .duplicate(copies: 1)))
+        try plain.set(key: "/t/plain", value: "p".bytes)
+        #expect(await eventually { fixture.server!.statistics.updatesPublished == 2 })
+        try confirming.set(key: "/t/confirmed", value: "c".bytes)
+        #expect(await eventually { reader.text("/t/confirmed") == "c" && fixture.server!.statistics.duplicateWrites == 1 })
+        #expect(fixture.server!.statistics.updatesPublished == 3, "the confirmed write was applied twice: \(fixture.server!.statistics)")
+    }
+
+    @Test func aTruncatedWriteIsStoredCut() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/c/"])
+        let writer = try await fixture.syncedAgent(["/other/"])
+        try fixture.faults.install(FaultRule(id: "cut", scope: .key, prefix: "/c/", action: .truncate(bytes: 3)))
+        try writer.set(key: "/c/k", value: "abcdefgh".bytes)
+        #expect(await eventually { reader.text("/c/k") == "abc" })
+        #expect(fixture.server!.statistics.faults.damaged == 1)
+    }
+}
