@@ -42,6 +42,7 @@ struct ControlHandler {
                     return failure("no fault rule has the id \(id); `flowbus fault list` shows the ids")
                 }
             } else {
+                host.cancelPlan()
                 faults.removeAll()
             }
             return encode(ControlReply(ok: true, body: Empty()))
@@ -49,10 +50,30 @@ struct ControlHandler {
             return encode(ControlReply(ok: true, body: faults.status))
         case .faultDecisions:
             let (decisions, total) = faults.decisions(after: request.after ?? 0)
-            return encode(ControlReply(ok: true, body: FaultDecisionLog(seed: faults.seed, total: total, decisions: decisions)))
+            let plan = host.plan
+            return encode(ControlReply(ok: true, body: FaultDecisionLog(
+                seed: faults.seed, total: total, decisions: decisions, plan: plan?.plan.name, planFinished: plan?.finished)))
         case .faultReset:
+            host.cancelPlan()
             faults.removeAll()
             faults.reset(seed: request.seed ?? faults.seed)
+            return encode(ControlReply(ok: true, body: Empty()))
+        case .faultPlan:
+            guard let plan = request.plan else {
+                return failure("fault.plan needs a plan: use `flowbus fault plan FILE`")
+            }
+            let known = Set(supervisor.status().map(\.name))
+            for event in plan.events {
+                switch event.fault {
+                case .kill(let plugin, _), .stop(let plugin, _):
+                    guard known.contains(plugin) else {
+                        return failure("the plan names plugin \(plugin), which this host does not run; `flowbus ps` lists its plugins")
+                    }
+                case .rules:
+                    break
+                }
+            }
+            host.play(plan, faults: faults, supervisor: supervisor)
             return encode(ControlReply(ok: true, body: Empty()))
         case .trace:
             return trace(session: request.session ?? "")

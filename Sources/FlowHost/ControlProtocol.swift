@@ -14,6 +14,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faultDecisions = "fault.decisions"
         /// Clears every rule and starts the decisions again from `seed`.
         case faultReset = "fault.reset"
+        /// Plays `plan` from now (ending any plan already playing).
+        case faultPlan = "fault.plan"
         /// The recorded history of one session (`session`).
         case trace
     }
@@ -24,10 +26,13 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var session: String?
     public var after: Int?
     public var seed: UInt64?
+    public var plan: FaultPlan?
 
     public init(
-        command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil, after: Int? = nil, seed: UInt64? = nil
+        command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil, after: Int? = nil, seed: UInt64? = nil,
+        plan: FaultPlan? = nil
     ) {
+        self.plan = plan
         self.command = command
         self.rule = rule
         self.ruleID = ruleID
@@ -42,11 +47,16 @@ public struct FaultDecisionLog: Codable, Sendable, Equatable {
     public var seed: UInt64
     public var total: Int
     public var decisions: [FaultDecision]
+    /// The plan playing or last played, and whether it ended.
+    public var plan: String?
+    public var planFinished: Bool?
 
-    public init(seed: UInt64, total: Int, decisions: [FaultDecision]) {
+    public init(seed: UInt64, total: Int, decisions: [FaultDecision], plan: String? = nil, planFinished: Bool? = nil) {
         self.seed = seed
         self.total = total
         self.decisions = decisions
+        self.plan = plan
+        self.planFinished = planFinished
     }
 }
 

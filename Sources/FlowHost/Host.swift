@@ -15,6 +15,8 @@ public final class Host: Sendable {
     private let logger: Logger
     private let stopRequest = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
+    /// The fault plan being played, if any (`flowbus fault plan`, `flowbus chaos run`).
+    private let planRunner = Mutex<FaultPlanRunner?>(nil)
 
     public init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -125,10 +127,36 @@ public final class Host: Sendable {
 
         stopRequest.wait()
         logger.info("flowbus host stopping: plugins first, in reverse manifest order")
+        // A plugin a plan stopped is woken first, so it can take its SIGTERM.
+        cancelPlan()
         heartbeats.stop()
         supervisor.stop()
         security.authenticator?.stop()
         logger.info("flowbus host stopped")
+    }
+
+    /// Plays `plan` from now, ending any plan already playing.
+    func play(_ plan: FaultPlan, faults: FaultRules, supervisor: Supervisor) {
+        cancelPlan()
+        let runner = FaultPlanRunner(plan: plan, faults: faults, supervisor: supervisor, logger: logger.with(component: "faults"))
+        planRunner.withLock { $0 = runner }
+        runner.start()
+    }
+
+    /// Ends the plan playing, if any, undoing what it did; the plan that was playing (or ended).
+    @discardableResult
+    func cancelPlan() -> FaultPlan? {
+        let runner = planRunner.withLock { runner in
+            defer { runner = nil }
+            return runner
+        }
+        runner?.cancel()
+        return runner?.plan
+    }
+
+    /// The plan playing or last played, and whether it has ended.
+    var plan: (plan: FaultPlan, finished: Bool)? {
+        planRunner.withLock { runner in runner.map { ($0.plan, $0.isFinished) } }
     }
 
     /// The run directory's ipc endpoints the host binds besides its public ones (nil where those

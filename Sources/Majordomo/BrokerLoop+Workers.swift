@@ -6,11 +6,18 @@ extension BrokerLoop {
     func workerCommand(_ command: MDP.WorkerCommand, _ frames: [Frame], layout: MDPLayout, from peer: String? = nil) {
         let identity = frames[0]
         let worker = workers[identity]
-        // A fault rule may hold a worker's heartbeats back, as if they were lost on the way.
-        if command == .heartbeat, faults.isArmed, let worker,
-           case .drop = faults.verdict(scope: .heartbeat, subject: worker.service.name, peer: peer) {
-            tally.faults.heartbeatsHeld += 1
-            return
+        // A fault rule may hold a worker's heartbeats, or everything it sends (one side of a
+        // partition), back, as if lost on the way.
+        if faults.isArmed {
+            let service = worker?.service.name ?? (command == .ready ? frames[layout.subject] : [])
+            if case .drop = faults.verdict(scope: .worker, subject: service, peer: peer) {
+                tally.faults.heartbeatsHeld += 1
+                return
+            }
+            if command == .heartbeat, worker != nil, case .drop = faults.verdict(scope: .heartbeat, subject: service, peer: peer) {
+                tally.faults.heartbeatsHeld += 1
+                return
+            }
         }
         // Any command from a registered worker is a heartbeat.
         worker?.lastHeard = now

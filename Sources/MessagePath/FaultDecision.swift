@@ -95,7 +95,7 @@ public struct FaultTally: Sendable, Codable, Equatable {
     public var reordered = 0
     /// Messages truncated or corrupted.
     public var damaged = 0
-    /// Worker heartbeats held back.
+    /// Worker heartbeats, or every command of a partitioned worker, held back.
     public var heartbeatsHeld = 0
 
     public init() {}

@@ -8,6 +8,11 @@ public enum FaultScope: String, Sendable, Codable, CaseIterable {
     /// The HEARTBEATs a worker of the service sends the broker: holding them makes the broker
     /// take a live worker for dead.
     case heartbeat
+    /// Every command a worker of the service sends the broker (READY, REPLY, HEARTBEAT): with a
+    /// peer, one side of a partition between a plugin and the host.
+    case worker
+    /// A plugin process killed or stopped by a plan: in the decision log only, never a rule's scope.
+    case process
 }
 
 /// How long a delayed message waits: `base` milliseconds, plus a draw from the distribution
@@ -177,9 +182,10 @@ public struct FaultRule: Sendable, Codable, Equatable, Identifiable {
         case .corrupt(let bytes):
             guard (1...4096).contains(bytes) else { throw .invalidAmount(id, "corrupt bytes", bytes, 1...4096) }
         }
-        if scope == .heartbeat, action != .drop {
+        if scope == .heartbeat || scope == .worker, action != .drop {
             throw .heartbeatsOnlyHeld(id)
         }
+        if scope == .process { throw .processIsNoRule(id) }
     }
 }
 
@@ -190,6 +196,7 @@ public enum FaultRuleError: Error, CustomStringConvertible, Equatable {
     case invalidDelay(FaultDelay)
     case invalidAmount(String, String, Int, ClosedRange<Int>)
     case heartbeatsOnlyHeld(String)
+    case processIsNoRule(String)
 
     public var description: String {
         switch self {
@@ -204,7 +211,9 @@ public enum FaultRuleError: Error, CustomStringConvertible, Equatable {
         case .invalidAmount(let id, let what, let value, let range):
             "rule \(id): \(what) must be from \(range.lowerBound) to \(range.upperBound == Int.max ? "any" : String(range.upperBound)); got \(value)"
         case .heartbeatsOnlyHeld(let id):
-            "rule \(id): heartbeats can only be held back (action drop); to slow a worker's requests, use scope service"
+            "rule \(id): heartbeats and worker commands can only be held back (action drop); to slow a worker's requests, use scope service"
+        case .processIsNoRule(let id):
+            "rule \(id): processes are killed and stopped by a plan's kill and stop events, not by a rule"
         }
     }
 }

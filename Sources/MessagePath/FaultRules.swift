@@ -153,6 +153,18 @@ public final class FaultRules: Sendable {
         state.withLock { ($0.log.entries(after: index), $0.log.total) }
     }
 
+    /// Logs a fault that is no message's verdict (a plan killed or stopped a process), so the
+    /// decision log holds every fault of a run in order.
+    public func record(scope: FaultScope, rule: String, subject: String, effect: String) {
+        let decision = state.withLock { state in
+            let decision = FaultDecision(rule: rule, ordinal: state.log.total + 1, scope: scope, subject: subject, session: nil,
+                                         effect: effect, atUnixNanos: Self.wallNanos())
+            state.log.append(decision)
+            return decision
+        }
+        if let observer = observer.withLock({ $0 }) { observer(decision) }
+    }
+
     /// The verdict for one message of `scope` whose subject (service name or key) is given, sent
     /// by `peer` (its User-Id, when known). `body` is read only when a rule targets a request's
     /// session or method.

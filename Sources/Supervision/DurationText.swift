@@ -1,8 +1,8 @@
 /// Durations as the manifest writes them: a whole number and a unit, `250ms`, `5s`, `2m`.
-enum DurationText {
-    static let hint = "write a whole number followed by ms, s or m, such as 250ms, 5s or 2m"
+public enum DurationText {
+    public static let hint = "write a whole number followed by ms, s or m, such as 250ms, 5s or 2m"
 
-    static func parse(_ text: String) -> Duration? {
+    public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingWhitespace()
         let digits = trimmed.prefix(while: \.isASCIIDigit)
         guard !digits.isEmpty, digits.count <= 9, let value = Int64(digits) else { return nil }
@@ -14,7 +14,7 @@ enum DurationText {
         }
     }
 
-    static func format(_ duration: Duration) -> String {
+    public static func format(_ duration: Duration) -> String {
         let milliseconds = duration.milliseconds
         if milliseconds != 0, milliseconds % 60_000 == 0 { return "\(milliseconds / 60_000)m" }
         if milliseconds != 0, milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }

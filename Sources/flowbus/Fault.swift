@@ -13,7 +13,7 @@ struct Fault: ParsableCommand {
             (`flowbus fault decisions`).
             """,
         subcommands: [Drop.self, Delay.self, Duplicate.self, Reorder.self, Truncate.self, Corrupt.self, HoldHeartbeats.self,
-                      List.self, Decisions.self, Clear.self]
+                      Plan.self, List.self, Decisions.self, Clear.self]
     )
 
     /// Which messages a rule acts on; shared by every kind of rule.
@@ -79,6 +79,8 @@ struct Fault: ParsableCommand {
         case .service: "MDP requests to services"
         case .key: "Clone writes of keys"
         case .heartbeat: "heartbeats of the workers of services"
+        case .worker: "commands of the workers of services"
+        case .process: "processes"
         }
         var text = "\(verb(rule.action)) \(Int((rule.share * 100).rounded()))% of \(what) starting with \(rule.prefix)"
         if let session = rule.session { text += " in session \(session)" }
@@ -235,6 +237,51 @@ struct Fault: ParsableCommand {
         }
     }
 
+    struct Plan: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Plays a fault plan (YAML) on the running host: rules switched on and off, plugins killed or stopped, partitions, at their times.",
+            discussion: "The same plan and seed make the same decisions on the same traffic. `--dry-run` prints the timeline the seed gives without playing it. Plans are described in the README (Fault injection).")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The plan file.")
+        var file: String
+
+        @Option(name: .long, help: "The seed of the decisions (default: the plan's `seed`).")
+        var seed: UInt64?
+
+        @Flag(name: .long, help: "Print the timeline and stop.")
+        var dryRun = false
+
+        func run() throws {
+            let plan = try Fault.loadPlan(file, seed: seed)
+            print("plan \(plan.name), seed \(plan.seed): \(plan.events.count) events")
+            for event in plan.events { print("  " + event.summary) }
+            guard !dryRun else { return }
+            let _: Empty = try ControlClient(runDirectory: global.runDirectory).send(ControlRequest(command: .faultPlan, plan: plan))
+            print("playing; `flowbus fault decisions` lists what it does, `flowbus fault clear` ends it")
+        }
+    }
+
+    /// Reads and checks a plan file, or says what is wrong with it.
+    static func loadPlan(_ file: String, seed: UInt64?) throws -> FaultPlan {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw PlanFileError(description: "cannot read the plan \(file): \(error.localizedDescription); give the path of a plan YAML file")
+        }
+        do {
+            return try FaultPlan.parse(yaml: text, seed: seed)
+        } catch {
+            throw PlanFileError(description: "\(file): \(error.description)")
+        }
+    }
+
+    struct PlanFileError: Error, CustomStringConvertible {
+        var description: String
+    }
+
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lists the fault rules with what each has done.")
 
@@ -283,6 +330,7 @@ struct Fault: ParsableCommand {
             let older = log.total - after - shown
             if older > 0 { print("(\(older) older decisions were not kept; \(log.total) in all)") }
             if log.total == 0 { print("no fault has been injected (seed \(log.seed))") }
+            if let plan = log.plan { print("plan \(plan) \(log.planFinished == true ? "ended" : "is playing")") }
         }
     }
 

@@ -142,6 +142,48 @@ struct BusEndToEndTests {
         #expect(list.output.contains("slow: delaying") && list.output.contains("acted on 2"), "\(list.output)")
     }
 
+    @Test("a plan drops a service for its window, kills its plugin at its time, and is undone when it ends", .timeLimit(.minutes(1)))
+    func aPlanPlaysOnTheHost() async throws {
+        let host = try await HostFixture.start(manifest: echoManifest([("echo", 1)]))
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+        let file = host.runDirectory + "/plan.yaml"
+        try """
+            name: blackout-then-kill
+            seed: 3
+            duration: 2500ms
+            faults:
+              - drop: {service: flowbus.echo}
+                for: 1s
+              - kill: {plugin: echo}
+                at: 1500ms
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        let play = try await host.run(["fault", "plan", file])
+        #expect(play.status == 0 && play.output.contains("at 1500ms: kill echo/0"), "\(play.output)")
+        let during = try await onThread { try Self.pipelined(host, count: 10) }
+        if ContinuousClock.now - started < .milliseconds(900) { #expect(during == 0, "the service is dropped for the plan's first second") }
+        try await Task.sleep(until: started + .milliseconds(1100))
+        #expect(try await onThread { try Self.pipelined(host, count: 10) } == 10, "the drop ends with its window")
+        try await Task.sleep(until: started + .milliseconds(2700))
+        let decisions = try await host.run(["fault", "decisions"])
+        #expect(decisions.output.contains("blackout-then-kill #") && decisions.output.contains("process echo/0 kill"), "\(decisions.output)")
+        #expect(decisions.output.contains("f1 #1 service flowbus.echo drop"), "\(decisions.output)")
+        #expect(decisions.output.contains("plan blackout-then-kill ended"), "\(decisions.output)")
+        let list = try await host.run(["fault", "list"])
+        #expect(list.output.contains("no fault rules are set"), "the plan's rules go when it ends: \(list.output)")
+        let restarted = await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(100)) {
+            let plugins = (try? await host.status()["plugins"] as? [[String: Any]]) ?? []
+            return plugins.first { $0["name"] as? String == "echo" }?["restarts"] as? Int == 1
+        }
+        #expect(restarted, "the supervisor restarts the killed plugin")
+
+        // A plan naming a plugin the host does not run is refused before anything happens.
+        try "faults:\n  - kill: {plugin: nosuch}\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let refused = try await host.run(["fault", "plan", file])
+        #expect(refused.status != 0 && refused.output.contains("the plan names plugin nosuch, which this host does not run"), "\(refused.output)")
+    }
+
     @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit; --broker-busy-poll-us 0 turns busy polling off", .timeLimit(.minutes(1)))
     func creditThroughTheHost() async throws {
         let host = try await HostFixture.start(

@@ -1,0 +1,288 @@
+import Foundation
+import MessagePath
+import Supervision
+import Yams
+
+/// What is wrong with a plan file, saying where and what to write instead.
+public struct FaultPlanError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension FaultPlan {
+    /// The fault kinds a plan may name, each with the options it takes.
+    static let kinds: [String: String] = [
+        "drop": "service|key, share, session, peer, method, skip, limit, after",
+        "delay": "service|key, ms, spread, distribution, jitter, and the targets of drop",
+        "duplicate": "service|key, copies, and the targets of drop",
+        "reorder": "service|key, window, and the targets of drop",
+        "truncate": "service|key, bytes, and the targets of drop",
+        "corrupt": "service|key, bytes, and the targets of drop",
+        "hold-heartbeats": "service, peer, limit",
+        "partition": "plugin",
+        "kill": "plugin, replica",
+        "stop": "plugin, replica (and the event's `for`, 5s if not given)",
+    ]
+
+    /// Reads a plan:
+    ///
+    /// ```yaml
+    /// name: lossy-coordinators
+    /// seed: 7                    # --seed overrides it
+    /// duration: 20s              # how long `chaos run` plays (default: until the last event ends)
+    /// faults:
+    ///   - drop: {service: coord.app, share: 0.3}
+    ///     at: 0s                 # default 0s
+    ///     for: 10s               # default: to the end of the run
+    ///   - kill: {plugin: coord-home}
+    ///     at: 3s
+    /// generate:                  # optional: more events drawn from the seed
+    ///   count: 6
+    ///   every: 2s                # mean gap (exponential)
+    ///   for: 1s                  # how long each lasts
+    ///   pick:                    # templates; a list of values picks one
+    ///     - stop: {plugin: [vm-details, coord-home]}
+    ///     - drop: {service: [vm., coord.], share: 0.5}
+    /// ```
+    public static func parse(yaml: String, seed override: UInt64? = nil) throws(FaultPlanError) -> FaultPlan {
+        let document: Any?
+        do {
+            document = try Yams.load(yaml: yaml)
+        } catch {
+            throw FaultPlanError("the plan is not valid YAML: \(error)")
+        }
+        guard let top = document as? [String: Any] else {
+            throw FaultPlanError("a plan is a YAML mapping with `faults:` (and optionally `name`, `seed`, `duration`, `generate`)")
+        }
+        let known: Set = ["name", "seed", "duration", "faults", "generate"]
+        if let unknown = top.keys.first(where: { !known.contains($0) }) {
+            throw FaultPlanError("the plan has an unknown entry `\(unknown)`; a plan has \(known.sorted().joined(separator: ", "))")
+        }
+        let seed: UInt64
+        if let override { seed = override } else { seed = try Self.seed(top["seed"]) }
+        var random = PlanRandom(seed: seed)
+        var events: [FaultPlanEvent] = []
+        for (index, entry) in try Self.list(top["faults"] ?? [Any](), "faults").enumerated() {
+            events.append(try Self.event(entry, id: "f\(index + 1)", where: "faults[\(index)]", random: &random))
+        }
+        if let generate = top["generate"] {
+            events += try Self.generated(generate, random: &random, first: events.count + 1)
+        }
+        let duration = try top["duration"].map { value throws(FaultPlanError) in try Self.milliseconds(value, "duration") }
+        guard !events.isEmpty else {
+            throw FaultPlanError("the plan has no fault: list some under `faults:` or describe them under `generate:`")
+        }
+        return FaultPlan(name: (top["name"] as? String) ?? "plan", seed: seed, durationMilliseconds: duration, events: events)
+    }
+
+    private static func seed(_ value: Any?) throws(FaultPlanError) -> UInt64 {
+        guard let value else { return 1 }
+        if let number = value as? Int, number >= 0 { return UInt64(number) }
+        if let text = value as? String, let number = UInt64(text) { return number }
+        throw FaultPlanError("`seed` is a whole number of 0 or more; got \(value)")
+    }
+
+    private static func list(_ value: Any, _ name: String) throws(FaultPlanError) -> [Any] {
+        guard let list = value as? [Any] else { throw FaultPlanError("`\(name)` is a list of faults, each a mapping such as `- drop: {service: vm., share: 0.2}`") }
+        return list
+    }
+
+    static func milliseconds(_ value: Any, _ name: String) throws(FaultPlanError) -> Int64 {
+        if let seconds = value as? Int, seconds >= 0 { return Int64(seconds) * 1000 }
+        guard let text = value as? String, let duration = DurationText.parse(text) else {
+            throw FaultPlanError("`\(name)` must be a duration: \(DurationText.hint); got \(value)")
+        }
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// One `faults:` entry: a kind with its options, and `at` / `for`.
+    private static func event(_ entry: Any, id: String, where place: String, random: inout PlanRandom) throws(FaultPlanError) -> FaultPlanEvent {
+        guard let mapping = entry as? [String: Any] else {
+            throw FaultPlanError("\(place) must be a mapping such as `drop: {service: vm., share: 0.2}`")
+        }
+        let kinds = mapping.keys.filter { Self.kinds[$0] != nil }
+        guard kinds.count == 1, let kind = kinds.first else {
+            throw FaultPlanError("\(place) must name one fault kind, one of \(Self.kinds.keys.sorted().joined(separator: ", ")); it has \(mapping.keys.sorted().joined(separator: ", "))")
+        }
+        if let unknown = mapping.keys.first(where: { $0 != kind && $0 != "at" && $0 != "for" }) {
+            throw FaultPlanError("\(place) has an unknown entry `\(unknown)`; beside its kind an entry has `at` and `for`")
+        }
+        let options = try Options(mapping[kind], kind: kind, place: place, random: &random)
+        try options.checkKnown()
+        let at = try mapping["at"].map { value throws(FaultPlanError) in try Self.milliseconds(value, "\(place).at") } ?? 0
+        var duration = try mapping["for"].map { value throws(FaultPlanError) in try Self.milliseconds(value, "\(place).for") }
+        let fault: FaultPlanEvent.Fault
+        switch kind {
+        case "kill":
+            fault = .kill(plugin: try options.string("plugin"), replica: try options.int("replica") ?? 0)
+        case "stop":
+            fault = .stop(plugin: try options.string("plugin"), replica: try options.int("replica") ?? 0)
+            duration = duration ?? 5000
+        case "partition":
+            fault = FaultPlanEvent.partition(try options.string("plugin"), id: id)
+        case "hold-heartbeats":
+            fault = .rules([FaultRule(id: id, scope: .heartbeat, prefix: try options.string("service"), action: .drop,
+                                      peer: try options.optionalString("peer"), limit: try options.int("limit"))])
+        default:
+            fault = .rules([try options.rule(kind: kind, id: id)])
+        }
+        let event = FaultPlanEvent(atMilliseconds: at, durationMilliseconds: duration, fault: fault)
+        if case .rules(let rules) = fault {
+            for rule in rules {
+                do { try rule.validate() } catch { throw FaultPlanError("\(place): \(error.description)") }
+            }
+        }
+        return event
+    }
+
+    /// `generate:` — `count` events at exponential gaps of mean `every`, each lasting `for`, each a
+    /// template of `pick` drawn from the seed.
+    private static func generated(_ value: Any, random: inout PlanRandom, first: Int) throws(FaultPlanError) -> [FaultPlanEvent] {
+        guard let mapping = value as? [String: Any] else { throw FaultPlanError("`generate` is a mapping with count, every, for and pick") }
+        guard let count = mapping["count"] as? Int, (1...10_000).contains(count) else {
+            throw FaultPlanError("`generate.count` is the number of events to draw, 1 to 10,000")
+        }
+        let every = try Self.milliseconds(mapping["every"] ?? "1s", "generate.every")
+        let length = try mapping["for"].map { value throws(FaultPlanError) in try Self.milliseconds(value, "generate.for") }
+        let templates = try Self.list(mapping["pick"] ?? [Any](), "generate.pick")
+        guard !templates.isEmpty else { throw FaultPlanError("`generate.pick` lists the fault templates to draw from") }
+        var events: [FaultPlanEvent] = []
+        var at: Double = 0
+        for index in 0..<count {
+            at += -Double(every) * log1pNegative(random.unit())
+            guard var template = templates[random.below(templates.count)] as? [String: Any] else {
+                throw FaultPlanError("each `generate.pick` entry is a fault such as `kill: {plugin: coord-home}`")
+            }
+            template["at"] = "\(Int64(at))ms"
+            if let length, template["for"] == nil { template["for"] = "\(length)ms" }
+            events.append(try event(template, id: "g\(first + index)", where: "generate.pick (event \(index + 1))", random: &random))
+        }
+        return events
+    }
+
+    /// ln(1 - u), for exponential gaps.
+    private static func log1pNegative(_ u: Double) -> Double {
+        var x = 1 - u
+        if x <= 0 { x = .leastNonzeroMagnitude }
+        return Foundation.log(x)
+    }
+}
+
+/// The options of one fault entry, read once each; a list value picks one of its items.
+private struct Options {
+    let values: [String: Any]
+    let kind: String
+    let place: String
+    private var picked: [String: Any] = [:]
+
+    init(_ value: Any?, kind: String, place: String, random: inout PlanRandom) throws(FaultPlanError) {
+        guard let values = (value ?? [String: Any]()) as? [String: Any] else {
+            throw FaultPlanError("\(place).\(kind) takes a mapping of options (\(FaultPlan.kinds[kind] ?? "")), such as `\(kind): {service: vm.}`")
+        }
+        self.values = values
+        self.kind = kind
+        self.place = place
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            if let choices = value as? [Any], key != "after" {
+                guard !choices.isEmpty else { throw FaultPlanError("\(place).\(kind).\(key) lists no value to pick from") }
+                picked[key] = choices[random.below(choices.count)]
+            } else {
+                picked[key] = value
+            }
+        }
+    }
+
+    private func value(_ key: String) -> Any? { picked[key] }
+
+    func string(_ key: String) throws(FaultPlanError) -> String {
+        guard let text = try optionalString(key) else { throw FaultPlanError("\(place).\(kind) needs `\(key)`") }
+        return text
+    }
+
+    func optionalString(_ key: String) throws(FaultPlanError) -> String? {
+        guard let value = value(key) else { return nil }
+        if let text = value as? String { return text }
+        throw FaultPlanError("\(place).\(kind).\(key) is text; got \(value)")
+    }
+
+    func int(_ key: String) throws(FaultPlanError) -> Int? {
+        guard let value = value(key) else { return nil }
+        if let number = value as? Int { return number }
+        throw FaultPlanError("\(place).\(kind).\(key) is a whole number; got \(value)")
+    }
+
+    func double(_ key: String) throws(FaultPlanError) -> Double? {
+        guard let value = value(key) else { return nil }
+        if let number = value as? Double { return number }
+        if let number = value as? Int { return Double(number) }
+        throw FaultPlanError("\(place).\(kind).\(key) is a number; got \(value)")
+    }
+
+    /// A message rule of `kind` (drop, delay, duplicate, reorder, truncate, corrupt).
+    func rule(kind: String, id: String) throws(FaultPlanError) -> FaultRule {
+        let service = try optionalString("service")
+        let key = try optionalString("key")
+        guard (service == nil) != (key == nil) else {
+            throw FaultPlanError("\(place).\(kind) needs exactly one of `service: PREFIX` or `key: PREFIX`")
+        }
+        let action: FaultAction
+        switch kind {
+        case "drop": action = .drop
+        case "delay":
+            let name = try optionalString("distribution") ?? "constant"
+            guard let distribution = FaultDelay.Distribution(rawValue: name) else {
+                throw FaultPlanError("\(place).delay.distribution is constant, uniform or exponential; got \(name)")
+            }
+            guard let base = try double("ms") else { throw FaultPlanError("\(place).delay needs `ms`, the delay's base in milliseconds") }
+            action = .delay(FaultDelay(distribution, base: base, spread: try double("spread") ?? 0, jitter: try double("jitter") ?? 0))
+        case "duplicate": action = .duplicate(copies: try int("copies") ?? 1)
+        case "reorder": action = .reorder(window: try int("window") ?? 8)
+        case "truncate": action = .truncate(bytes: try int("bytes") ?? 4)
+        default: action = .corrupt(bytes: try int("bytes") ?? 1)
+        }
+        var after: FaultTrigger?
+        if let trigger = values["after"] {
+            guard let mapping = trigger as? [String: Any], let prefix = mapping["service"] as? String else {
+                throw FaultPlanError("\(place).\(kind).after is a mapping such as `{service: vm.signin, method: logIn, count: 3}`")
+            }
+            after = FaultTrigger(prefix: prefix, method: mapping["method"] as? String, count: mapping["count"] as? Int ?? 1)
+        }
+        return FaultRule(
+            id: id, scope: service != nil ? .service : .key, prefix: service ?? key ?? "", action: action,
+            share: try double("share") ?? 1, session: try optionalString("session"), peer: try optionalString("peer"),
+            method: try optionalString("method"), skip: try int("skip") ?? 0, limit: try int("limit"), after: after)
+    }
+
+    /// Throws when an option was given that this kind does not take (a typo would otherwise be ignored).
+    func checkKnown() throws(FaultPlanError) {
+        let accepted: Set<String> = switch kind {
+        case "kill", "stop": ["plugin", "replica"]
+        case "partition": ["plugin"]
+        case "hold-heartbeats": ["service", "peer", "limit"]
+        default: ["service", "key", "share", "session", "peer", "method", "skip", "limit", "after", "ms", "spread", "distribution", "jitter", "copies", "window", "bytes"]
+        }
+        if let unknown = values.keys.sorted().first(where: { !accepted.contains($0) }) {
+            throw FaultPlanError("\(place).\(kind) has an unknown option `\(unknown)`; it takes \(FaultPlan.kinds[kind] ?? "")")
+        }
+    }
+}
+
+/// The plan's own draws (generated events and picked values): SplitMix64 from the seed.
+struct PlanRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed ^ 0x5EED_0F_F1A7 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
+
+    mutating func below(_ count: Int) -> Int { Int(next() % UInt64(count)) }
+}

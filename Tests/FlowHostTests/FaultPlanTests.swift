@@ -1,0 +1,85 @@
+import MessagePath
+import Testing
+@testable import FlowHost
+
+/// Plan files: what they say becomes a timeline, the seed alone decides what `generate` and a
+/// list of values pick, and every mistake is named with where it is.
+@Suite("Fault plans")
+struct FaultPlanTests {
+    static let sample = """
+        name: sample
+        seed: 11
+        duration: 20s
+        faults:
+          - drop: {service: coord.app, share: 0.3}
+            for: 10s
+          - delay: {key: /s/, ms: 5, spread: 100, distribution: exponential, share: 0.2}
+          - partition: {plugin: vm-signin}
+            at: 2s
+            for: 3s
+          - stop: {plugin: vm-details}
+            at: 4s
+          - hold-heartbeats: {service: vm.home, limit: 3}
+          - drop: {service: coord.app, after: {service: vm.signin, method: logIn, count: 3}, limit: 1}
+        generate:
+          count: 8
+          every: 2s
+          for: 1s
+          pick:
+            - kill: {plugin: [coord-home, vm-home, vm-details]}
+            - reorder: {key: /s/, window: [4, 8]}
+        """
+
+    @Test func aPlanBecomesATimelineAndTheSeedAloneDecidesWhatIsDrawn() throws {
+        let plan = try FaultPlan.parse(yaml: Self.sample)
+        #expect(plan.name == "sample" && plan.seed == 11 && plan.durationMilliseconds == 20_000)
+        #expect(plan.events.count == 14)
+        #expect(plan.events.map(\.atMilliseconds) == plan.events.map(\.atMilliseconds).sorted())
+        let drop = try #require(plan.events.first { $0.summary.contains("drop service coord.app share 0.3") })
+        #expect(drop.atMilliseconds == 0 && drop.durationMilliseconds == 10_000)
+        let stop = try #require(plan.events.first { if case .stop = $0.fault { true } else { false } })
+        #expect(stop.atMilliseconds == 4000 && stop.durationMilliseconds == 5000, "a stop lasts 5 s unless told")
+        let partition = try #require(plan.events.first { $0.atMilliseconds == 2000 && $0.summary.contains("from plugin:vm-signin/") })
+        guard case .rules(let rules) = partition.fault else { throw PlanShapeError() }
+        #expect(Set(rules.map(\.scope)) == [.service, .key, .worker] && rules.allSatisfy { $0.peer == "plugin:vm-signin/" })
+        let triggered = try #require(plan.events.compactMap { event -> FaultRule? in
+            if case .rules(let rules) = event.fault, let rule = rules.first, rule.after != nil { rule } else { nil }
+        }.first)
+        #expect(triggered.after == FaultTrigger(prefix: "vm.signin", method: "logIn", count: 3) && triggered.limit == 1)
+
+        // The same seed, the same plan, however often; another seed, another draw.
+        for _ in 0..<20 { #expect(try FaultPlan.parse(yaml: Self.sample) == plan) }
+        let other = try FaultPlan.parse(yaml: Self.sample, seed: 12)
+        #expect(other.seed == 12 && other != plan)
+        #expect(other.events.filter { $0.summary.contains("kill") || $0.summary.contains("reorder") }.count == 8)
+    }
+
+    @Test(arguments: [
+        ("faults:\n  - drop: {servce: vm.}\n", "faults[0].drop has an unknown option `servce`"),
+        ("faults:\n  - explode: {service: vm.}\n", "faults[0] must name one fault kind"),
+        ("faults:\n  - drop: {service: vm., share: 3}\n", "faults[0]: a share is a number from 0 to 1"),
+        ("faults:\n  - drop: {service: vm.}\n    at: soon\n", "`faults[0].at` must be a duration"),
+        ("faults:\n  - kill: {}\n", "faults[0].kill needs `plugin`"),
+        ("faults:\n  - drop: {service: vm., key: /s/}\n", "needs exactly one of `service: PREFIX` or `key: PREFIX`"),
+        ("seed: -4\nfaults:\n  - drop: {service: vm.}\n", "`seed` is a whole number"),
+        ("faults: []\n", "the plan has no fault"),
+        ("fault:\n  - drop: {service: vm.}\n", "the plan has an unknown entry `fault`"),
+        ("- a\n- b\n", "a plan is a YAML mapping"),
+    ])
+    func mistakesAreNamedWithWhereTheyAre(yaml: String, expected: String) {
+        do {
+            _ = try FaultPlan.parse(yaml: yaml)
+            Issue.record("the plan was accepted: \(yaml)")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test func fewerEventsKeepTheirOrder() throws {
+        let plan = try FaultPlan.parse(yaml: Self.sample)
+        let kept = plan.keeping([5, 1])
+        #expect(kept.events == [plan.events[1], plan.events[5]])
+    }
+
+    struct PlanShapeError: Error {}
+}
