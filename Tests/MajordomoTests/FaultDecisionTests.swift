@@ -130,8 +130,9 @@ struct FaultDecisionTests {
         #expect(throws: FaultRuleError.self) { try FaultRules().install(FaultRule(id: "x", scope: .key, prefix: "", action: .delay(FaultDelay(base: -1)))) }
         do {
             try FaultRules().install(FaultRule(id: "x", scope: .heartbeat, prefix: "vm.", action: .duplicate(copies: 1)))
+            Issue.record("a heartbeat rule that duplicates was accepted")
         } catch {
-            #expect(error.description.contains("heartbeats can only be held back"))
+            #expect(error.description.contains("heartbeats and worker commands can only be held back"))
         }
     }
 

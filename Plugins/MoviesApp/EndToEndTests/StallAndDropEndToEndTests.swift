@@ -150,7 +150,7 @@ struct StallAndDropEndToEndTests {
         for group in groups { passed += try await playTogether(group, on: host) }
         #expect(passed == groups.joined().count)
         let rules = try #require(try await host.status()["faults"] as? [[String: Any]])
-        let dropped = rules.first.flatMap { $0["dropped"] as? Int } ?? 0
+        let dropped = rules.first.flatMap { $0["fired"] as? Int } ?? 0
         #expect(dropped > 0, "the fault rule dropped nothing: \(rules)")
     }
 
