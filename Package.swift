@@ -89,11 +89,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "FlowChaos",
+            dependencies: ["FlowHost", "FlowClient", "MessagePath", "FlowbusEnvironment", "Clone", "FlowProtocol", "Supervision"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "flowbus",
             dependencies: [
                 "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol", "MessagePath", "Supervision",
-                "FlowClient", "FlowTerminal",
+                "FlowClient", "FlowTerminal", "FlowChaos",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -140,6 +145,7 @@ let package = Package(
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
+        .testTarget(name: "FlowChaosTests", dependencies: ["FlowChaos", "FlowHost", "FlowClient", "MessagePath"]),
         .testTarget(
             name: "FlowClientTests",
             dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",

@@ -120,7 +120,8 @@ extension SessionClient {
         do {
             reply = try await requester.request(service: prepared.route.service, envelope: envelope)
         } catch {
-            store.note(.reply(action: prepared.action, service: prepared.route.service, applied: false, error: "\(error)"), writer: options.name)
+            store.note(.reply(action: prepared.action, service: prepared.route.service, applied: false, error: SessionEventText.unanswered + "\(error)",
+                              idempotencyKey: prepared.idempotencyKey), writer: options.name)
             throw error
         }
         var answer: Flowbus_V1_IntentReply
@@ -136,7 +137,8 @@ extension SessionClient {
         }
         let outcome = IntentOutcome(prepared: prepared, reply: answer)
         store.note(.reply(action: prepared.action, service: prepared.route.service, applied: outcome.applied,
-                          error: outcome.error.map { "\($0.code) \($0.message)" } ?? ""), writer: options.name)
+                          error: outcome.error.map { "\($0.code) \($0.message)" } ?? "", idempotencyKey: prepared.idempotencyKey),
+                   writer: options.name)
         return outcome
     }
 

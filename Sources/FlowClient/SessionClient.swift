@@ -152,6 +152,9 @@ public final class SessionClient: Sendable {
     /// Whether the Clone agent holds a current snapshot (false while it resyncs after a silence).
     public var isSynced: Bool { agent.isSynced }
 
+    /// What this client's Clone agent counted: gaps in the session's chain, snapshots taken again…
+    public var agentStatistics: CloneAgentStatistics { agent.statistics }
+
     /// The ordered log of what this client saw and sent (the last `count`, or all kept).
     public func events(last count: Int? = nil) -> [SessionEvent] { store.events(last: count) }
 

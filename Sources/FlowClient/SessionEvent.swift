@@ -1,6 +1,13 @@
 import FlowProtocol
 import Foundation
 
+/// Words of the log that programs read.
+public enum SessionEventText {
+    /// Starts the error of a `reply` the client never got (it gave up after its tries): the
+    /// outcome is unknown, and sending the same intent again is safe.
+    public static let unanswered = "unanswered: "
+}
+
 /// One entry of a session's ordered log: what the client saw on the bus and what it sent,
 /// in the order it happened (for `flowbus trace`, test diffs and the terminal client's pane).
 public struct SessionEvent: Sendable, Equatable {
@@ -17,7 +24,7 @@ public struct SessionEvent: Sendable, Equatable {
         case fenced(key: String, newest: UInt64)
         /// An intent this client sent, and its outcome (nil until the reply came).
         case intent(action: String, service: String, version: UInt64, idempotencyKey: String)
-        case reply(action: String, service: String, applied: Bool, error: String)
+        case reply(action: String, service: String, applied: Bool, error: String, idempotencyKey: String)
     }
 
     /// The position in this client's log, from 1.
@@ -56,7 +63,9 @@ public struct SessionEvent: Sendable, Equatable {
             return "\(prefix) fenced \(key) (incarnation \(incarnation) < \(newest))" + origin
         case .intent(let action, let service, let version, let idempotencyKey):
             return "\(prefix) → \(service) \(action) on v\(version) key \(idempotencyKey)"
-        case .reply(let action, let service, let applied, let error):
+        case .reply(let action, let service, _, let error, _) where error.hasPrefix(SessionEventText.unanswered):
+            return "\(prefix) ← \(service) \(action) no answer: \(error.dropFirst(SessionEventText.unanswered.count))"
+        case .reply(let action, let service, let applied, let error, _):
             return "\(prefix) ← \(service) \(action) " + (applied ? "applied" : "refused: \(error)")
         }
     }

@@ -78,6 +78,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     static let defaultIdleLimit = Duration.seconds(3600)
     /// How many sessions the owner keeps open, in all and per client.
     let limits: SessionLimits
+    /// A bug planted on purpose (`--planted-bug ignore-fencing`), for the chaos checker's tests.
+    public let plantedBug: PlantedBug?
 
     /// The app's coordinators by name: a screen this runtime shows takes its navigation actions
     /// from the declarations of the coordinator that owns it (Screen.owner).
@@ -97,7 +99,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
             sessionIdleLimit: idleLimit, sessionLimits: limits, clock: { .now }, logger: bus.logger,
-            capabilities: bus.environment.capabilities, bus: bus)
+            capabilities: bus.environment.capabilities, bus: bus, plantedBug: try PlantedBug.planted(in: bus.environment.options))
+        if let plantedBug {
+            logger.critical("PLANTED BUG \(plantedBug.rawValue): this coordinator accepts calls from replaced incarnations; for testing the chaos checker only")
+        }
     }
 
     /// `--session-idle SECONDS` (the owner's plugin argument): 0 = never; default one hour.
@@ -119,21 +124,22 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         writer: String, incarnation: UInt64, map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?,
         sessionIdleLimit: Duration? = nil, sessionLimits: SessionLimits = SessionLimits(),
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger,
-        capabilities: CapabilityKey? = nil
+        capabilities: CapabilityKey? = nil, plantedBug: PlantedBug? = nil
     ) throws {
         try self.init(
             coordinator: coordinator, peers: peers, navigationOwner: navigationOwner, writer: writer, incarnation: incarnation,
             map: map, calls: calls, viewModelCalls: viewModelCalls, sessionIdleLimit: sessionIdleLimit, sessionLimits: sessionLimits,
-            clock: clock, logger: logger, capabilities: capabilities, bus: nil)
+            clock: clock, logger: logger, capabilities: capabilities, bus: nil, plantedBug: plantedBug)
     }
 
     init(
         coordinator: Coordinator.Type, peers: [Coordinator.Type], navigationOwner: Bool, writer: String, incarnation: UInt64,
         map: any StateMap, calls: any ServiceCalls, viewModelCalls: (any ServiceCalls)?, sessionIdleLimit: Duration?,
         sessionLimits: SessionLimits, clock: @escaping @Sendable () -> ContinuousClock.Instant, logger: Logger, capabilities: CapabilityKey?,
-        bus: PluginBus?
+        bus: PluginBus?, plantedBug: PlantedBug? = nil
     ) throws {
         self.capabilities = capabilities
+        self.plantedBug = plantedBug
         self.limits = sessionLimits
         self.idleLimit = sessionIdleLimit
         self.now = clock

@@ -46,6 +46,8 @@ public final class ViewModelRuntime {
     /// The host's capability key (FLOWBUS_SESSION_KEY): with it, an intent needs a token granting
     /// `drive` on its session, and `appear`/`reset`/`close` one of the host's plugins'. Nil: no check.
     public var capabilities: CapabilityKey?
+    /// A bug planted on purpose (`--planted-bug skip-idempotency`), for the chaos checker's tests.
+    public var plantedBug: PlantedBug?
     static let rememberedKeys = 64
     /// The view-model lifecycle actions only the navigation owner sends.
     static let lifecycleActions: Set<String> = ["appear", "reset", "close"]
@@ -60,6 +62,10 @@ public final class ViewModelRuntime {
         try self.init(
             screen: screen, schema: schema, writer: bus.environment.writer, incarnation: bus.environment.incarnation,
             map: agent, logger: bus.logger, bus: bus, make: make)
+        plantedBug = try PlantedBug.planted(in: bus.environment.options)
+        if let plantedBug {
+            logger.critical("PLANTED BUG \(plantedBug.rawValue): this view model applies duplicated and retried intents again; for testing the chaos checker only")
+        }
     }
 
     /// A runtime over any state map: `MemoryStateMap` runs it without processes. Call `start()`,
@@ -147,7 +153,7 @@ public final class ViewModelRuntime {
         }
         if intent.action == "close" { return close(session, answering: envelope) }
         let instance = instance(for: session, atLeast: intent.screenVersion)
-        let key = envelope.idempotencyKey
+        let key = plantedBug == .skipIdempotency ? "" : envelope.idempotencyKey
         if !key.isEmpty, let version = instance.applied[key] {
             return reply(to: envelope, applied: true, version: version, error: nil)
         }
@@ -155,7 +161,7 @@ public final class ViewModelRuntime {
             return reply(to: envelope, applied: true, version: instance.version, error: nil)
         }
         let isSystem = intent.action == "appear" || intent.action == "reset"
-        if !isSystem, intent.screenVersion != 0, intent.screenVersion < instance.version {
+        if !isSystem, plantedBug != .skipIdempotency, intent.screenVersion != 0, intent.screenVersion < instance.version {
             refused += 1
             return reply(to: envelope, applied: false, version: instance.version, error: WireError(
                 .staleIntent,

@@ -84,9 +84,12 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The two keys a view-model writer publishes for one state change: session tree, then screen tree.
+    /// The two keys a view-model writer publishes for one state change: screen tree, then session
+    /// tree. The server applies one writer's changes in order, so a client that saw a state under
+    /// `/s/` knows the copy the view model restores from after a restart holds it too (written the
+    /// other way round, a host killed between the two brought back a state the client never saw).
     public static func viewModelKeys(session: SessionID, screen: ScreenName) -> [CloneKey] {
-        [.viewModel(session, screen), .screenMirror(screen, session)]
+        [.screenMirror(screen, session), .viewModel(session, screen)]
     }
 
     public var description: String { text }

@@ -48,7 +48,7 @@ struct Demo: AsyncParsableCommand {
             print("flowbus demo: a host already runs in \(directory.path); using it, and leaving it running")
         }
         do {
-            try await waitForApp(directory)
+            try await Self.waitForApp(directory, timeout: timeout, label: "flowbus demo")
             let notes = info?.notes.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             if !notes.isEmpty { print(notes) }
             try await Client.interactive(directory: directory, session: nil, observe: false,
@@ -80,14 +80,14 @@ struct Demo: AsyncParsableCommand {
     nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
 
     /// Waits until every plugin runs and coord.app serves (sessions open through it), showing progress.
-    private func waitForApp(_ directory: RunDirectory) async throws {
+    static func waitForApp(_ directory: RunDirectory, timeout: Double, label: String) async throws {
         let control = ControlClient(runDirectory: directory, timeout: .seconds(2))
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {
             if let status: HostStatus = try? control.send(ControlRequest(command: .status)) {
                 let running = status.plugins.filter { $0.state == .running }.count
-                let line = "flowbus demo: \(running)/\(status.plugins.count) plugins running"
+                let line = "\(label): \(running)/\(status.plugins.count) plugins running"
                 if line != last {
                     print(line)
                     last = line
@@ -101,7 +101,7 @@ struct Demo: AsyncParsableCommand {
 
     private func stopHost(_ directory: RunDirectory) { Self.stopHost(directory) }
 
-    private static func stopHost(_ directory: RunDirectory) {
+    static func stopHost(_ directory: RunDirectory, label: String = "flowbus demo") {
         guard let descriptor = try? directory.liveHost() else { return }
         let control = ControlClient(runDirectory: directory)
         if (try? control.send(ControlRequest(command: .down)) as Empty) == nil { kill(descriptor.pid, SIGTERM) }
@@ -111,7 +111,7 @@ struct Demo: AsyncParsableCommand {
             kill(descriptor.pid, SIGKILL)
             _ = Self.exited(descriptor.pid)
         }
-        print("flowbus demo: stopped the host \(descriptor.pid) and every plugin it started")
+        print("\(label): stopped the host \(descriptor.pid) and every plugin it started")
     }
 
     /// Whether `pid` is gone; reaps it when it was our child (the host this demo started).

@@ -150,7 +150,7 @@ struct SessionClientTests {
         #expect(!outcome.applied)
         #expect(outcome.isStale)
         #expect(outcome.description.contains("the signin screen changed"))
-        #expect(client.events().contains { if case .reply(_, _, let applied, let error) = $0.kind { !applied && error.contains("changed") } else { false } })
+        #expect(client.events().contains { if case .reply(_, _, let applied, let error, _) = $0.kind { !applied && error.contains("changed") } else { false } })
 
         // A driver step fails on it, unless the script expects the refusal.
         let journey = Journey(endpoints: bus.endpoints, options: BusFixture.options, defaultTimeout: .seconds(5), logger: quietLogger)

@@ -89,8 +89,8 @@ struct CloneKeyTests {
         let session = try SessionID("abc")
         let screen = try ScreenName("signin")
         let keys = CloneKey.viewModelKeys(session: session, screen: screen)
-        #expect(keys.map(\.text) == ["/s/abc/vm/signin", "/v/signin/abc"])
-        #expect(keys.map(\.isInSessionTree) == [true, false])
+        #expect(keys.map(\.text) == ["/v/signin/abc", "/s/abc/vm/signin"])
+        #expect(keys.map(\.isInSessionTree) == [false, true])
         #expect(keys.allSatisfy { $0.session == session && $0.screen == screen })
     }
 

@@ -1,0 +1,135 @@
+import ArgumentParser
+import FlowChaos
+import FlowClient
+import FlowHost
+import Foundation
+
+struct Chaos: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Plays journeys while a fault plan plays, then checks every session: what was lost, applied twice, out of order, stale.",
+        subcommands: [Run.self, Check.self]
+    )
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Starts (or uses) a host, plays journeys on several sessions while the plan plays, checks, and prints a verdict with the seed.",
+            discussion: """
+                Exit code 0 only when the checker finds nothing (lost, applied twice, out of order, stale \
+                values, stuck loading, clients not converged, a journey not ending where it should, a plugin \
+                not running). The report folder holds the plan, the decisions, the counts and, for each failed \
+                session, its trace and a Mermaid excerpt around its first anomaly; `flowbus chaos check DIR` \
+                checks it again offline. Example: `flowbus chaos run Plugins/MoviesApp/FaultPlans/survive.yaml --seed 3`.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The fault plan (YAML).")
+        var plan: String
+
+        @Option(name: .long, help: "The seed of the plan's decisions (default: the plan's own).")
+        var seed: UInt64?
+
+        @Option(name: .long, parsing: .upToNextOption, help: "Journeys (drive scripts) to play; default: every script in the app's Journeys/.")
+        var journeys: [String] = []
+
+        @Option(name: .long, help: "Sessions played at once.")
+        var sessions: Int = 4
+
+        @Option(name: .long, help: "Seconds to play (default: the plan's duration, else 30).")
+        var duration: Double?
+
+        @Option(name: .long, help: "The report folder (default: <run-dir>/chaos/<plan>-<seed>-<time>).")
+        var report: String?
+
+        @Option(name: .long, help: "The app to start when no host runs (default: the package's default app).")
+        var app: String?
+
+        @Option(name: .customLong("step-timeout"), help: "Seconds a journey's step may wait.")
+        var stepTimeout: Double = 40
+
+        @Option(name: .customLong("loading-bound"), help: "Seconds a screen may stay loading before the checker counts it.")
+        var loadingBound: Double = 15
+
+        func validate() throws {
+            guard sessions >= 1 else { throw ValidationError("--sessions must be 1 or more") }
+            if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds") }
+            guard stepTimeout > 0, loadingBound > 0 else { throw ValidationError("--step-timeout and --loading-bound must be more than 0 seconds") }
+        }
+
+        func run() async throws {
+            global.bootstrapLogging()
+            let plan = try Fault.loadPlan(self.plan, seed: seed)
+            let manifest = try AppChoice.manifest(app: app)
+            let scripts = try Self.scripts(journeys, default: manifest.deletingLastPathComponent().appendingPathComponent("Journeys"))
+            let directory = global.runDirectory
+            var started = false
+            if try directory.liveHost() == nil {
+                print("flowbus chaos: starting the app (\(manifest.path), run directory \(directory.path))")
+                try Detached.start(arguments: [ExecutablePath.path, "up", "--manifest", manifest.path, "--run-dir", directory.path, "--log-level", global.logLevel],
+                                   runDirectory: directory)
+                started = true
+            }
+            defer { if started { Demo.stopHost(directory, label: "flowbus chaos") } }
+            try await Demo.waitForApp(directory, timeout: 60, label: "flowbus chaos")
+            print(ChaosReport.planText(plan), terminator: "")
+            let seconds = duration ?? plan.durationMilliseconds.map { Double($0) / 1000 } ?? 30
+            let options = ChaosOptions(plan: plan, journeys: scripts, sessions: sessions, duration: .milliseconds(Int64(seconds * 1000)),
+                                       stepTimeout: .milliseconds(Int64(stepTimeout * 1000)))
+            let run = try await ChaosRunner(runDirectory: directory).run(options) { print("flowbus chaos: \($0)") }
+            let findings = ChaosChecker(loadingBound: .milliseconds(Int64(loadingBound * 1000))).check(run)
+            let folder = URL(fileURLWithPath: report ?? Self.defaultReport(directory.path, plan))
+            try ChaosReport.write(run, findings: findings, to: folder)
+            print(ChaosReport.countsTable(findings))
+            print(ChaosReport.verdict(findings, seed: plan.seed))
+            print("report: \(folder.path)/report.md")
+            if !findings.passed { throw ExitCode(1) }
+        }
+
+        static func scripts(_ paths: [String], default folder: URL) throws -> [DriveScript] {
+            var files = paths
+            if files.isEmpty {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                files = names.filter { $0.hasSuffix(".yaml") }.sorted().map { folder.appendingPathComponent($0).path }
+                guard !files.isEmpty else {
+                    throw ValidationError("no journeys: \(folder.path) holds no .yaml script; give some with --journeys FILE…")
+                }
+            }
+            return try files.map { try DriveScript.load(path: $0) }
+        }
+
+        static func defaultReport(_ runDirectory: String, _ plan: FaultPlan) -> String {
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd-HHmmss"
+            return "\(runDirectory)/chaos/\(plan.name)-\(plan.seed)-\(formatter.string(from: Date()))"
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Checks a saved chaos run again (its run.json), offline, and rewrites its findings and report.")
+
+        @Argument(help: "The report folder of a run.")
+        var directory: String
+
+        @Option(name: .customLong("loading-bound"), help: "Seconds a screen may stay loading before the checker counts it.")
+        var loadingBound: Double = 15
+
+        func run() throws {
+            let folder = URL(fileURLWithPath: directory)
+            let run: ChaosRun
+            do {
+                run = try ChaosReport.read(from: folder)
+            } catch {
+                throw Fault.PlanFileError(description: "cannot read the run in \(folder.path)/run.json: \(error); give the report folder of `flowbus chaos run`")
+            }
+            let started = ContinuousClock.now
+            let findings = ChaosChecker(loadingBound: .milliseconds(Int64(loadingBound * 1000))).check(run)
+            let elapsed = ContinuousClock.now - started
+            try ChaosReport.write(run, findings: findings, to: folder, runFile: false)
+            print(ChaosReport.countsTable(findings))
+            print(ChaosReport.verdict(findings, seed: run.plan.seed))
+            print("checked \(findings.eventsChecked) events in \(elapsed); report: \(folder.path)/report.md")
+            if !findings.passed { throw ExitCode(1) }
+        }
+    }
+}
