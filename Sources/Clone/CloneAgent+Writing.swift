@@ -27,8 +27,13 @@ extension CloneAgent {
         }
         if let confirmation { properties.set(confirmation.name, confirmation.value) }
         let uuid = writeIDs.next()
-        let frames = CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: properties, value: value)).frames
-        try enqueue(frames)
+        let agent = writeIDs.agentID
+        // Numbered in the order they are queued, which is the order they are sent.
+        try enqueue { sequence in
+            var numbered = properties
+            numbered.set(CloneProperties.writeSequenceName, "\(agent):\(sequence)")
+            return CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: numbered, value: value)).frames
+        }
         return uuid
     }
 
@@ -38,13 +43,14 @@ extension CloneAgent {
         try set(key: key, value: [])
     }
 
-    private func enqueue(_ frames: [Frame]) throws(CloneWriteError) {
+    private func enqueue(_ frames: (UInt64) -> [Frame]) throws(CloneWriteError) {
         let limit = maxHeldWrites
         let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
             guard outbox.open else { return .failure(.stopped) }
             let waiting = outbox.frames.count + outbox.held
             guard waiting < limit else { return .failure(.backlogFull(held: waiting)) }
-            outbox.frames.append(frames)
+            outbox.written += 1
+            outbox.frames.append(frames(outbox.written))
             return .success(outbox.frames.count == 1)
         }
         // Only the first write into an empty outbox wakes the thread: it takes the whole outbox.

@@ -49,7 +49,8 @@ final class CloneAgentShared: Sendable {
     /// The subtree and reason of the last snapshot the server refused (a closed host's rule).
     let refusal = Mutex<(subtree: String, reason: String)?>(nil)
     /// Writes from any thread, taken by the agent thread.
-    let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int)>((true, [], 0))
+    /// Writes waiting for the agent's thread; `written` numbers them (`CloneProperties.writeSequenceName`).
+    let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int, written: UInt64)>((true, [], 0, 0))
     let commands = Mutex<[Command]>([])
     private let exited = DispatchSemaphore(value: 0)
     private let joined = Mutex(false)

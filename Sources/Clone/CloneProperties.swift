@@ -18,6 +18,11 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
     /// On a KVSET: confirm this write on the publisher under `ACK/<value>` (the writing agent's id).
     /// The server takes it off before storing and publishing the write.
     public static let ackName = "ack"
+    /// On a KVSET: `<agent id>:<n>`, the writing agent's count of its writes. The server keeps
+    /// it with the value and drops a later-arriving write of the same agent with a lower count
+    /// (one that was delayed or reordered on the way), so an older value never replaces a newer
+    /// one. Taken off before publishing.
+    public static let writeSequenceName = "wseq"
     /// The publisher topic prefix of write confirmations. It does not start with `/`, so no
     /// subtree subscription receives them; an agent subscribed to everything ignores them.
     public static let ackTopicPrefix = "ACK/"

@@ -16,6 +16,51 @@ struct AcceptedSet {
     var ackTo: [UInt8]?
     /// The writer's User-Id (closed mode), for fault rules aimed at one plugin.
     var writer: String?
+    /// The writing agent and its count of writes (`wseq`), when it said.
+    var order: WriteOrder?
+}
+
+/// A writing agent's id and how many writes it had queued with this one: two writes of one agent
+/// arrive in this order unless something on the way reordered them.
+struct WriteOrder: Equatable {
+    var agent: [UInt8]
+    var count: UInt64
+
+    /// `<agent>:<count>` as the agent writes it, or nil.
+    init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
+              let count = UInt64(text[text.index(after: colon)...]) else { return nil }
+        agent = Array(text[..<colon].utf8)
+        self.count = count
+    }
+
+    /// Whether `self` was queued before `other` by the same agent.
+    func precedes(_ other: WriteOrder) -> Bool { agent == other.agent && count < other.count }
+}
+
+/// The write order of the last deleted keys, oldest forgotten first.
+struct RecentDeletes {
+    private var orders: [KeyBytes: WriteOrder] = [:]
+    private var keys: [KeyBytes] = []
+    private var start = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(key: KeyBytes) -> WriteOrder? { orders[key] }
+
+    mutating func remember(_ order: WriteOrder, for key: KeyBytes) {
+        if orders.updateValue(order, forKey: key) != nil { return }
+        if keys.count < capacity {
+            keys.append(key)
+        } else {
+            orders[keys[start]] = nil
+            keys[start] = key
+            start = (start + 1) % capacity
+        }
+    }
+
+    mutating func forget(_ key: KeyBytes) { orders[key] = nil }
 }
 
 extension CloneServerLoop {
@@ -85,6 +130,7 @@ extension CloneServerLoop {
         var propertiesFrame = frames[3]
         var ttl: Duration?
         var ackTo: [UInt8]?
+        var order: WriteOrder?
         if !propertiesFrame.isEmpty {
             var properties = try CloneProperties(decoding: propertiesFrame)
             if let agent = properties[CloneProperties.ackName] {
@@ -94,6 +140,14 @@ extension CloneServerLoop {
                 }
                 ackTo = Array(agent.utf8)
                 properties.set(CloneProperties.ackName, nil)
+                propertiesFrame = properties.encoded
+            }
+            if let text = properties[CloneProperties.writeSequenceName] {
+                guard let parsed = WriteOrder(text) else {
+                    throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text)'")
+                }
+                order = parsed
+                properties.set(CloneProperties.writeSequenceName, nil)
                 propertiesFrame = properties.encoded
             }
             if let text = properties[CloneProperties.ttlName] {
@@ -108,7 +162,7 @@ extension CloneServerLoop {
                 propertiesFrame = properties.encoded
             }
         }
-        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo)
+        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order)
     }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
@@ -165,6 +219,15 @@ extension CloneServerLoop {
         if update.ackTo != nil, update.uuid.count == 16 {
             if confirmedWrites.contains(update.uuid) {
                 statistics.duplicateWrites += 1
+                acknowledge(update)
+                return
+            }
+        }
+        if let order = update.order {
+            let key = KeyBytes(update.key)
+            if let newer = store[key]?.order ?? deletedOrders[key], order.precedes(newer) {
+                // Sent before what the key holds, by the same writer: late, not new.
+                statistics.staleWritesDropped += 1
                 acknowledge(update)
                 return
             }
@@ -228,9 +291,11 @@ extension CloneServerLoop {
                 index.remove(key)
                 account(-(removed.value.count + update.key.count), key: update.key)
             }
+            if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
         } else {
-            let stored = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties)
+            let stored = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties, order: update.order)
+            deletedOrders.forget(key)
             if let replaced = store.updateValue(stored, forKey: key) {
                 account(update.value.count - replaced.value.count, key: update.key)
             } else {

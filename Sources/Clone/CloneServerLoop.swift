@@ -12,6 +12,8 @@ final class CloneServerLoop {
         var uuid: [UInt8]
         /// The writer's properties frame, without the server's own (`sprev`).
         var properties: [UInt8]
+        /// Which agent wrote it, and its count of writes then (`wseq`); nil if it did not say.
+        var order: WriteOrder? = nil
     }
 
     let configuration: CloneServerConfiguration
@@ -58,6 +60,9 @@ final class CloneServerLoop {
     var journalFailures = 0
     /// Writes a fault rule delayed or reordered, applied when due.
     var held = HeldMessages<AcceptedSet>()
+    /// The write order of recently deleted keys: a set that was sent before the delete but
+    /// arrives after it must not bring the key back.
+    var deletedOrders = RecentDeletes(capacity: 65_536)
 
     init(
         context: ZMQContext, configuration: CloneServerConfiguration, endpoints: CloneEndpoints,

@@ -55,7 +55,7 @@ public struct ChaosRunner: Sendable {
                         let script = options.journeys[index % options.journeys.count]
                         index += options.sessions
                         let record = await Self.play(script, user: user, count: played.count, endpoints: endpoints, options: options)
-                        progress("user \(user + 1): \(script.name) \(record.passed ? "passed" : "FAILED") (session \(record.session))")
+                        progress("user \(user + 1): \(record.journey) \(record.passed ? "passed" : "FAILED") (session \(record.session))")
                         played.append(record)
                     }
                     return played
@@ -104,7 +104,7 @@ public struct ChaosRunner: Sendable {
                 finalStates: Dictionary(view.states.map { ($0.key, $0.value.screenVersion) }, uniquingKeysWith: max)))
         }
         return ChaosSessionRecord(
-            session: report.session ?? "", journey: script.name, passed: report.passed, failure: failure,
+            session: report.session ?? "", journey: URL(fileURLWithPath: script.name).lastPathComponent, passed: report.passed, failure: failure,
             expectedScreen: script.lastExpectedScreen, finalScreen: finalScreen, clients: clients)
     }
 

@@ -49,17 +49,22 @@ public final class BusRequester: Sendable {
         let body: [UInt8]
         do { body = try envelope.encoded() } catch { throw .unexpectedReply(service: service, kind: "\(error)") }
         let result: Result<Envelope, SessionClientError> = await withCheckedContinuation { continuation in
+            let key = envelope.idempotencyKey
             let accepted = queue.add { client in
-                continuation.resume(returning: Self.exchange(client, service: service, body: body, timeout: timeout))
+                continuation.resume(returning: Self.exchange(client, service: service, body: body, key: key, timeout: timeout))
             }
             if !accepted { continuation.resume(returning: .failure(.stopped)) }
         }
         return try result.get()
     }
 
-    private static func exchange(_ client: MajordomoClient, service: String, body: [UInt8], timeout: Duration?) -> Result<Envelope, SessionClientError> {
+    private static func exchange(
+        _ client: MajordomoClient, service: String, body: [UInt8], key: String, timeout: Duration?
+    ) -> Result<Envelope, SessionClientError> {
         do {
-            let frames = try client.request(service: service, body: [body], timeout: timeout)
+            let frames = try client.request(service: service, body: [body], timeout: timeout) { frames in
+                Self.answers(key, frames)
+            }
             guard frames.count == 1 else {
                 return .failure(.unexpectedReply(service: service, kind: "reply of \(frames.count) body frames"))
             }
@@ -69,6 +74,14 @@ public final class BusRequester: Sendable {
         } catch {
             return .failure(.unexpectedReply(service: service, kind: "undecodable reply (\(error))"))
         }
+    }
+
+    /// Whether a reply answers the request with idempotency key `key`: one that names another key
+    /// answered an earlier request (its duplicate or an earlier try came back late) and is not
+    /// this one's. A reply without a key (the broker's refusals) answers whatever was asked.
+    static func answers(_ key: String, _ frames: [Frame]) -> Bool {
+        guard !key.isEmpty, frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return true }
+        return envelope.idempotencyKey.isEmpty || envelope.idempotencyKey == key
     }
 
     /// Ends the thread after the requests already queued; later requests fail with `.stopped`.

@@ -465,5 +465,25 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 ])
             }
         }
+        if isOwner { appearLostTopScreens() }
+    }
+
+    /// After a restart of the navigation owner: the `appear` of a session's new top screen may
+    /// have been lost with the process that died (its calls to view models wait in memory, one
+    /// session at a time). A top screen whose view model shows no state for it appears again,
+    /// under the key the first `appear` had, so a view model that did get it answers from memory.
+    func appearLostTopScreens() {
+        let navigations = state.withLock { $0.navigations }
+        var sent = 0
+        for (session, navigation) in navigations {
+            guard let top = navigation.topScreen, !top.viewModel.isEmpty, let screen = try? ScreenName(top.kind) else { continue }
+            let shown = map.value(at: .viewModel(session, screen)).flatMap { bytes in
+                try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
+            }
+            guard shown?.screenID != top.id else { continue }
+            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
+            sent += 1
+        }
+        if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
     }
 }

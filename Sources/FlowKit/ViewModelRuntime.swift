@@ -38,6 +38,9 @@ public final class ViewModelRuntime {
     /// Set while an intent runs: the key its state changes carry.
     var currentKey = ""
     var currentScreenID = ""
+    /// The newest incarnation seen of each process that sent lifecycle actions: one from an older
+    /// incarnation (held up on the way while its process was replaced) is fenced off.
+    var fences: [String: UInt64] = [:]
     public private(set) var served = 0
     public private(set) var refused = 0
     public private(set) var malformed = 0
@@ -151,6 +154,7 @@ public final class ViewModelRuntime {
             SessionGuard.log(error, count: forbidden, session: session, envelope: envelope, logger: logger)
             return reply(to: envelope, applied: false, version: 0, error: error)
         }
+        if let fenced = fence(envelope) { return fenced }
         if intent.action == "close" { return close(session, answering: envelope) }
         let instance = instance(for: session, atLeast: intent.screenVersion)
         let key = plantedBug == .skipIdempotency ? "" : envelope.idempotencyKey
@@ -222,6 +226,25 @@ public final class ViewModelRuntime {
         }
         served += 1
         return reply(to: envelope, applied: true, version: 0, error: nil)
+    }
+
+    /// A refusal for a request from an incarnation older than one already heard from its process
+    /// (the navigation owner's `appear`, `reset`, `close` sent before a restart and delivered
+    /// after); nil when it may be applied. Clients send no incarnation.
+    func fence(_ envelope: Envelope) -> Envelope? {
+        guard envelope.incarnation > 0, !envelope.writer.isEmpty else { return nil }
+        let newest = fences[envelope.writer] ?? 0
+        guard envelope.incarnation < newest else {
+            fences[envelope.writer] = envelope.incarnation
+            return nil
+        }
+        refused += 1
+        logger.warning("fenced a request from an older incarnation", metadata: [
+            "flowbus.writer": "\(envelope.writer)", "flowbus.incarnation": "\(envelope.incarnation)", "flowbus.newest": "\(newest)",
+        ])
+        return reply(to: envelope, applied: false, version: 0, error: WireError(
+            .fenced, "\(envelope.writer) incarnation \(envelope.incarnation) was replaced by incarnation \(newest); its request is ignored",
+            hint: "a restarted plugin carries on; this process should stop"))
     }
 
     func reply(to request: Envelope, applied: Bool, version: UInt64, error: WireError?) -> Envelope {

@@ -14,6 +14,8 @@ public final class MajordomoClient {
     let logger: Logger
     var socket: ZMQSocket
     var poller: ZMQPoller
+    /// Replies dropped because they answered an earlier request (`request(…accepts:)`).
+    public private(set) var strayReplies = 0
 
     public init(
         context: ZMQContext, endpoint: String,
@@ -49,8 +51,12 @@ public final class MajordomoClient {
 
     /// Sends a request and waits for its reply. On each timeout the socket is closed, a new one
     /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
+    ///
+    /// `accepts` tells a reply to this request from one left over from an earlier one (a reply to
+    /// a duplicated or retried request that came late): those are dropped and counted
+    /// (`strayReplies`), as MDP's client has no request id of its own.
     public func request(
-        service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil
+        service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil, accepts: ([Frame]) -> Bool = { _ in true }
     ) throws(MajordomoClientError) -> [Frame] {
         guard !service.isEmpty else { throw .invalidService(service) }
         let serviceFrame = Array(service.utf8)
@@ -70,21 +76,23 @@ public final class MajordomoClient {
                 throw .transport(error, endpoint: endpoint)
             }
             let wait = configuration.wait(forTry: attempt, startingAt: timeout)
-            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + wait) { return reply }
+            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + wait, accepts: accepts) { return reply }
         }
         // Leave a clean socket behind: a reply that comes late must not answer the next request.
         (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
         throw .noReply(service: service, endpoint: endpoint, tries: tries, timeout: configuration.patience(startingAt: timeout, tries: tries))
     }
 
-    private func awaitReply(for service: Frame, until deadline: MonotonicTime) throws(MajordomoClientError) -> [Frame]? {
+    private func awaitReply(for service: Frame, until deadline: MonotonicTime, accepts: ([Frame]) -> Bool) throws(MajordomoClientError) -> [Frame]? {
         while true {
             let now = MonotonicTime.now()
             guard now < deadline else { return nil }
             do {
                 guard try poller.poll(timeout: deadline.since(now)) > 0 else { continue }
                 while let frames = try socket.receiveMessage(dontWait: true) {
-                    if let reply = Self.decodeReply(frames), reply.service == service { return reply.body }
+                    guard let reply = Self.decodeReply(frames), reply.service == service else { continue }
+                    if accepts(reply.body) { return reply.body }
+                    strayReplies += 1
                 }
             } catch {
                 throw .transport(error, endpoint: endpoint)

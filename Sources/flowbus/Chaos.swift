@@ -2,6 +2,7 @@ import ArgumentParser
 import FlowChaos
 import FlowClient
 import FlowHost
+import Logging
 import Foundation
 
 struct Chaos: AsyncParsableCommand {
@@ -44,6 +45,9 @@ struct Chaos: AsyncParsableCommand {
         @Option(name: .long, help: "The app to start when no host runs (default: the package's default app).")
         var app: String?
 
+        @Option(name: .long, help: "The manifest to start when no host runs, instead of an app's.")
+        var manifest: String?
+
         @Option(name: .customLong("step-timeout"), help: "Seconds a journey's step may wait.")
         var stepTimeout: Double = 40
 
@@ -51,15 +55,17 @@ struct Chaos: AsyncParsableCommand {
         var loadingBound: Double = 15
 
         func validate() throws {
+            if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
             guard sessions >= 1 else { throw ValidationError("--sessions must be 1 or more") }
             if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds") }
             guard stepTimeout > 0, loadingBound > 0 else { throw ValidationError("--step-timeout and --loading-bound must be more than 0 seconds") }
         }
 
         func run() async throws {
-            global.bootstrapLogging()
+            // The clients' own notes (a resync, a retry) are the run's normal life: warnings and up only.
+            global.bootstrapLogging(quiet: .warning)
             let plan = try Fault.loadPlan(self.plan, seed: seed)
-            let manifest = try AppChoice.manifest(app: app)
+            let manifest = try self.manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
             let scripts = try Self.scripts(journeys, default: manifest.deletingLastPathComponent().appendingPathComponent("Journeys"))
             let directory = global.runDirectory
             var started = false
@@ -107,6 +113,8 @@ struct Chaos: AsyncParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Checks a saved chaos run again (its run.json), offline, and rewrites its findings and report.")
+
+        @OptionGroup var global: GlobalOptions
 
         @Argument(help: "The report folder of a run.")
         var directory: String

@@ -156,6 +156,31 @@ struct ViewModelRuntimeSeamTests {
         #expect(total(viewState(map, session: "s1")) == 10)
     }
 
+    /// The planted bug the chaos checker must catch: with it, a repeated key is applied again.
+    @Test func withTheSkipIdempotencyBugPlantedARepeatedKeyIsAppliedTwice() throws {
+        let map = MemoryStateMap()
+        let runtime = try tallyRuntime(map)
+        runtime.plantedBug = .skipIdempotency
+        let request = envelope(intent("add", screen: "tally", fields: ["amount": "5"], version: 1), session: "s1", key: "k1")
+        let first = try intentReply(runtime.handle(request))
+        let second = try intentReply(runtime.handle(request))
+        #expect(first.applied && second.applied && second.screenVersion != first.screenVersion)
+        #expect(total(viewState(map, session: "s1")) == 10)
+    }
+
+    /// A lifecycle action the navigation owner sent before it was replaced, delivered after its
+    /// new incarnation spoke, is fenced off: it could reset the new incarnation's screen.
+    @Test func aLifecycleActionFromAReplacedIncarnationIsFencedOff() throws {
+        let runtime = try tallyRuntime(MemoryStateMap())
+        let newer = try intentReply(runtime.handle(envelope(intent("appear", screen: "tally"), session: "s1", key: "a", writer: "coord-app/0", incarnation: 3)))
+        let older = try intentReply(runtime.handle(envelope(intent("reset", screen: "tally"), session: "s1", key: "r", writer: "coord-app/0", incarnation: 2)))
+        #expect(newer.applied)
+        #expect(!older.applied && older.error.code == .fenced, "\(older)")
+        #expect(older.error.message.contains("coord-app/0 incarnation 2 was replaced by incarnation 3"))
+        // The same incarnation, and a client (no incarnation), are not fenced.
+        #expect(try intentReply(runtime.handle(envelope(intent("reset", screen: "tally"), session: "s1", key: "r2", writer: "coord-app/0", incarnation: 3))).applied)
+    }
+
     @Test func anIntentMadeOnAnOlderVersionIsRefusedAsStaleAndChangesNothing() throws {
         let map = MemoryStateMap()
         let runtime = try tallyRuntime(map)
@@ -282,10 +307,12 @@ final class TallyBus {
     let clock = ManualClock()
     let idleLimit: Duration?
     let limits: SessionLimits
+    let plantedBug: PlantedBug?
 
-    init(idleLimit: Duration? = nil, limits: SessionLimits = SessionLimits()) throws {
+    init(idleLimit: Duration? = nil, limits: SessionLimits = SessionLimits(), plantedBug: PlantedBug? = nil) throws {
         self.idleLimit = idleLimit
         self.limits = limits
+        self.plantedBug = plantedBug
         owner = try startOwner(incarnation: 1)
         ledger = try CoordinatorRuntime(
             coordinator: LedgerCoordinator.self, peers: [TallyAppCoordinator.self], writer: "coord-ledger/0", incarnation: 1,
@@ -303,7 +330,7 @@ final class TallyBus {
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
             writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
             viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, sessionLimits: limits,
-            clock: { [clock] in clock.now }, logger: quiet)
+            clock: { [clock] in clock.now }, logger: quiet, plantedBug: plantedBug)
         owner.start()
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
         return owner
@@ -370,6 +397,15 @@ struct CoordinatorRuntimeSeamTests {
         #expect(app.owner.counters.fenced == 1)
     }
 
+    /// The planted bug the chaos checker must catch: with it, the replaced incarnation's call is applied.
+    @Test func withTheIgnoreFencingBugPlantedAReplacedIncarnationsCallIsApplied() throws {
+        let app = try TallyBus(plantedBug: .ignoreFencing)
+        let session = try #require(try app.open().result["session"])
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-x/0", incarnation: 2))).ok)
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("start"), session: session, writer: "coord-x/0", incarnation: 1))).ok)
+        #expect(app.owner.counters.fenced == 0)
+    }
+
     @Test func aRestartedOwnerResumesEverySessionFromTheMap() async throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])
@@ -391,6 +427,23 @@ struct CoordinatorRuntimeSeamTests {
         // The new navigation is written by the new incarnation.
         let bytes = try #require(app.map.value(at: .navigation(try SessionID(session))))
         #expect(try Envelope.decodeChecked(bytes).incarnation == 2)
+    }
+
+    /// The owner died after pushing a screen and before its `appear` reached the view model (the
+    /// call waited in its memory): restarted, it sees no state for the top screen and sends it.
+    @Test func aRestartedOwnerAppearsATopScreenWhoseAppearWasLost() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        app.owner.shutdown()
+        // As if the appear had never arrived: the view model's state of the screen is gone, and
+        // the view model (a fresh process) never saw it.
+        for key in CloneKey.viewModelKeys(session: try SessionID(session), screen: try ScreenName("tally")) { try app.map.delete(key) }
+        #expect(viewState(app.map, session: session) == nil)
+        let fresh = UncheckedBox(try tallyRuntime(app.map.peer(), incarnation: 2))
+        app.bus.register("vm.tally") { fresh.value.handle($0) }
+        app.owner = try app.startOwner(incarnation: 2)
+        #expect(await eventually { viewState(app.map, session: session)?.screenID == navigation(app.map, session: session)?.topScreen?.id })
     }
 
     @Test func closingASessionLeavesNoKeyOfIt() async throws {

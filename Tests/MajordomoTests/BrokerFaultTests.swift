@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Majordomo
 import MessagePath
@@ -177,6 +178,29 @@ struct BrokerFaultKindTests {
         _ = try await onThread { try fixture.client().request(service: "dup.one", body: frames("hello")) }
         #expect(try await eventually { received.bodies.withLock { $0.count } == 3 })
         #expect(fixture.broker.statistics.faults.duplicated == 1)
+    }
+
+    /// MDP's client has no request id: the second answer to a duplicated request would be taken
+    /// for the answer to the next one unless the client can tell them apart (`accepts`).
+    @Test func theSecondAnswerToADuplicatedRequestDoesNotAnswerTheNextOne() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let worker = fixture.worker("dup.two") { request in
+            Thread.sleep(forTimeInterval: 0.02)
+            return request.body
+        }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("dup.two", count: 1))
+        try faults.install(FaultRule(id: "twice", scope: .service, prefix: "dup.", action: .duplicate(copies: 1), limit: 1))
+        let (first, second, strays) = try await onThread {
+            let client = try fixture.client()
+            let first = try client.request(service: "dup.two", body: frames("k1")) { $0 == frames("k1") }
+            let second = try client.request(service: "dup.two", body: frames("k2")) { $0 == frames("k2") }
+            return (first, second, client.strayReplies)
+        }
+        #expect(first == frames("k1") && second == frames("k2"))
+        #expect(strays == 1, "the duplicate's answer came while the client waited for k2 and was dropped")
     }
 
     @Test func reorderedRequestsAreOvertakenWithinTheWindow() async throws {

@@ -1,0 +1,83 @@
+import FlowbusTesting
+import Foundation
+import Testing
+
+/// `flowbus chaos run` on the real movies app: it survives its plan (lost and duplicated
+/// messages, reordering, delays, a partition, kills and stops, all at once), and the checker
+/// catches the two bugs planted on purpose, each only where it is planted.
+@Suite("Chaos end to end", .serialized)
+struct ChaosEndToEndTests {
+    static let appDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    static func plan(_ name: String) -> String { appDirectory.appendingPathComponent("FaultPlans/\(name).yaml").path }
+    static func journey(_ name: String) -> String { appDirectory.appendingPathComponent("Journeys/\(name).yaml").path }
+
+    /// The movies manifest with `--planted-bug BUG` added to the plugin started with `args`.
+    static func planted(_ bug: String, in args: [String]) throws -> String {
+        let text = try String(contentsOf: appDirectory.appendingPathComponent("manifest.yaml"), encoding: .utf8)
+        let quoted = { (list: [String]) in "args: [" + list.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+        try #require(text.contains(quoted(args)), "the movies manifest no longer has \(quoted(args))")
+        return text.replacingOccurrences(of: quoted(args), with: quoted(args + ["--planted-bug", bug]))
+    }
+
+    /// Runs `flowbus chaos run` on `host`; its exit status, its output and the count of each anomaly.
+    static func chaos(_ host: HostFixture, _ arguments: [String]) async throws -> (status: Int32, output: String, counts: [String: Int]) {
+        let report = host.runDirectory + "/chaos-report"
+        let outcome = try await host.run(["chaos", "run"] + arguments + ["--report", report])
+        var counts: [String: Int] = [:]
+        if let data = FileManager.default.contents(atPath: report + "/findings.json"),
+           let findings = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            counts = findings["counts"] as? [String: Int] ?? [:]
+        }
+        return (outcome.status, outcome.output, counts)
+    }
+
+    @Test("the movies app survives its plan: nothing lost, applied twice, out of order or stale; the run checks the same again offline",
+          .timeLimit(.minutes(3)))
+    func moviesSurvive() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("survive"), "--duration", "12", "--sessions", "3"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost") && run.output.contains("seed 14"), "\(run.output)")
+        #expect(run.output.contains("faults injected"))
+        let check = try await host.run(["chaos", "check", host.runDirectory + "/chaos-report"])
+        #expect(check.status == 0 && check.output.contains("PASS"), "\(check.output)")
+    }
+
+    @Test("a view model that skips its idempotency check is caught applying duplicated intents twice", .timeLimit(.minutes(3)))
+    func plantedSkippedIdempotencyIsCaught() async throws {
+        let manifest = try Self.planted("skip-idempotency", in: ["--screen", "expenses"])
+        let host = try await AppJourneysEndToEndTests.startApp(manifest: manifest)
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("planted-duplicates"), "--journeys", Self.journey("expense-report"), "--sessions", "2"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect((run.counts["appliedTwice"] ?? 0) > 0, "\(run.output)")
+        #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
+    }
+
+    @Test("the same duplicates on the app as it is: each intent applied once", .timeLimit(.minutes(3)))
+    func duplicatesAreAppliedOnce() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("planted-duplicates"), "--journeys", Self.journey("expense-report"), "--sessions", "2", "--duration", "4"])
+        #expect(run.status == 0 && (run.counts["appliedTwice"] ?? 0) == 0, "\(run.output)")
+    }
+
+    @Test("a navigation owner that ignores fencing is caught applying a replaced coordinator's calls; the real one fences them off",
+          .timeLimit(.minutes(3)))
+    func plantedIgnoredFencingIsCaught() async throws {
+        let arguments = [Self.plan("planted-stale-home"), "--journeys", Self.journey("signup-to-new-password"), "--sessions", "2"]
+        let buggy = try await AppJourneysEndToEndTests.startApp(manifest: try Self.planted("ignore-fencing", in: ["--coordinator", "app"]))
+        let caught = try await Self.chaos(buggy, arguments)
+        try? await buggy.stop()
+        #expect(caught.status == 1 && (caught.counts["staleWrite"] ?? 0) > 0, "\(caught.output)")
+
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let fenced = try await Self.chaos(host, arguments)
+        #expect(fenced.status == 0 && (fenced.counts["staleWrite"] ?? 0) == 0, "\(fenced.output)")
+        let log = (try? String(contentsOfFile: host.runDirectory + "/logs/coord-app.0.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("fenced a call from an older incarnation"), "the stale calls did reach coord-app")
+    }
+}
