@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "FlowHost", targets: ["FlowHost"]),
         .library(name: "FlowKit", targets: ["FlowKit"]),
         .library(name: "FlowClient", targets: ["FlowClient"]),
+        .library(name: "FlowChaos", targets: ["FlowChaos"]),
         .library(name: "FlowTerminal", targets: ["FlowTerminal"]),
         // The fuzz targets' decoders and properties, for the libFuzzer package in Fuzz/.
         .library(name: "FlowbusFuzzing", targets: ["FlowbusFuzzing"]),

@@ -14,7 +14,7 @@ public enum ChaosAnomaly: String, Codable, CodingKeyRepresentable, Sendable, Cas
     /// A client showed a value older than one it had already shown for the same key.
     case staleShown
     /// A value written, or a call applied, for an older incarnation of a process after a newer
-    /// one had written the key or called (what fencing exists to refuse).
+    /// one had written the key or called the same service (what fencing exists to refuse).
     case staleWrite
     /// A screen stayed `loading` longer than the bound (or to the end).
     case stuckLoading
@@ -232,18 +232,20 @@ private struct SessionCheck {
         for event in trace.events {
             switch event.kind {
             case .intent, .call:
+                // Fencing is each receiver's: per caller and service, as a receiver keeps it.
                 guard let incarnation = event.incarnation, incarnation > 0 else { continue }
                 let caller = event.from.split(separator: "/").first.map(String.init) ?? event.from
-                if let newest = callers[caller], incarnation < newest {
+                let fence = caller + "\u{0}" + (event.service ?? "")
+                if let newest = callers[fence], incarnation < newest {
                     if let key = event.idempotencyKey { staleCalls[key] = (caller, incarnation, newest) }
                 } else {
-                    callers[caller] = incarnation
+                    callers[fence] = incarnation
                 }
             case .reply:
                 guard event.applied == true, let key = event.idempotencyKey, !key.isEmpty else { continue }
                 if let stale = staleCalls.removeValue(forKey: key) {
                     note(.staleWrite, at: event.atUnixNanos,
-                         "\(event.action ?? "?") from \(stale.caller) incarnation \(stale.incarnation) was applied after incarnation \(stale.newest) had called")
+                         "\(event.action ?? "?") from \(stale.caller) incarnation \(stale.incarnation) was applied after incarnation \(stale.newest) had called \(event.service ?? "the same service")")
                 }
                 let id = (event.service ?? "") + "\u{0}" + key
                 if let earlier = outcomes[id] {

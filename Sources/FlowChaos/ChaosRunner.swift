@@ -88,6 +88,7 @@ public struct ChaosRunner: Sendable {
         var clientOptions = SessionClientOptions()
         clientOptions.name = "chaos-\(user + 1)/\(count + 1)"
         let journey = Journey(endpoints: endpoints, options: clientOptions, defaultTimeout: options.stepTimeout)
+        journey.minimumStepTimeout = options.stepTimeout
         let report = await journey.run(script)
         defer { journey.stop() }
         let failure = report.steps.last { !$0.passed }.map { "step \($0.number) (\($0.summary)): \($0.failure ?? "failed")" }

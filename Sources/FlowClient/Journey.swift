@@ -35,6 +35,9 @@ public final class Journey {
     public let endpoints: BusEndpoints
     public var options: SessionClientOptions
     public var defaultTimeout: Duration
+    /// The least any step of a script may wait, whatever the step says: `flowbus chaos` raises it,
+    /// as a person waits longer for a flow under faults than the script's author planned.
+    public var minimumStepTimeout: Duration = .zero
     /// `${name}` in any text of a step is replaced by this value. `session` and `unique` are set by the journey.
     public private(set) var variables: [String: String]
     public private(set) var client: SessionClient?
@@ -209,7 +212,7 @@ public final class Journey {
             do {
                 let resolved = try substitute(step.step)
                 report.summary = Self.summary(resolved)
-                try await perform(resolved, timeout: step.timeout)
+                try await perform(resolved, timeout: step.timeout.map { max($0, minimumStepTimeout) })
             } catch {
                 report.passed = false
                 report.failure = "\(step.label) failed: \(error)"

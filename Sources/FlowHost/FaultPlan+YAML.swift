@@ -244,7 +244,7 @@ private struct Options {
         var after: FaultTrigger?
         if let trigger = values["after"] {
             guard let mapping = trigger as? [String: Any], let prefix = mapping["service"] as? String else {
-                throw FaultPlanError("\(place).\(kind).after is a mapping such as `{service: vm.signin, method: logIn, count: 3}`")
+                throw FaultPlanError("\(place).\(kind).after is a mapping such as `{service: vm.checkout, method: pay, count: 3}`")
             }
             after = FaultTrigger(prefix: prefix, method: mapping["method"] as? String, count: mapping["count"] as? Int ?? 1)
         }

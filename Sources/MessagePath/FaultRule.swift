@@ -82,7 +82,7 @@ public enum FaultAction: Sendable, Codable, Equatable {
     }
 }
 
-/// Lets a rule fire only once `count` messages matching it have passed: "after the 3rd logIn".
+/// Lets a rule fire only once `count` messages matching it have passed: "after the 3rd `pay`".
 public struct FaultTrigger: Sendable, Codable, Equatable {
     public var scope: FaultScope
     public var prefix: String
@@ -159,9 +159,6 @@ public struct FaultRule: Sendable, Codable, Equatable, Identifiable {
             limit: try container.decodeIfPresent(Int.self, forKey: .limit),
             after: try container.decodeIfPresent(FaultTrigger.self, forKey: .after))
     }
-
-    /// Whether the rule needs to know a request's session or method (the broker then asks).
-    var needsDetails: Bool { session != nil || method != nil || after?.method != nil }
 
     /// Throws what is wrong with the rule, in words a person can act on.
     public func validate() throws(FaultRuleError) {

@@ -19,7 +19,7 @@ struct Chaos: AsyncParsableCommand {
                 values, stuck loading, clients not converged, a journey not ending where it should, a plugin \
                 not running). The report folder holds the plan, the decisions, the counts and, for each failed \
                 session, its trace and a Mermaid excerpt around its first anomaly; `flowbus chaos check DIR` \
-                checks it again offline. Example: `flowbus chaos run Plugins/MoviesApp/FaultPlans/survive.yaml --seed 3`.
+                checks it again offline. Example: `flowbus chaos run Plugins/<App>/FaultPlans/survive.yaml --seed 3`.
                 """)
 
         @OptionGroup var global: GlobalOptions

@@ -215,14 +215,14 @@ struct Fault: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "hold-heartbeats",
             abstract: "Holds back the heartbeats the workers of a service send the broker, so it takes them for dead.",
-            discussion: "Example: `flowbus fault hold-heartbeats --service vm.signin --limit 20`; `flowbus fault clear heartbeat-vm.signin` ends it.")
+            discussion: "Example: `flowbus fault hold-heartbeats --service vm.checkout --limit 20`; `flowbus fault clear heartbeat-vm.checkout` ends it.")
 
         @OptionGroup var global: GlobalOptions
 
         @Option(name: .long, help: "Service name prefix of the workers.")
         var service: String
 
-        @Option(name: .long, help: "Only workers whose User-Id starts with this, e.g. `plugin:vm-signin`.")
+        @Option(name: .long, help: "Only workers whose User-Id starts with this, e.g. `plugin:vm-checkout`.")
         var peer: String?
 
         @Option(name: .long, help: "Hold at most N heartbeats.")

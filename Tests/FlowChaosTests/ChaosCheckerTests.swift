@@ -136,6 +136,7 @@ struct ChaosCheckerTests {
     @Test func aCallOfAnOlderIncarnationAppliedAfterANewerOnesIsAStaleWrite() {
         func call(_ key: String, incarnation: UInt64, at: Int64) -> TraceEvent {
             var event = TraceEvent(kind: .call, session: "a", atUnixNanos: at, from: "coord-home/0")
+            event.service = "coord.app"
             event.idempotencyKey = key
             event.incarnation = incarnation
             event.action = "navigate"
@@ -143,6 +144,7 @@ struct ChaosCheckerTests {
         }
         func answer(_ key: String, applied: Bool, at: Int64) -> TraceEvent {
             var event = TraceEvent(kind: .reply, session: "a", atUnixNanos: at, from: "coord-app/0")
+            event.service = "coord.app"
             event.idempotencyKey = key
             event.applied = applied
             event.action = "navigate"
@@ -151,9 +153,14 @@ struct ChaosCheckerTests {
         let applied = [call("new", incarnation: 2, at: 1), answer("new", applied: true, at: 2), call("old", incarnation: 1, at: 3), answer("old", applied: true, at: 4)]
         let findings = Self.check(Self.run([Self.session([], trace: applied)]))
         #expect(findings.counts == [.staleWrite: 1])
-        #expect(findings.sessions.first?.first?.detail == "navigate from coord-home incarnation 1 was applied after incarnation 2 had called")
+        #expect(findings.sessions.first?.first?.detail == "navigate from coord-home incarnation 1 was applied after incarnation 2 had called coord.app")
         let fenced = [call("new", incarnation: 2, at: 1), answer("new", applied: true, at: 2), call("old", incarnation: 1, at: 3), answer("old", applied: false, at: 4)]
         #expect(Self.check(Self.run([Self.session([], trace: fenced)])).passed)
+        // Another service had not heard from the newer incarnation: its fence could not know.
+        var elsewhere = applied
+        elsewhere[2].service = "coord.home"
+        elsewhere[3].service = "coord.home"
+        #expect(Self.check(Self.run([Self.session([], trace: elsewhere)])).passed)
     }
 
     @Test func gapsAndResyncsAreCountedWithoutFailingTheRun() {

@@ -48,6 +48,7 @@ struct FlowbusBench {
         attempt(.clientFanout) { () throws(BenchError) in ClientFanout(options: options, logger: logger).run() }
         attempt(.hostChurn) { () throws(BenchError) in try HostChurn(options: options).run() }
         attempt(.appStore) { () throws(BenchError) in try AppStoreBench(options: options).run() }
+        attempt(.chaosCheck) { () throws(BenchError) in ChaosCheckBench(options: options).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"

@@ -122,6 +122,7 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case clientFanout = "client-fanout"
     case hostChurn = "host-churn"
     case appStore = "app-store"
+    case chaosCheck = "chaos-check"
 }
 
 extension Options {

@@ -50,7 +50,9 @@ struct ChaosEndToEndTests {
         let manifest = try Self.planted("skip-idempotency", in: ["--screen", "expenses"])
         let host = try await AppJourneysEndToEndTests.startApp(manifest: manifest)
         defer { Task { try? await host.stop() } }
-        let run = try await Self.chaos(host, [Self.plan("planted-duplicates"), "--journeys", Self.journey("expense-report"), "--sessions", "2"])
+        // Its journeys fail (two expenses where one was added): a short wait per step ends them sooner.
+        let run = try await Self.chaos(host, [Self.plan("planted-duplicates"), "--journeys", Self.journey("expense-report"), "--sessions", "2",
+                                              "--duration", "4", "--step-timeout", "5"])
         #expect(run.status == 1, "\(run.output)")
         #expect((run.counts["appliedTwice"] ?? 0) > 0, "\(run.output)")
         #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
