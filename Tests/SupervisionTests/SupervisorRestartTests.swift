@@ -176,8 +176,15 @@ import Testing
         }
         let rotated = (try? FileManager.default.attributesOfItem(atPath: log + ".1")[.size] as? Int) ?? nil
         #expect((rotated ?? 0) > 50_000, "no rotated log: \(String(describing: rotated))")
-        let current = try String(contentsOfFile: log, encoding: .utf8)
-        // The plugin writes on at the new end, so its next chunk may come before the note.
+        // `.log.1` shows before the cut and the note: read the log once the note is there (the
+        // plugin writes on at the new end, so its next chunk may come before the note).
+        var current = ""
+        let noted = ContinuousClock.now + .seconds(5)
+        repeat {
+            current = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if current.contains("flowbus: this log reached its size limit") { break }
+            try await Task.sleep(for: .milliseconds(20))
+        } while ContinuousClock.now < noted
         #expect(current.contains("flowbus: this log reached its size limit"), "\(current.prefix(80))")
         // Bounded: at most the limit plus about a second of output (the check runs once a second).
         #expect(current.utf8.count < 50_000 + 500_000)
