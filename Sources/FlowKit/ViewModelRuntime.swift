@@ -340,6 +340,14 @@ public final class ViewModelRuntime {
             defer { currentScreenID = "" }
             instance(for: session, atLeast: 0).viewModel.state = .error(
                 "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
+            // The interrupted action did not finish: its client's retry (same key) runs it again,
+            // rather than being told it was applied. Its service calls keep their keys, so what
+            // they did already is answered, not done twice.
+            if !stored.idempotencyKey.isEmpty, var instance = instances[session] {
+                instance.applied[stored.idempotencyKey] = nil
+                instance.appliedOrder.removeAll { $0 == stored.idempotencyKey }
+                instances[session] = instance
+            }
             logger.notice("finished a load interrupted by a restart", metadata: ["flowbus.session": "\(session)"])
         }
     }

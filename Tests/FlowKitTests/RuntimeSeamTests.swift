@@ -237,6 +237,22 @@ struct ViewModelRuntimeSeamTests {
         #expect(try Envelope.decodeChecked(mirror).unwrap(Flowbus_V1_ViewState.self) == after)
     }
 
+    /// A client whose action was cut short by the restart sends it again with the same key: the
+    /// new process runs it, rather than answering "applied" for an action that never finished.
+    @Test func theRetryOfAnActionARestartInterruptedRunsItAgain() throws {
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent)
+        let load = envelope(intent("load", screen: "tally"), session: "s1", key: "k1")
+        _ = first.handle(load)
+        firstAgent.stop()
+        let second = try tallyRuntime(map.peer())
+        #expect(viewState(map, session: "s1")?.phase == .error)
+        let retried = try intentReply(second.handle(load))
+        #expect(retried.applied)
+        #expect(viewState(map, session: "s1")?.phase == .loading, "the retried load runs again: \(String(describing: viewState(map, session: "s1")))")
+    }
+
     @Test func anotherWritersLoadIsLeftAlone() throws {
         let map = MemoryStateMap()
         let other = try tallyRuntime(map.peer(), writer: "vm-tally/1")
