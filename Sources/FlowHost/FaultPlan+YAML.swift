@@ -268,21 +268,13 @@ private struct Options {
     }
 }
 
-/// The plan's own draws (generated events and picked values): SplitMix64 from the seed.
+/// The plan's own draws (generated events and picked values), from its seed.
 struct PlanRandom {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed ^ 0x5EED_0F_F1A7 }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed ^ 0x5EED_0F_F1A7) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func unit() -> Double { generator.nextUnitDouble() }
 
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
-
-    mutating func below(_ count: Int) -> Int { Int(next() % UInt64(count)) }
+    mutating func below(_ count: Int) -> Int { Int(generator.next() % UInt64(count)) }
 }

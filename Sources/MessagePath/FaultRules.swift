@@ -283,11 +283,11 @@ struct Draws {
 }
 
 /// A small, fast, seedable generator, so a fault run can be replayed.
-struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -295,7 +295,8 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    mutating func nextUnitDouble() -> Double {
+    /// A draw in 0..<1.
+    public mutating func nextUnitDouble() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 }
