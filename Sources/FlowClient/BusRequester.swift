@@ -62,13 +62,17 @@ public final class BusRequester: Sendable {
         _ client: MajordomoClient, service: String, body: [UInt8], key: String, timeout: Duration?
     ) -> Result<Envelope, SessionClientError> {
         do {
+            // The reply is decoded once, to tell whose it is; the one accepted is returned as is.
+            var accepted: Envelope?
             let frames = try client.request(service: service, body: [body], timeout: timeout) { frames in
-                Self.answers(key, frames)
+                let (answers, envelope) = Self.answers(key, frames)
+                if answers { accepted = envelope }
+                return answers
             }
             guard frames.count == 1 else {
                 return .failure(.unexpectedReply(service: service, kind: "reply of \(frames.count) body frames"))
             }
-            return .success(try Envelope.decodeChecked(frames[0]))
+            return .success(try accepted ?? Envelope.decodeChecked(frames[0]))
         } catch let error as MajordomoClientError {
             return .failure(.noReply(service: service, reason: error.description))
         } catch {
@@ -79,9 +83,10 @@ public final class BusRequester: Sendable {
     /// Whether a reply answers the request with idempotency key `key`: one that names another key
     /// answered an earlier request (its duplicate or an earlier try came back late) and is not
     /// this one's. A reply without a key (the broker's refusals) answers whatever was asked.
-    static func answers(_ key: String, _ frames: [Frame]) -> Bool {
-        guard !key.isEmpty, frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return true }
-        return envelope.idempotencyKey.isEmpty || envelope.idempotencyKey == key
+    /// Also returns the reply's envelope when it decoded.
+    static func answers(_ key: String, _ frames: [Frame]) -> (Bool, Envelope?) {
+        guard frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return (true, nil) }
+        return (key.isEmpty || envelope.idempotencyKey.isEmpty || envelope.idempotencyKey == key, envelope)
     }
 
     /// Ends the thread after the requests already queued; later requests fail with `.stopped`.
