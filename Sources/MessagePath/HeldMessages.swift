@@ -64,5 +64,5 @@ public struct HeldMessages<Message> {
     }
 
     /// When the next held message falls due, if any is held.
-    public var nextDeadline: MonotonicTime? { held.map(\.due).min() }
+    public var nextDeadline: MonotonicTime? { held.min { $0.due < $1.due }?.due }
 }

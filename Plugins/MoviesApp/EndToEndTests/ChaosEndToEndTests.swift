@@ -14,10 +14,7 @@ struct ChaosEndToEndTests {
 
     /// The movies manifest with `--planted-bug BUG` added to the plugin started with `args`.
     static func planted(_ bug: String, in args: [String]) throws -> String {
-        let text = try String(contentsOf: appDirectory.appendingPathComponent("manifest.yaml"), encoding: .utf8)
-        let quoted = { (list: [String]) in "args: [" + list.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
-        try #require(text.contains(quoted(args)), "the movies manifest no longer has \(quoted(args))")
-        return text.replacingOccurrences(of: quoted(args), with: quoted(args + ["--planted-bug", bug]))
+        try SessionExpiryEndToEndTests.manifest(adding: ["--planted-bug", bug], to: args)
     }
 
     /// Runs `flowbus chaos run` on `host`; its exit status, its output and the count of each anomaly.

@@ -15,12 +15,16 @@ struct SessionExpiryEndToEndTests {
 
     /// The movies manifest with `extra` arguments for coord-app, the navigation owner.
     static func manifest(extra: [String]) throws -> String {
+        try manifest(adding: extra, to: ["--coordinator", "app"])
+    }
+
+    /// The movies manifest with `extra` arguments for the plugin started with `args`.
+    static func manifest(adding extra: [String], to args: [String]) throws -> String {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("manifest.yaml")
         let text = try String(contentsOf: url, encoding: .utf8)
-        let from = #"args: ["--coordinator", "app"]"#
-        try #require(text.contains(from), "the movies manifest no longer starts coord-app with \(from)")
-        let arguments = (["--coordinator", "app"] + extra).map { "\"\($0)\"" }.joined(separator: ", ")
-        return text.replacingOccurrences(of: from, with: "args: [\(arguments)]")
+        let quoted = { (list: [String]) in "args: [" + list.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+        try #require(text.contains(quoted(args)), "the movies manifest no longer has \(quoted(args))")
+        return text.replacingOccurrences(of: quoted(args), with: quoted(args + extra))
     }
 
     @Test("a driver that stays is kept; a session nobody acts on is closed, saying why, and leaves no key",
