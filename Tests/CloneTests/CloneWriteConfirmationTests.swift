@@ -25,6 +25,9 @@ struct CloneWriteConfirmationTests {
         #expect(statistics.writesAbandoned == 0)
         #expect(reader.textMap(prefix: "/w/") == Dictionary(uniqueKeysWithValues: (0..<40).map { ("/w/k\($0)", "v\($0)") }))
         // Each key was published once: the server applied no write twice.
+        // The server's counters are published periodically: wait for the last of them.
+        #expect(await eventually { fixture.server!.statistics.updatesPublished >= 40 })
+        try await Task.sleep(for: .milliseconds(300))
         let server = fixture.server!.statistics
         #expect(server.updatesPublished == 40, "\(server)")
         #expect(server.faultDropped == statistics.writesResent - server.duplicateWrites)
