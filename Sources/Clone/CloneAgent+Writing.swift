@@ -37,6 +37,20 @@ extension CloneAgent {
         return uuid
     }
 
+    /// How many writes this agent has made: the number of the last one.
+    public var writesMade: UInt64 { shared.outbox.withLock { $0.written } }
+
+    /// Waits until every write made so far (or up to `mark`) is settled — confirmed by the
+    /// server when writes are confirmed (`confirmWrites`), else sent — or was replaced by a newer
+    /// write of its key, or given up; at most `timeout`. False when the time ran out or the agent
+    /// stopped. A writer that must not answer before its writes are safe in the server (a
+    /// coordinator, whose caller will not ask again) calls it before answering.
+    public func settle(through mark: UInt64? = nil, timeout: Duration) -> Bool {
+        let mark = mark ?? writesMade
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+        return shared.settled.wait(for: mark, until: Date(timeIntervalSinceNow: seconds))
+    }
+
     /// Deletes a key (a KVSET with an empty value).
     @discardableResult
     public func delete(key: String) throws(CloneWriteError) -> UUID {

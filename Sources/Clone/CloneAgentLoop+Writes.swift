@@ -25,7 +25,11 @@ extension CloneAgentLoop {
         }
         guard !taken.isEmpty else { return }
         statistics.writesQueued += taken.count
-        heldWrites.append(contentsOf: taken)
+        // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued.
+        for frames in taken {
+            writesTaken += 1
+            heldWrites.append(HeldWrite(frames: frames, sequence: writesTaken))
+        }
     }
 
     func sendHeldWrites() throws(ZMQError) {
@@ -33,24 +37,33 @@ extension CloneAgentLoop {
         let before = heldStart
         var blocked = false
         let now = MonotonicTime.now()
+        var skipped = 0
         while heldStart < heldWrites.count {
-            guard try writer.send(heldWrites[heldStart], dontWait: true) else {
+            let write = heldWrites[heldStart]
+            if write.isResend && !confirmations.isWaiting(write.frames[2]) {
+                // Confirmed while it waited to go again.
+                heldStart += 1
+                skipped += 1
+                continue
+            }
+            guard try writer.send(write.frames, dontWait: true) else {
                 blocked = true
                 break
             }
-            if ackTopic != nil { confirmations.sent(heldWrites[heldStart], now: now) }
+            if ackTopic == nil {
+                writesSettled = write.sequence
+            } else if write.isResend {
+                confirmations.sentAgain(write.frames, now: now)
+            } else {
+                confirmations.sentFirst(write.frames, sequence: write.sequence, now: now)
+            }
             heldStart += 1
         }
+        if ackTopic != nil { writesSettled = confirmations.settledThrough }
         if blocked && !writeBlocked { statistics.writesBlocked += 1 }
         writeBlocked = blocked
-        statistics.writesSent += heldStart - before
-        if heldStart == heldWrites.count {
-            heldWrites.removeAll(keepingCapacity: true)
-            heldStart = 0
-        } else if heldStart > 4096 {
-            heldWrites.removeFirst(heldStart)
-            heldStart = 0
-        }
+        statistics.writesSent += heldStart - before - skipped
+        heldWrites.dropConsumed(&heldStart)
         let held = heldWrites.count - heldStart
         shared.outbox.withLock { $0.held = held }
     }
@@ -69,6 +82,7 @@ extension CloneAgentLoop {
             offset += 16
         }
         statistics.writesUnconfirmed = confirmations.count
+        writesSettled = confirmations.settledThrough
     }
 
     /// Sends again the writes not confirmed in time (the newest of each key); gives up on one
@@ -78,7 +92,7 @@ extension CloneAgentLoop {
             switch verdict {
             case .resend(let frames):
                 statistics.writesResent += 1
-                heldWrites.append(frames)
+                heldWrites.append(HeldWrite(frames: frames, sequence: 0, isResend: true))
             case .abandon(let frames):
                 statistics.writesAbandoned += 1
                 logger.error("a write was never confirmed by the clone server and is given up", metadata: [
@@ -89,5 +103,13 @@ extension CloneAgentLoop {
             }
         }
         statistics.writesUnconfirmed = confirmations.count
+        writesSettled = confirmations.settledThrough
     }
+}
+
+/// A write waiting for the collector: numbered when it is first sent, or sent again.
+struct HeldWrite {
+    var frames: [Frame]
+    var sequence: UInt64
+    var isResend = false
 }

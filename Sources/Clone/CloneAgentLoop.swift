@@ -62,7 +62,13 @@ final class CloneAgentLoop {
     var lastHeard = MonotonicTime.now()
 
     var collectorSubscriptions = 0
-    var heldWrites: [[Frame]] = []
+    var heldWrites: [HeldWrite] = []
+    /// How many writes the outbox gave this thread (the last one's number).
+    var writesTaken: UInt64 = 0
+    /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters.
+    var writesSettled: UInt64 = 0 {
+        didSet { if writesSettled != oldValue { shared.settled.advance(to: writesSettled) } }
+    }
     var heldStart = 0
     var writeBlocked = false
     /// `ACK/<agent id>` when writes are confirmed (`CloneAgentConfiguration.confirmWrites`).

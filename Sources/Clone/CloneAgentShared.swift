@@ -1,5 +1,6 @@
 import MessagePath
 import Dispatch
+import Foundation
 import Synchronization
 import ZeroMQ
 
@@ -52,6 +53,7 @@ final class CloneAgentShared: Sendable {
     /// Writes waiting for the agent's thread; `written` numbers them (`CloneProperties.writeSequenceName`).
     let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int, written: UInt64)>((true, [], 0, 0))
     let commands = Mutex<[Command]>([])
+    let settled = SettledMark()
     private let exited = DispatchSemaphore(value: 0)
     private let joined = Mutex(false)
 
@@ -63,6 +65,7 @@ final class CloneAgentShared: Sendable {
         running.store(false, ordering: .releasing)
         synced.store(false, ordering: .releasing)
         outbox.withLock { $0.open = false }
+        settled.close()
         // Finished outside the lock: a stream's onTermination takes the same lock to remove its listener.
         let listeners = view.withLock { view in
             defer { view.listeners.removeAll() }
@@ -80,5 +83,36 @@ final class CloneAgentShared: Sendable {
             exited.wait()
             joined = true
         }
+    }
+}
+
+/// How far an agent's writes are settled, for threads that wait on it (`CloneAgent.settle`).
+final class SettledMark: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var through: UInt64 = 0
+    private var closed = false
+
+    func advance(to mark: UInt64) {
+        condition.lock()
+        through = mark
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `mark` is settled; false when the time ran out or the agent stopped first.
+    func wait(for mark: UInt64, until deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while through < mark {
+            if closed || !condition.wait(until: deadline) { return through >= mark }
+        }
+        return true
     }
 }

@@ -11,6 +11,10 @@ struct WriteConfirmations {
         var due: MonotonicTime
         /// Which queue entry is this write's current one (older entries are skipped).
         var ticket: UInt64
+        /// Its place among the agent's writes (`CloneAgent.writesMade` when it was made).
+        var sequence: UInt64
+        /// Settled before its confirmation came: a newer write of its key was sent.
+        var replaced = false
     }
 
     let firstWait: Duration
@@ -23,6 +27,7 @@ struct WriteConfirmations {
     /// (due, ticket, UUID) of every try, a min-heap on the due time.
     private var queue = DueHeap()
     private var tickets: UInt64 = 0
+    private var settlement = Settlement()
 
     init(firstWait: Duration, maxTries: Int) {
         self.firstWait = firstWait
@@ -31,16 +36,39 @@ struct WriteConfirmations {
 
     var count: Int { pending.count }
 
-    /// A KVSET went to the collector (the first time or again).
-    mutating func sent(_ frames: [Frame], now: MonotonicTime) {
+    /// Every write numbered up to this one is settled: confirmed, replaced by a newer write of
+    /// its key, or given up (`CloneAgent.settle`).
+    var settledThrough: UInt64 { settlement.through }
+
+    /// Whether `uuid` still waits for its confirmation (a resend of one confirmed meanwhile need not go).
+    func isWaiting(_ uuid: [UInt8]) -> Bool { pending[uuid] != nil }
+
+    /// The KVSET numbered `sequence` went to the collector for the first time.
+    mutating func sentFirst(_ frames: [Frame], sequence: UInt64, now: MonotonicTime) {
         guard frames.count == 5 else { return }
+        settlement.sent(sequence)
+        // The newest write of a key settles the older ones still waiting: it is what the key will hold.
+        if let older = newest[frames[0]], let replaced = pending[older], !replaced.replaced {
+            pending[older]?.replaced = true
+            settlement.settle(replaced.sequence)
+        }
+        schedule(frames, tries: 1, sequence: sequence, now: now)
+    }
+
+    /// A KVSET not confirmed in time went to the collector again.
+    mutating func sentAgain(_ frames: [Frame], now: MonotonicTime) {
+        guard frames.count == 5, let earlier = pending[frames[2]] else { return }
+        schedule(frames, tries: earlier.tries + 1, sequence: earlier.sequence, now: now)
+    }
+
+    private mutating func schedule(_ frames: [Frame], tries: Int, sequence: UInt64, now: MonotonicTime) {
         let uuid = frames[2]
-        let tries = (pending[uuid]?.tries ?? 0) + 1
         var wait = firstWait
         for _ in 1..<tries where wait < maxWait { wait = wait * 2 }
         tickets += 1
         let due = now + min(wait, maxWait)
-        pending[uuid] = Pending(frames: frames, tries: tries, due: due, ticket: tickets)
+        let replaced = pending[uuid]?.replaced ?? false
+        pending[uuid] = Pending(frames: frames, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
         newest[frames[0]] = uuid
         queue.push(DueHeap.Item(due: due, ticket: tickets, uuid: uuid))
     }
@@ -49,6 +77,7 @@ struct WriteConfirmations {
     mutating func confirm(_ uuid: [UInt8]) -> Bool {
         guard let confirmed = pending.removeValue(forKey: uuid) else { return false }
         if newest[confirmed.frames[0]] == uuid { newest[confirmed.frames[0]] = nil }
+        if !confirmed.replaced { settlement.settle(confirmed.sequence) }
         return true
     }
 
@@ -65,11 +94,13 @@ struct WriteConfirmations {
             queue.pop()
             guard newest[entry.frames[0]] == uuid else {
                 pending[uuid] = nil
+                if !entry.replaced { settlement.settle(entry.sequence) }
                 continue
             }
             if entry.tries >= maxTries {
                 pending[uuid] = nil
                 newest[entry.frames[0]] = nil
+                if !entry.replaced { settlement.settle(entry.sequence) }
                 verdicts.append(.abandon(entry.frames))
             } else {
                 verdicts.append(.resend(entry.frames))
@@ -90,6 +121,45 @@ struct WriteConfirmations {
             queue.pop()
         }
         return nil
+    }
+}
+
+/// Which of an agent's numbered writes are settled, as one number: every write up to
+/// `through` is. Writes are first sent in the order they are numbered; each settles once.
+struct Settlement {
+    /// Sent and not settled, in the order sent (settled ones are dropped from the front lazily).
+    private var waiting: [UInt64] = []
+    private var waitingStart = 0
+    private var settledOutOfOrder: Set<UInt64> = []
+    private var lastSent: UInt64 = 0
+
+    var through: UInt64 {
+        waitingStart < waiting.count ? waiting[waitingStart] - 1 : lastSent
+    }
+
+    mutating func sent(_ sequence: UInt64) {
+        waiting.append(sequence)
+        lastSent = max(lastSent, sequence)
+    }
+
+    mutating func settle(_ sequence: UInt64) {
+        settledOutOfOrder.insert(sequence)
+        while waitingStart < waiting.count, settledOutOfOrder.remove(waiting[waitingStart]) != nil { waitingStart += 1 }
+        waiting.dropConsumed(&waitingStart)
+    }
+}
+
+extension Array {
+    /// For an array read from `start` on, as a queue: drops the elements before `start` once
+    /// all are read, or once they are many, and moves `start` back accordingly.
+    mutating func dropConsumed(_ start: inout Int) {
+        if start == count {
+            removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 4096 {
+            removeFirst(start)
+            start = 0
+        }
     }
 }
 

@@ -51,6 +51,35 @@ struct CloneWriteConfirmationTests {
         #expect(fixture.server!.statistics.updatesPublished == 1, "the replaced write was sent again: \(fixture.server!.statistics)")
     }
 
+    /// `settle` is what a coordinator waits on before it answers: it returns once every write
+    /// made so far is confirmed, and not while one is being lost.
+    @Test func settleWaitsUntilEveryWriteSoFarIsConfirmed() async throws {
+        let fixture = try CloneFixture()
+        let writer = try await fixture.syncedAgent(["/other/"]) { configuration in
+            configuration.confirmWrites = true
+            configuration.confirmAfter = .milliseconds(100)
+        }
+        try writer.set(key: "/s/first", value: "1".bytes)
+        #expect(writer.settle(timeout: .seconds(5)), "a write on a quiet host was not confirmed")
+        #expect(writer.writesMade == 1)
+        // Every write of /s/lost/ is dropped: the wait runs out, and a later write's mark too.
+        try fixture.faults.install(FaultRule(id: "lose", scope: .key, prefix: "/s/lost/", action: .drop))
+        try writer.set(key: "/s/lost/a", value: "a".bytes)
+        let lostMark = writer.writesMade
+        try writer.set(key: "/s/kept", value: "k".bytes)
+        #expect(!writer.settle(timeout: .milliseconds(400)), "settled while a write was being dropped")
+        #expect(!writer.settle(through: lostMark, timeout: .milliseconds(100)))
+        #expect(writer.settle(through: 1, timeout: .seconds(1)), "an earlier confirmed write counts as settled")
+        // A newer write of the same key settles the older one, though the older is never confirmed.
+        try writer.set(key: "/s/lost/a", value: "b".bytes)
+        fixture.faults.removeAll()
+        #expect(writer.settle(timeout: .seconds(5)), "the resent write was confirmed, yet settle did not return")
+        #expect(writer.writesMade == 4)
+        // A stopped agent settles nothing more.
+        writer.stop()
+        #expect(!writer.settle(through: 5, timeout: .seconds(1)))
+    }
+
     @Test func aWriteSentTwiceIsAppliedOnceAndConfirmedTwice() async throws {
         let fixture = try CloneFixture()
         let reader = try await fixture.syncedAgent(["/d/"])
