@@ -36,6 +36,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
         /// Retries answered from those answers or from the navigation's applied keys.
         var retriesAnswered = 0
+        /// Answers sent before their writes were confirmed (the wait for the Clone server ran out).
+        var unsettledAnswers = 0
         /// openSession refused because `limits.open` sessions were open, or its client's `limits.perClient`.
         var sessionsRefused = 0
         /// Who opened each open session, when a client did (a closed broker's `MDP.peerPrefix`),
@@ -203,7 +205,11 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             case .envelope(let envelope):
                 // Decoded once, here, to find its lane (its session).
                 executor.run(lane: envelope.session) { [self] in
-                    answered.withLock { $0.append((request, [(try? respond(to: envelope, peer: request.peer).encoded()) ?? []])) }
+                    let answer = [(try? respond(to: envelope, peer: request.peer).encoded()) ?? []]
+                    // Not answered before its writes are in the server: a caller told "done" does
+                    // not ask again, so a kill right after the answer must not lose them.
+                    settleWrites()
+                    answered.withLock { $0.append((request, answer)) }
                     wake.wake()
                 }
             }
@@ -241,6 +247,21 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// The owner looks for idle sessions a quarter of the limit apart (at most 5 s): `run` does
     /// this; a runtime under test calls `expireIdleSessions()` itself instead.
+    /// Waits until this process's writes are confirmed (`StateMap.settle`); logs when the wait runs out.
+    func settleWrites() {
+        guard !map.settle(timeout: MemoryStateMap.settleTimeout) else { return }
+        let count = state.withLock { state in
+            state.unsettledAnswers += 1
+            return state.unsettledAnswers
+        }
+        if count == 1 || count % 100 == 0 {
+            logger.warning("answered before the clone server confirmed this coordinator's writes (no confirmation in \(MemoryStateMap.settleTimeout)); they are still sent again until confirmed", metadata: [
+                "flowbus.service": "\(coordinatorName.service)", "flowbus.count": "\(count)",
+                "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
+            ])
+        }
+    }
+
     func sweepIdleSessions() {
         guard isOwner, let idleLimit else { return }
         let period = min(idleLimit / 4, .seconds(5))

@@ -32,7 +32,18 @@ public protocol StateMap: AnyObject, Sendable {
     func delete(_ key: CloneKey) throws(CloneWriteError)
     /// The live values under `subtree` now, then every change after them, in order.
     func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry>
+    /// Waits, at most `timeout`, until the writes made so far are safe in the server (confirmed
+    /// by it); false when the time ran out. A runtime calls it before answering a request, so an
+    /// answer the caller will not ask again for never outlives the writes it stands for.
+    func settle(timeout: Duration) -> Bool
     func stop()
+}
+
+extension StateMap {
+    /// How long a runtime waits for its writes to be confirmed before it answers anyway (the
+    /// writes are still sent again until confirmed; a host without faults confirms in about a
+    /// millisecond).
+    public static var settleTimeout: Duration { .seconds(2) }
 }
 
 extension CloneAgent: StateMap {
@@ -54,6 +65,10 @@ extension CloneAgent: StateMap {
 
     public func delete(_ key: CloneKey) throws(CloneWriteError) {
         _ = try delete(key: key.text)
+    }
+
+    public func settle(timeout: Duration) -> Bool {
+        settle(through: nil, timeout: timeout)
     }
 
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
@@ -128,6 +143,9 @@ public final class MemoryStateMap: StateMap {
     public func delete(_ key: CloneKey) throws(CloneWriteError) {
         try write(StateEntry(key: key, value: []))
     }
+
+    /// Every write is in the map at once.
+    public func settle(timeout: Duration) -> Bool { !stopped.load(ordering: .acquiring) }
 
     /// Every write to the map in order, deletes included, by any peer.
     public var writes: [StateEntry] { store.contents.withLock { $0.writes } }

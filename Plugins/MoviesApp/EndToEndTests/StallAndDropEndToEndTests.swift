@@ -1,7 +1,9 @@
 import FlowbusTesting
 import FlowClient
+import FlowHost
 import FlowProtocol
 import Foundation
+import MoviesApp
 import Testing
 
 /// The probe's stall and drop cases on the real movies host: a plugin stopped (SIGSTOP) for 5 s
@@ -137,6 +139,71 @@ struct StallAndDropEndToEndTests {
             }
         }
         return reports.filter(\.passed).count
+    }
+
+    /// A view model killed while its `like` call to svc.movies is on the way (held 2 s at the
+    /// broker): the client's retry (same key) runs the like again on the new process, and its
+    /// call carries the key the first one had (`ServiceCallKeys`), so svc.movies answers it
+    /// rather than toggling twice. With a fresh key per try the movie would end up not liked.
+    @Test("like interrupted by kill -9 of vm-details mid-call: the retry re-runs it and the toggle is applied once", .timeLimit(.minutes(3)))
+    func likeInterruptedByAKillIsAppliedOnce() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let journey = try AppJourneysEndToEndTests.journey(on: host)
+        defer { journey.stop() }
+        _ = try await AppJourneysEndToEndTests.openSignedIn(journey)
+        try await journey.send("select", fields: ["item": "movie:19"])
+        try await journey.expect(Expectation(screen: "details", stack: ["home", "details"], phase: .success))
+        let held = try await host.run(["fault", "delay", "--service", "svc.movies", "--method", "like", "--ms", "2000", "--limit", "1"])
+        try #require(held.status == 0, "\(held.output)")
+
+        let details = try #require(try await AppJourneysEndToEndTests.pid(of: "vm-details", on: host))
+        let killer = Task.detached {
+            try await Task.sleep(for: .milliseconds(500))
+            return kill(details, SIGKILL)
+        }
+        let reply = try await journey.send("like", timeout: .seconds(30))
+        #expect(try await killer.value == 0)
+        #expect(reply.applied, "\(reply)")
+        try await AppJourneysEndToEndTests.restarted("vm-details", was: details, on: host)
+        var liked = Expectation(screen: "details", phase: .success)
+        liked.data = ["details.liked": "true"]
+        try await journey.expect(liked, timeout: .seconds(20))
+        // The held first call reaches svc.movies by now; it must not have toggled the like back.
+        let rules = try #require(try await host.status()["faults"] as? [[String: Any]])
+        #expect(rules.first.flatMap { $0["fired"] as? Int } == 1, "the first like call was not held: \(rules)")
+        try await Task.sleep(for: .seconds(3))
+        let likes = try await journey.call("svc.movies", method: "likes", args: ["user": "demo@flowbus.dev"], timeout: .seconds(10))
+        let ids = try Movies_V1_ItemList(serializedBytes: likes.payload).items.map(\.id)
+        #expect(ids == ["movie:19"], "the like was applied \(ids.isEmpty ? "twice (toggled back)" : "as \(ids)")")
+        if ids != ["movie:19"], let session = journey.client?.session {
+            Issue.record("the session's timeline:\n\(try await host.run(["trace", session]).output)")
+        }
+    }
+
+    /// A coordinator answers only once its writes are in the Clone server: a caller told "done"
+    /// does not ask again, so a kill right after the answer must not lose them. Here the owner's
+    /// navigation write is dropped three times (resent at 200, 600 and 1,400 ms): when the
+    /// answer comes, a snapshot of the server already holds the new tab.
+    @Test("a coordinator's answer comes after its navigation write is confirmed, not before", .timeLimit(.minutes(3)))
+    func answersWaitForConfirmedWrites() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let journey = try AppJourneysEndToEndTests.journey(on: host)
+        defer { journey.stop() }
+        let client = try await AppJourneysEndToEndTests.openSignedIn(journey)
+        let dropped = try await host.run(["fault", "drop", "--key", "/s/\(client.session)/nav", "--limit", "3"])
+        try #require(dropped.status == 0, "\(dropped.output)")
+        let started = ContinuousClock.now
+        let outcome = try await journey.send("selectTab", fields: ["tab": "likes"])
+        let answeredAfter = ContinuousClock.now - started
+        #expect(outcome.applied, "\(outcome)")
+        let snapshot = try await BusSnapshot.take(try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory)))
+        let session = try #require(snapshot.sessions.first(where: { $0.session == client.session }))
+        #expect(session.tab == "likes", "answered after \(answeredAfter) while the server still shows tab \(session.tab ?? "none")")
+        let rules = try #require(try await host.status()["faults"] as? [[String: Any]])
+        #expect(rules.first.flatMap { $0["fired"] as? Int } == 3, "\(rules)")
+        try await journey.expect(Expectation(screen: "likes", tab: "likes", phase: .success))
     }
 
     /// Starts the app, sets the fault rule `fault` (`flowbus fault drop …` arguments), plays each
