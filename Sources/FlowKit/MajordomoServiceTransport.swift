@@ -10,6 +10,8 @@ public final class MajordomoServiceTransport: ServiceTransport {
     let writer: String
     /// Every call carries its own idempotency key, the same in each of the client's retries, so
     /// a retry after a slow first try is answered from the service's memory, not applied twice.
+    /// Inside an action the key comes from the action's (`ServiceCallKeys`), so a run of the
+    /// action again after a restart makes the same calls with the same keys.
     private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
     private var calls = 0
 
@@ -22,7 +24,8 @@ public final class MajordomoServiceTransport: ServiceTransport {
         let body: [UInt8]
         do {
             calls += 1
-            body = try Envelope.wrapping(call, idempotencyKey: "\(writer)/\(keyPrefix)/\(calls)", writer: writer).encoded()
+            let key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(calls)" }
+            body = try Envelope.wrapping(call, idempotencyKey: key, writer: writer).encoded()
         } catch {
             throw ServiceTransportError(service: service, reason: "the call could not be encoded: \(error)")
         }

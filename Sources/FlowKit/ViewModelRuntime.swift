@@ -23,6 +23,9 @@ public final class ViewModelRuntime {
         /// Idempotency keys applied recently, with the version their reply carried.
         var applied: [String: UInt64] = [:]
         var appliedOrder: [String] = []
+        /// The key of the action a restart interrupted: its retry runs although the screen
+        /// moved on meanwhile (the interruption's error is what moved it).
+        var interrupted: String?
     }
 
     public let screen: String
@@ -44,6 +47,8 @@ public final class ViewModelRuntime {
     public private(set) var served = 0
     public private(set) var refused = 0
     public private(set) var malformed = 0
+    /// Answers sent before their writes were confirmed (the wait for the Clone server ran out).
+    public private(set) var unsettledAnswers = 0
     /// Requests refused for want of a capability (a closed host's rule; included in `refused`).
     public private(set) var forbidden = 0
     /// The host's capability key (FLOWBUS_SESSION_KEY): with it, an intent needs a token granting
@@ -111,6 +116,16 @@ public final class ViewModelRuntime {
         try lanes.run(until: stop) { request in
             let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { handle($0) }
             if bad { malformed += 1 }
+            // Answered once what it wrote is in the server (a kill after the answer loses nothing).
+            if !map.settle(timeout: MemoryStateMap.settleTimeout) {
+                unsettledAnswers += 1
+                if unsettledAnswers == 1 || unsettledAnswers % 100 == 0 {
+                    logger.warning("answered before the clone server confirmed this view model's writes (no confirmation in \(MemoryStateMap.settleTimeout)); they are still sent again until confirmed", metadata: [
+                        "flowbus.service": "vm.\(screen)", "flowbus.count": "\(unsettledAnswers)",
+                        "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
+                    ])
+                }
+            }
             return frames
         }
         map.stop()
@@ -128,6 +143,7 @@ public final class ViewModelRuntime {
             if !synced { Thread.sleep(forTimeInterval: 0.005) }
         }
         finishInterruptedLoads()
+        republishSessionCopies()
         if let schema { publish(schema) }
         return synced
     }
@@ -165,7 +181,8 @@ public final class ViewModelRuntime {
             return reply(to: envelope, applied: true, version: instance.version, error: nil)
         }
         let isSystem = intent.action == "appear" || intent.action == "reset"
-        if !isSystem, plantedBug != .skipIdempotency, intent.screenVersion != 0, intent.screenVersion < instance.version {
+        let resumes = !key.isEmpty && key == instance.interrupted
+        if !isSystem, !resumes, plantedBug != .skipIdempotency, intent.screenVersion != 0, intent.screenVersion < instance.version {
             refused += 1
             return reply(to: envelope, applied: false, version: instance.version, error: WireError(
                 .staleIntent,
@@ -194,7 +211,10 @@ public final class ViewModelRuntime {
             instances[session]?.viewModel = fresh
         } else {
             do {
-                try instance.viewModel.handle(input)
+                // Its service calls are keyed from the action's key: run again, it makes the same calls.
+                try ServiceCallKeys.during(action: ServiceCallKeys.base(service: "vm.\(screen)", session: session.text, key: key)) {
+                    () throws(IntentRefusal) in try instance.viewModel.handle(input)
+                }
             } catch {
                 refused += 1
                 return reply(to: envelope, applied: false, version: instances[session]?.version ?? 0, error: WireError(error.code, error.message, hint: error.hint))
@@ -202,6 +222,8 @@ public final class ViewModelRuntime {
         }
         served += 1
         var updated = instances[session] ?? instance
+        // Once the person acted again (or the retry ran), a late retry is stale as any other.
+        if !isSystem { updated.interrupted = nil }
         if !key.isEmpty {
             updated.applied[key] = updated.version
             updated.appliedOrder.append(key)
@@ -341,15 +363,36 @@ public final class ViewModelRuntime {
             instance(for: session, atLeast: 0).viewModel.state = .error(
                 "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
             // The interrupted action did not finish: its client's retry (same key) runs it again,
-            // rather than being told it was applied. Its service calls keep their keys, so what
-            // they did already is answered, not done twice.
+            // rather than being told it was applied. Its service calls keep their keys
+            // (`ServiceCallKeys`), so what they did already is answered, not done twice.
             if !stored.idempotencyKey.isEmpty, var instance = instances[session] {
                 instance.applied[stored.idempotencyKey] = nil
                 instance.appliedOrder.removeAll { $0 == stored.idempotencyKey }
+                instance.interrupted = stored.idempotencyKey
                 instances[session] = instance
             }
             logger.notice("finished a load interrupted by a restart", metadata: ["flowbus.session": "\(session)"])
         }
+    }
+
+    /// Writes again the session copy (`/s/<id>/vm/<screen>`) of every state this replica wrote
+    /// last. A state is written twice, its mirror first; a process killed between the two writes,
+    /// or while the session copy was being sent again after a loss, left clients without the state
+    /// its mirror holds — and its retried action answered "applied" from the mirror. The mirror is
+    /// what this runtime restores from, so it is the copy to trust.
+    func republishSessionCopies() {
+        var written = 0
+        for entry in map.entries(in: .screen(screenName)) {
+            guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
+                  envelope.writer == writer else { continue }
+            do {
+                try map.set(.viewModel(session, screenName), value: entry.value)
+                written += 1
+            } catch {
+                logger.error("a session's state was not written again", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
+            }
+        }
+        if written > 0 { logger.info("wrote again the session copies of this replica's states", metadata: ["flowbus.count": "\(written)"]) }
     }
 
     // MARK: Publishing

@@ -253,6 +253,52 @@ struct ViewModelRuntimeSeamTests {
         #expect(viewState(map, session: "s1")?.phase == .loading, "the retried load runs again: \(String(describing: viewState(map, session: "s1")))")
     }
 
+    /// The interruption's error moved the screen to a newer version than the one the client
+    /// acted on: its retry still runs (it is not stale; nothing the person saw was replaced by
+    /// another action), once. After another action, a late retry is stale as any other.
+    @Test func theRetryOfAnInterruptedActionIsNotRefusedAsStale() throws {
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent)
+        _ = first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s1", key: "k0"))
+        let shown = try #require(viewState(map, session: "s1")).screenVersion
+        let load = envelope(intent("load", screen: "tally", version: shown), session: "s1", key: "k1")
+        _ = first.handle(load)
+        firstAgent.stop()
+        let second = try tallyRuntime(map.peer())
+        let error = try #require(viewState(map, session: "s1"))
+        #expect(error.phase == .error && error.screenVersion > shown)
+        let retried = try intentReply(second.handle(load))
+        #expect(retried.applied, "the retry of the interrupted action was refused: \(retried.error)")
+        #expect(viewState(map, session: "s1")?.phase == .loading)
+        // Another action, then a late copy of an older one: refused as stale.
+        let now = try #require(viewState(map, session: "s1")).screenVersion
+        #expect(try intentReply(second.handle(envelope(intent("add", screen: "tally", fields: ["amount": "2"], version: now), session: "s1", key: "k2"))).applied)
+        let late = try intentReply(second.handle(envelope(intent("load", screen: "tally", version: shown), session: "s1", key: "k3")))
+        #expect(!late.applied && late.error.code == .staleIntent)
+    }
+
+    /// A process killed after writing a state's mirror and before its session copy reached the
+    /// server: restarted, it writes the session copy again from the mirror (its own states only).
+    @Test func aRestartWritesAgainTheSessionCopyItsMirrorHolds() throws {
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent)
+        let other = try tallyRuntime(map.peer(), writer: "vm-tally/1")
+        _ = first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "3"]), session: "s1", key: "k1"))
+        _ = other.handle(envelope(intent("add", screen: "tally", fields: ["amount": "4"]), session: "s2", key: "k1"))
+        let mirror = try #require(map.value(at: .screenMirror(try ScreenName("tally"), try SessionID("s1"))))
+        // The session copies are lost (s1) or older (s2): as if the writes never reached the server.
+        map.inject(.viewModel(try SessionID("s1"), try ScreenName("tally")), value: [])
+        let s2Copy = try #require(map.value(at: .viewModel(try SessionID("s2"), try ScreenName("tally"))))
+        map.inject(.viewModel(try SessionID("s2"), try ScreenName("tally")), value: [])
+        firstAgent.stop()
+        _ = try tallyRuntime(map.peer())
+        #expect(map.value(at: .viewModel(try SessionID("s1"), try ScreenName("tally"))) == mirror)
+        #expect(total(viewState(map, session: "s1")) == 3)
+        #expect(map.value(at: .viewModel(try SessionID("s2"), try ScreenName("tally"))) == nil, "another replica's state was written: \(s2Copy.count) bytes")
+    }
+
     @Test func anotherWritersLoadIsLeftAlone() throws {
         let map = MemoryStateMap()
         let other = try tallyRuntime(map.peer(), writer: "vm-tally/1")
