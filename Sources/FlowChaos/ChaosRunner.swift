@@ -122,7 +122,7 @@ public struct ChaosRunner: Sendable {
 
     static func nowNanos() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
-    static func seconds(_ duration: Duration) -> String {
+    public static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         return attoseconds == 0 ? "\(seconds)" : String(format: "%.1f", Double(seconds) + Double(attoseconds) * 1e-18)
     }

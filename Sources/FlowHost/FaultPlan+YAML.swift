@@ -36,6 +36,7 @@ extension FaultPlan {
     ///     for: 10s               # default: to the end of the run
     ///   - kill: {plugin: coord-home}
     ///     at: 3s
+    ///     id: f2                 # optional: the rule's name, which seeds its decisions (default f<n>)
     /// generate:                  # optional: more events drawn from the seed
     ///   count: 6
     ///   every: 2s                # mean gap (exponential)
@@ -105,8 +106,16 @@ extension FaultPlan {
         guard kinds.count == 1, let kind = kinds.first else {
             throw FaultPlanError("\(place) must name one fault kind, one of \(Self.kinds.keys.sorted().joined(separator: ", ")); it has \(mapping.keys.sorted().joined(separator: ", "))")
         }
-        if let unknown = mapping.keys.first(where: { $0 != kind && $0 != "at" && $0 != "for" }) {
-            throw FaultPlanError("\(place) has an unknown entry `\(unknown)`; beside its kind an entry has `at` and `for`")
+        if let unknown = mapping.keys.first(where: { $0 != kind && $0 != "at" && $0 != "for" && $0 != "id" }) {
+            throw FaultPlanError("\(place) has an unknown entry `\(unknown)`; beside its kind an entry has `at`, `for` and `id`")
+        }
+        // A rule's id seeds its decisions: a plan written back (a shrunk one) names them to decide the same.
+        var id = id
+        if let named = mapping["id"] {
+            guard let text = named as? String ?? (named as? Int).map(String.init), !text.isEmpty else {
+                throw FaultPlanError("\(place).id is a name such as f3; got \(named)")
+            }
+            id = text
         }
         let options = try Options(mapping[kind], kind: kind, place: place, random: &random)
         try options.checkKnown()

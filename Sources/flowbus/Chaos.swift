@@ -54,11 +54,18 @@ struct Chaos: AsyncParsableCommand {
         @Option(name: .customLong("loading-bound"), help: "Seconds a screen may stay loading before the checker counts it.")
         var loadingBound: Double = 15
 
+        @Flag(name: .long, help: "When the run fails, play it again with fewer of the plan's events to find a smallest plan that still fails, and print it.")
+        var shrink = false
+
+        @Option(name: .customLong("shrink-runs"), help: "The most runs --shrink may play (each as long as the first).")
+        var shrinkRuns: Int = 16
+
         func validate() throws {
             if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
             guard sessions >= 1 else { throw ValidationError("--sessions must be 1 or more") }
             if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds") }
             guard stepTimeout > 0, loadingBound > 0 else { throw ValidationError("--step-timeout and --loading-bound must be more than 0 seconds") }
+            guard shrinkRuns >= 1 else { throw ValidationError("--shrink-runs must be 1 or more") }
         }
 
         func run() async throws {
@@ -82,13 +89,47 @@ struct Chaos: AsyncParsableCommand {
             let options = ChaosOptions(plan: plan, journeys: scripts, sessions: sessions, duration: .milliseconds(Int64(seconds * 1000)),
                                        stepTimeout: .milliseconds(Int64(stepTimeout * 1000)))
             let run = try await ChaosRunner(runDirectory: directory).run(options) { print("flowbus chaos: \($0)") }
-            let findings = ChaosChecker(loadingBound: .milliseconds(Int64(loadingBound * 1000))).check(run)
+            let checker = ChaosChecker(loadingBound: .milliseconds(Int64(loadingBound * 1000)))
+            let findings = checker.check(run)
             let folder = URL(fileURLWithPath: report ?? Self.defaultReport(directory.path, plan))
             try ChaosReport.write(run, findings: findings, to: folder)
             print(ChaosReport.countsTable(findings))
             print(ChaosReport.verdict(findings, seed: plan.seed))
             print("report: \(folder.path)/report.md")
-            if !findings.passed { throw ExitCode(1) }
+            guard !findings.passed else { return }
+            if shrink { try await Self.shrink(plan, options: options, findings: findings, checker: checker, runs: shrinkRuns, directory: directory, folder: folder) }
+            throw ExitCode(1)
+        }
+
+        /// Plays the plan again with fewer events until the smallest that still fails the same way
+        /// (a failing count of the first run's kinds) is found or the runs run out; writes it to
+        /// `<report>/shrunk.yaml` and prints it.
+        static func shrink(
+            _ plan: FaultPlan, options: ChaosOptions, findings: ChaosFindings, checker: ChaosChecker, runs: Int, directory: RunDirectory, folder: URL
+        ) async throws {
+            let kinds = Set(findings.counts.filter { $0.key.failsTheRun && $0.value > 0 }.keys)
+            let names = kinds.sorted().map(\.rawValue).joined(separator: ", ")
+            print("flowbus chaos: shrinking \(plan.events.count) events: up to \(runs) runs of \(ChaosRunner.seconds(options.duration)) s, each kept when \(names) still shows")
+            let outcome = try await ChaosShrinker(budget: runs).shrink(events: plan.events.count, fails: { kept in
+                var trial = options
+                trial.plan = plan.keeping(kept)
+                let found = checker.check(try await ChaosRunner(runDirectory: directory).run(trial))
+                return found.counts.contains { kinds.contains($0.key) && $0.value > 0 }
+            }, step: { step in
+                let removed = step.removed.map { "#\($0 + 1)" }.joined(separator: " ")
+                print("flowbus chaos: shrink run \(step.run)/\(runs): without \(removed) (\(step.kept.count) of \(plan.events.count) left): \(step.stillFails ? "still fails" : "passes")")
+            })
+            let smallest = plan.keeping(outcome.kept)
+            let file = folder.appendingPathComponent("shrunk.yaml")
+            try smallest.yamlText.write(to: file, atomically: true, encoding: .utf8)
+            if outcome.kept.isEmpty {
+                print("flowbus chaos: the run fails with no fault at all: the failure is not the faults' doing; look at the report's first anomaly")
+            } else {
+                let how = outcome.minimal ? "no one of them can be left out" : "more runs (--shrink-runs) may find a smaller one"
+                print("flowbus chaos: smallest failing plan: \(outcome.kept.count) of \(plan.events.count) events after \(outcome.steps.count) runs (\(how)):")
+                print(ChaosReport.planText(smallest), terminator: "")
+            }
+            print("shrunk plan: \(file.path) (replay: flowbus chaos run \(file.path) --seed \(plan.seed))")
         }
 
         static func scripts(_ paths: [String], default folder: URL) throws -> [DriveScript] {

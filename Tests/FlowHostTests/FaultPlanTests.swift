@@ -1,3 +1,4 @@
+import Foundation
 import MessagePath
 import Testing
 @testable import FlowHost
@@ -79,6 +80,27 @@ struct FaultPlanTests {
         let plan = try FaultPlan.parse(yaml: Self.sample)
         let kept = plan.keeping([5, 1])
         #expect(kept.events == [plan.events[1], plan.events[5]])
+    }
+
+    /// A plan written back (as `chaos run --shrink` prints it) reads as the same events, ids
+    /// included, so it makes the same decisions; so does any part of it.
+    @Test func aPlanWrittenBackReadsTheSame() throws {
+        let survive = try String(contentsOfFile: #filePath.replacingOccurrences(
+            of: "Tests/FlowHostTests/FaultPlanTests.swift", with: "Plugins/MoviesApp/FaultPlans/survive.yaml"), encoding: .utf8)
+        var delay = FaultRule(id: "odd \"id\"", scope: .service, prefix: "vm.", action: .delay(FaultDelay(.uniform, base: 2.5, spread: 0.125, jitter: 1)),
+                              share: 0.25, session: "007", peer: "client:", method: "true", skip: 2, limit: 9)
+        delay.after = FaultTrigger(prefix: "vm.signin", method: "logIn", count: 3)
+        let odd = FaultPlan(name: "odd: name", seed: 3, events: [
+            FaultPlanEvent(atMilliseconds: 5, fault: .rules([delay])),
+            FaultPlanEvent(atMilliseconds: 7, durationMilliseconds: 1, fault: .rules([FaultRule(id: "t", scope: .key, prefix: "/s/", action: .truncate(bytes: 3))])),
+            FaultPlanEvent(atMilliseconds: 7, durationMilliseconds: 1, fault: .rules([FaultRule(id: "c", scope: .key, prefix: "/v/", action: .corrupt(bytes: 2))])),
+        ])
+        for plan in [try FaultPlan.parse(yaml: Self.sample), try FaultPlan.parse(yaml: survive), odd] {
+            let written = plan.yamlText
+            #expect(try FaultPlan.parse(yaml: written) == plan, "read back differently:\n\(written)")
+            let part = plan.keeping(stride(from: 0, to: plan.events.count, by: 2))
+            #expect(try FaultPlan.parse(yaml: part.yamlText) == part)
+        }
     }
 
     struct PlanShapeError: Error {}

@@ -42,17 +42,38 @@ struct ChaosEndToEndTests {
         #expect(check.status == 0 && check.output.contains("PASS"), "\(check.output)")
     }
 
-    @Test("a view model that skips its idempotency check is caught applying duplicated intents twice", .timeLimit(.minutes(3)))
+    /// The planted-duplicates plan with three faults that have nothing to do with the bug (the
+    /// duplication is its first event).
+    static let noisyDuplicates = """
+        name: noisy-duplicates
+        seed: 5
+        faults:
+          - duplicate: {service: vm.expenses, share: 0.5}
+          - delay: {service: vm.home, ms: 1}
+          - drop: {key: /nothing/here/}
+          - stop: {plugin: vm-changepassword}
+            at: 1s
+            for: 1s
+        """
+
+    @Test("a view model that skips its idempotency check is caught applying duplicated intents twice; --shrink finds the one fault it needs",
+          .timeLimit(.minutes(5)))
     func plantedSkippedIdempotencyIsCaught() async throws {
         let manifest = try Self.planted("skip-idempotency", in: ["--screen", "expenses"])
         let host = try await AppJourneysEndToEndTests.startApp(manifest: manifest)
         defer { Task { try? await host.stop() } }
+        let plan = host.runDirectory + "/noisy-duplicates.yaml"
+        try Self.noisyDuplicates.write(toFile: plan, atomically: true, encoding: .utf8)
         // Its journeys fail (two expenses where one was added): a short wait per step ends them sooner.
-        let run = try await Self.chaos(host, [Self.plan("planted-duplicates"), "--journeys", Self.journey("expense-report"), "--sessions", "2",
-                                              "--duration", "4", "--step-timeout", "5"])
+        let run = try await Self.chaos(host, [plan, "--journeys", Self.journey("expense-report"), "--sessions", "2",
+                                              "--duration", "4", "--step-timeout", "5", "--shrink", "--shrink-runs", "8"])
         #expect(run.status == 1, "\(run.output)")
         #expect((run.counts["appliedTwice"] ?? 0) > 0, "\(run.output)")
         #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
+        // Shrunk to the duplication alone, written as a plan that replays it.
+        #expect(run.output.contains("smallest failing plan: 1 of 4 events"), "\(run.output)")
+        let shrunk = try String(contentsOfFile: host.runDirectory + "/chaos-report/shrunk.yaml", encoding: .utf8)
+        #expect(shrunk.contains("duplicate: {service: \"vm.expenses\"") && !shrunk.contains("delay") && !shrunk.contains("stop"), "\(shrunk)")
     }
 
     @Test("the same duplicates on the app as it is: each intent applied once", .timeLimit(.minutes(3)))
