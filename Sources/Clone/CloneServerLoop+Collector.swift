@@ -202,7 +202,31 @@ extension CloneServerLoop {
             var damaged = update
             FaultVerdict.corrupt(&damaged.value, bytes: bytes, seed: seed)
             try apply(damaged)
+        case .stale:
+            // After a delete nothing is served: a subscriber could not tell a deleted key's old value.
+            let previous = update.value.isEmpty ? nil : store[KeyBytes(update.key)]
+            try apply(update)
+            if let previous { try publishStale(key: update.key, previous) }
         }
+    }
+
+    /// Serves subscribers `previous` again, as a lagging replica would: under a new sequence
+    /// number (so no subscriber can tell it by its place) and in its session's chain, while the
+    /// map keeps the newer value (a snapshot or the key's next write puts them right). What
+    /// protects a client is the writer's own key_version in the value (Protocols §5).
+    private func publishStale(key: [UInt8], _ previous: Stored) throws(ZMQError) {
+        sequence += 1
+        var properties = previous.properties
+        if let length = key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
+            let session = KeyBytes(Array(key[0..<length]))
+            let chained = sessions.updateValue(sequence, forKey: session) ?? 0
+            properties.append(contentsOf: "\(CloneProperties.sessionPreviousName)=\(chained)\n".utf8)
+        }
+        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid, properties, previous.value) {
+            statistics.publishBlocked += 1
+        }
+        statistics.updatesPublished += 1
+        lastPublished = .now()
     }
 
     /// Applies the held writes whose time came (or that enough others overtook).

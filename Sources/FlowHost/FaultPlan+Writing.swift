@@ -60,6 +60,7 @@ extension FaultPlan {
         case .duplicate(let copies): options.append(("copies", "\(copies)"))
         case .reorder(let window): options.append(("window", "\(window)"))
         case .truncate(let bytes), .corrupt(let bytes): options.append(("bytes", "\(bytes)"))
+        case .stale: break
         }
         if rule.share < 1 { options.append(("share", number(rule.share))) }
         if let session = rule.session { options.append(("session", quoted(session))) }

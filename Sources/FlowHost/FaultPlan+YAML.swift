@@ -18,6 +18,7 @@ extension FaultPlan {
         "reorder": "service|key, window, and the targets of drop",
         "truncate": "service|key, bytes, and the targets of drop",
         "corrupt": "service|key, bytes, and the targets of drop",
+        "stale": "key, and the targets of drop (Clone values only)",
         "hold-heartbeats": "service, peer, limit",
         "partition": "plugin",
         "kill": "plugin, replica",
@@ -248,6 +249,7 @@ private struct Options {
         case "duplicate": action = .duplicate(copies: try int("copies") ?? 1)
         case "reorder": action = .reorder(window: try int("window") ?? 8)
         case "truncate": action = .truncate(bytes: try int("bytes") ?? 4)
+        case "stale": action = .stale
         default: action = .corrupt(bytes: try int("bytes") ?? 1)
         }
         var after: FaultTrigger?

@@ -95,7 +95,7 @@ extension CoordinatorRuntime {
             if var record = state.records[session] {
                 record.open = false
                 record.closedReason = reason
-                write(.sessionMeta(session), record, keyVersion: 0)
+                write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
             }
             // Every view model that ever published a state of the session deletes it (`close`).
             let kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
@@ -249,7 +249,7 @@ extension CoordinatorRuntime {
         record.idleLimitSeconds = UInt32(clamping: idleLimit?.components.seconds ?? 0)
         guard force || record != before else { return }
         state.records[session] = record
-        write(.sessionMeta(session), record, keyVersion: 0)
+        write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
     }
 
     static func newSessionID() -> SessionID {

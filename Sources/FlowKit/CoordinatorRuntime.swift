@@ -5,6 +5,7 @@ import Logging
 import Majordomo
 import MessagePath
 import SwiftProtobuf
+import Synchronization
 import ZeroMQ
 
 /// Runs one coordinator kind as the MDP service `coord.<name>`: one instance per session,
@@ -65,6 +66,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// Whether this process is the navigation owner (the root coordinator's).
     let isOwner: Bool
     let state = Locked(State())
+    let recordVersions = Atomic<UInt64>(0)
     let logger: Logger
     let writer: String
     let incarnation: UInt64
@@ -381,7 +383,13 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         record.startedAtUnixNanos = state.startedAt[session] ?? 0
         record.handled = state.handled[session] ?? [:]
         record.context = instance.context
-        write(.coordinatorInstance(coordinatorName, session), record, keyVersion: 0)
+        write(.coordinatorInstance(coordinatorName, session), record, keyVersion: nextRecordVersion())
+    }
+
+    /// The key_version of a record (a session's or an instance's): increasing within this
+    /// incarnation, so a client takes no older copy of one for newer (Protocols §5).
+    func nextRecordVersion() -> UInt64 {
+        recordVersions.add(1, ordering: .relaxed).newValue
     }
 
     /// Publishes `message` at `key` as this writer and incarnation.

@@ -46,6 +46,9 @@ extension BrokerLoop {
             var damaged = frames
             FaultVerdict.corrupt(&damaged[layout.bodyStart], bytes: bytes, seed: seed)
             route(damaged, bodyStart: layout.bodyStart, service: service)
+        case .stale:
+            // A Clone fault (rules refuse it on services): the request goes on.
+            route(frames, bodyStart: layout.bodyStart, service: service)
         }
     }
 

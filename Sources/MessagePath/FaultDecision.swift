@@ -33,7 +33,7 @@ extension FaultVerdict {
     public var ruleID: String? {
         switch self {
         case .deliver: nil
-        case .drop(let id), .delay(let id, _), .duplicate(let id, _), .reorder(let id, _), .truncate(let id, _), .corrupt(let id, _, _): id
+        case .drop(let id), .delay(let id, _), .duplicate(let id, _), .reorder(let id, _), .truncate(let id, _), .corrupt(let id, _, _), .stale(let id): id
         }
     }
 
@@ -47,6 +47,7 @@ extension FaultVerdict {
         case .reorder(_, let behind): "reorder behind \(behind)"
         case .truncate(_, let bytes): "truncate to \(bytes) bytes"
         case .corrupt(_, let bytes, let seed): "corrupt \(bytes) bytes (seed \(seed))"
+        case .stale: "previous value served again"
         }
     }
 
@@ -97,10 +98,12 @@ public struct FaultTally: Sendable, Codable, Equatable {
     public var damaged = 0
     /// Worker heartbeats, or every command of a partitioned worker, held back.
     public var heartbeatsHeld = 0
+    /// Clone values served stale after a write.
+    public var staleServed = 0
 
     public init() {}
 
-    public var total: Int { delayed + duplicated + reordered + damaged + heartbeatsHeld }
+    public var total: Int { delayed + duplicated + reordered + damaged + heartbeatsHeld + staleServed }
 
     /// Counts `verdict` (a drop is not counted here).
     public mutating func count(_ verdict: FaultVerdict) {
@@ -110,6 +113,7 @@ public struct FaultTally: Sendable, Codable, Equatable {
         case .duplicate: duplicated += 1
         case .reorder: reordered += 1
         case .truncate, .corrupt: damaged += 1
+        case .stale: staleServed += 1
         }
     }
 }

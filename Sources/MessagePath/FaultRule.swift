@@ -68,6 +68,10 @@ public enum FaultAction: Sendable, Codable, Equatable {
     case truncate(bytes: Int)
     /// `bytes` bytes of the body or value are flipped.
     case corrupt(bytes: Int)
+    /// Clone only: after the write, subscribers are served the key's previous value again (under
+    /// a new sequence number, as a lagging replica would serve it); the server's map keeps the
+    /// new one, so a snapshot or the key's next write puts it right.
+    case stale
 
     /// A word for logs and tables: `drop`, `delay`, `duplicate`…
     public var name: String {
@@ -78,6 +82,7 @@ public enum FaultAction: Sendable, Codable, Equatable {
         case .reorder: "reorder"
         case .truncate: "truncate"
         case .corrupt: "corrupt"
+        case .stale: "stale"
         }
     }
 }
@@ -178,6 +183,8 @@ public struct FaultRule: Sendable, Codable, Equatable, Identifiable {
             guard bytes >= 0 else { throw .invalidAmount(id, "truncate bytes", bytes, 0...Int.max) }
         case .corrupt(let bytes):
             guard (1...4096).contains(bytes) else { throw .invalidAmount(id, "corrupt bytes", bytes, 1...4096) }
+        case .stale:
+            guard scope == .key else { throw .staleOnlyForKeys(id) }
         }
         if scope == .heartbeat || scope == .worker, action != .drop {
             throw .heartbeatsOnlyHeld(id)
@@ -194,6 +201,7 @@ public enum FaultRuleError: Error, CustomStringConvertible, Equatable {
     case invalidAmount(String, String, Int, ClosedRange<Int>)
     case heartbeatsOnlyHeld(String)
     case processIsNoRule(String)
+    case staleOnlyForKeys(String)
 
     public var description: String {
         switch self {
@@ -211,6 +219,8 @@ public enum FaultRuleError: Error, CustomStringConvertible, Equatable {
             "rule \(id): heartbeats and worker commands can only be held back (action drop); to slow a worker's requests, use scope service"
         case .processIsNoRule(let id):
             "rule \(id): processes are killed and stopped by a plan's kill and stop events, not by a rule"
+        case .staleOnlyForKeys(let id):
+            "rule \(id): only Clone values can be served stale; aim it with a key prefix (`--key /s/`)"
         }
     }
 }

@@ -12,6 +12,8 @@ public enum FaultVerdict: Sendable, Equatable {
     case truncate(ruleID: String, bytes: Int)
     /// Flip `bytes` bytes at positions drawn from `seed` (`FaultVerdict.corrupt(_:bytes:seed:)`).
     case corrupt(ruleID: String, bytes: Int, seed: UInt64)
+    /// Apply the write, then serve the key's previous value to subscribers again.
+    case stale(ruleID: String)
 
     /// Cuts `frame` to `bytes` bytes.
     public static func truncate(_ frame: inout [UInt8], bytes: Int) {
@@ -238,6 +240,8 @@ public final class FaultRules: Sendable {
             return .truncate(ruleID: rule.id, bytes: bytes)
         case .corrupt(let bytes):
             return .corrupt(ruleID: rule.id, bytes: bytes, seed: draws.bits(3))
+        case .stale:
+            return .stale(ruleID: rule.id)
         }
     }
 

@@ -12,7 +12,7 @@ struct Fault: ParsableCommand {
             of them drawn from the host's fault seed: the same seed and rules make the same decisions \
             (`flowbus fault decisions`).
             """,
-        subcommands: [Drop.self, Delay.self, Duplicate.self, Reorder.self, Truncate.self, Corrupt.self, HoldHeartbeats.self,
+        subcommands: [Drop.self, Delay.self, Duplicate.self, Reorder.self, Truncate.self, Corrupt.self, Stale.self, HoldHeartbeats.self,
                       Plan.self, List.self, Decisions.self, Clear.self]
     )
 
@@ -99,6 +99,7 @@ struct Fault: ParsableCommand {
         case .reorder: "reordering"
         case .truncate: "truncating"
         case .corrupt: "corrupting"
+        case .stale: "serving the previous value again after"
         }
     }
 
@@ -112,6 +113,7 @@ struct Fault: ParsableCommand {
         case .reorder(let window): ", each overtaken by up to \(window) later ones"
         case .truncate(let bytes): " to \(bytes) bytes"
         case .corrupt(let bytes): ", \(bytes) byte\(bytes == 1 ? "" : "s") flipped each"
+        case .stale: ""
         }
     }
 
@@ -209,6 +211,21 @@ struct Fault: ParsableCommand {
         var bytes: Int = 1
 
         func run() throws { try Fault.install(target.rule(.corrupt(bytes: bytes)), runDirectory: global.runDirectory) }
+    }
+
+    struct Stale: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "After each matching Clone write, serves subscribers the key's previous value again, as a lagging replica would.",
+            discussion: """
+                The map keeps the new value (a snapshot or the key's next write puts subscribers right); a client must \
+                not show the older value (its writer's key_version says it is older). Example: \
+                `flowbus fault stale --key /s/ --share 0.3`.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var target: Target
+
+        func run() throws { try Fault.install(target.rule(.stale), runDirectory: global.runDirectory) }
     }
 
     struct HoldHeartbeats: ParsableCommand {

@@ -53,6 +53,33 @@ struct CloneFaultKindTests {
         #expect(fixture.server!.statistics.updatesPublished == 2, "\(fixture.server!.statistics)")
     }
 
+    /// A stale read: after the write, subscribers get the key's previous value once more (under
+    /// a new sequence number, so the agent cannot tell); the map keeps the new one, which a
+    /// snapshot serves.
+    @Test func aStaleRuleServesThePreviousValueAgainAndKeepsTheNewOne() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/t/"])
+        let writer = try await fixture.syncedAgent(["/other/"])
+        try writer.set(key: "/t/k", value: "old".bytes)
+        #expect(await eventually { reader.text("/t/k") == "old" })
+        var seen: [String] = []
+        let updates = reader.updates(prefix: "/t/", includeCurrent: false)
+        try fixture.faults.install(FaultRule(id: "lag", scope: .key, prefix: "/t/", action: .stale))
+        try writer.set(key: "/t/k", value: "new".bytes)
+        for await update in updates {
+            seen.append(String(decoding: update.value, as: UTF8.self))
+            if seen.count == 2 { break }
+        }
+        #expect(seen == ["new", "old"])
+        #expect(await eventually { fixture.server!.statistics.faults.staleServed == 1 })
+        let late = try await fixture.syncedAgent(["/t/"])
+        #expect(late.text("/t/k") == "new", "the map itself went stale")
+        // A rule aimed at services is refused: only Clone values can be stale.
+        #expect(throws: FaultRuleError.staleOnlyForKeys("svc")) {
+            try FaultRule(id: "svc", scope: .service, prefix: "vm.", action: .stale).validate()
+        }
+    }
+
     @Test func aTruncatedWriteIsStoredCut() async throws {
         let fixture = try CloneFixture()
         let reader = try await fixture.syncedAgent(["/c/"])

@@ -42,6 +42,18 @@ struct ChaosEndToEndTests {
         #expect(check.status == 0 && check.output.contains("PASS"), "\(check.output)")
     }
 
+    @Test("values served stale (as a lagging replica would) are never shown: every journey passes with no staleShown",
+          .timeLimit(.minutes(3)))
+    func staleReadsAreNotShown() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("stale-reads"), "--journeys", Self.journey("expense-report"),
+                                              Self.journey("signup-to-new-password"), "--sessions", "2", "--duration", "6"])
+        #expect(run.status == 0 && (run.counts["staleShown"] ?? 0) == 0, "\(run.output)")
+        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
+        #expect(decisions.contains("previous value served again"), "the rule served nothing stale:\n\(decisions.prefix(2000))")
+    }
+
     /// The planted-duplicates plan with three faults that have nothing to do with the bug (the
     /// duplication is its first event).
     static let noisyDuplicates = """
