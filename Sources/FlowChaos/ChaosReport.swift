@@ -49,7 +49,7 @@ public enum ChaosReport {
 
     /// The plan's timeline for people.
     public static func planText(_ plan: FaultPlan) -> String {
-        (["plan \(plan.name), seed \(plan.seed): \(plan.events.count) events"] + plan.events.map { "  " + $0.summary }).joined(separator: "\n") + "\n"
+        (["plan \(plan.name), seed \(plan.seed): \(plan.events.count) event\(plan.events.count == 1 ? "" : "s")"] + plan.events.map { "  " + $0.summary }).joined(separator: "\n") + "\n"
     }
 
     /// The counts, as the terminal shows them.
