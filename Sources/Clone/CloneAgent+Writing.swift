@@ -47,8 +47,7 @@ extension CloneAgent {
     /// coordinator, whose caller will not ask again) calls it before answering.
     public func settle(through mark: UInt64? = nil, timeout: Duration) -> Bool {
         let mark = mark ?? writesMade
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
-        return shared.settled.wait(for: mark, until: Date(timeIntervalSinceNow: seconds))
+        return shared.settled.wait(for: mark, until: Date(timeIntervalSinceNow: timeout.seconds))
     }
 
     /// Deletes a key (a KVSET with an empty value).

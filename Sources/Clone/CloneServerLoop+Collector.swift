@@ -39,29 +39,7 @@ struct WriteOrder: Equatable {
 }
 
 /// The write order of the last deleted keys, oldest forgotten first.
-struct RecentDeletes {
-    private var orders: [KeyBytes: WriteOrder] = [:]
-    private var keys: [KeyBytes] = []
-    private var start = 0
-    let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    subscript(key: KeyBytes) -> WriteOrder? { orders[key] }
-
-    mutating func remember(_ order: WriteOrder, for key: KeyBytes) {
-        if orders.updateValue(order, forKey: key) != nil { return }
-        if keys.count < capacity {
-            keys.append(key)
-        } else {
-            orders[keys[start]] = nil
-            keys[start] = key
-            start = (start + 1) % capacity
-        }
-    }
-
-    mutating func forget(_ key: KeyBytes) { orders[key] = nil }
-}
+typealias RecentDeletes = RecentValues<KeyBytes, WriteOrder>
 
 extension CloneServerLoop {
     private static let collectorPeer = Array("collector".utf8)

@@ -37,8 +37,6 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
         /// Retries answered from those answers or from the navigation's applied keys.
         var retriesAnswered = 0
-        /// Answers sent before their writes were confirmed (the wait for the Clone server ran out).
-        var unsettledAnswers = 0
         /// openSession refused because `limits.open` sessions were open, or its client's `limits.perClient`.
         var sessionsRefused = 0
         /// Who opened each open session, when a client did (a closed broker's `MDP.peerPrefix`),
@@ -190,6 +188,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("\(coordinatorName.service) could not make its wake-up pipe: \(error)") }
         worker.watch(wake)
         let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
+        let settling = AnswerSettling(map: map, service: coordinatorName.service, logger: logger)
         let executor = LaneExecutor(name: "coord-\(name)", threads: 4)
         start(until: stop)
         sweepIdleSessions()
@@ -208,9 +207,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 // Decoded once, here, to find its lane (its session).
                 executor.run(lane: envelope.session) { [self] in
                     let answer = [(try? respond(to: envelope, peer: request.peer).encoded()) ?? []]
-                    // Not answered before its writes are in the server: a caller told "done" does
-                    // not ask again, so a kill right after the answer must not lose them.
-                    settleWrites()
+                    settling.waitForWrites()
                     answered.withLock { $0.append((request, answer)) }
                     wake.wake()
                 }
@@ -249,21 +246,6 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// The owner looks for idle sessions a quarter of the limit apart (at most 5 s): `run` does
     /// this; a runtime under test calls `expireIdleSessions()` itself instead.
-    /// Waits until this process's writes are confirmed (`StateMap.settle`); logs when the wait runs out.
-    func settleWrites() {
-        guard !map.settle(timeout: MemoryStateMap.settleTimeout) else { return }
-        let count = state.withLock { state in
-            state.unsettledAnswers += 1
-            return state.unsettledAnswers
-        }
-        if count == 1 || count % 100 == 0 {
-            logger.warning("answered before the clone server confirmed this coordinator's writes (no confirmation in \(MemoryStateMap.settleTimeout)); they are still sent again until confirmed", metadata: [
-                "flowbus.service": "\(coordinatorName.service)", "flowbus.count": "\(count)",
-                "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
-            ])
-        }
-    }
-
     func sweepIdleSessions() {
         guard isOwner, let idleLimit else { return }
         let period = min(idleLimit / 4, .seconds(5))
@@ -452,67 +434,5 @@ public final class CoordinatorRuntime: @unchecked Sendable {
               let envelope = try? Envelope.decodeChecked(bytes),
               let value = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return nil }
         return (value, envelope)
-    }
-
-    // MARK: Restart
-
-    /// Rebuilds every instance recorded under `/c/<name>/` (and, for the owner, every session's
-    /// navigation and record) from the Clone map: the process carries on where its previous
-    /// incarnation stopped.
-    func restore() {
-        state.withLock { state in
-            for entry in map.entries(in: .coordinator(coordinatorName)) {
-                guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
-                      let record = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
-                let instance = type.init(session: session.text, parent: record.parent)
-                instance.children = record.children
-                instance.context = record.context
-                state.instances[session] = instance
-                state.handled[session] = record.handled
-                state.startedAt[session] = record.startedAtUnixNanos
-            }
-            if isOwner {
-                for entry in map.entries(in: .allSessions) {
-                    guard let envelope = try? Envelope.decodeChecked(entry.value) else { continue }
-                    switch entry.key {
-                    case .navigation(let session):
-                        if let navigation = try? envelope.unwrap(Navigation.self) { state.navigations[session] = navigation }
-                    case .sessionMeta(let session):
-                        if let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) {
-                            state.records[session] = record
-                            // A restart gives every session a full idle period again.
-                            state.lastActive[session] = now()
-                        }
-                    default:
-                        break
-                    }
-                }
-            }
-            if !state.instances.isEmpty {
-                logger.notice("resumed sessions from the clone snapshot", metadata: [
-                    "flowbus.instances": "\(state.instances.count)", "flowbus.navigations": "\(state.navigations.count)",
-                ])
-            }
-        }
-        if isOwner { appearLostTopScreens() }
-    }
-
-    /// After a restart of the navigation owner: the `appear` of a session's new top screen may
-    /// have been lost with the process that died (its calls to view models wait in memory, one
-    /// session at a time). A top screen whose view model shows no state for it appears again,
-    /// under the key the first `appear` had, so a view model that did get it answers from memory.
-    func appearLostTopScreens() {
-        let navigations = state.withLock { $0.navigations }
-        var sent = 0
-        for (session, navigation) in navigations {
-            guard let top = navigation.topScreen, !top.viewModel.isEmpty, let screen = try? ScreenName(top.kind) else { continue }
-            let shown = map.value(at: .viewModel(session, screen)).flatMap { bytes in
-                try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
-            }
-            guard shown?.screenID != top.id else { continue }
-            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
-            sent += 1
-        }
-        if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
     }
 }

@@ -33,18 +33,13 @@ public protocol StateMap: AnyObject, Sendable {
     /// The live values under `subtree` now, then every change after them, in order.
     func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry>
     /// Waits, at most `timeout`, until the writes made so far are safe in the server (confirmed
-    /// by it); false when the time ran out. A runtime calls it before answering a request, so an
-    /// answer the caller will not ask again for never outlives the writes it stands for.
+    /// by it); false when the time ran out. A runtime calls it before answering a request
+    /// (`AnswerSettling`), so an answer the caller will not ask again for never outlives the
+    /// writes it stands for.
     func settle(timeout: Duration) -> Bool
     func stop()
 }
 
-extension StateMap {
-    /// How long a runtime waits for its writes to be confirmed before it answers anyway (the
-    /// writes are still sent again until confirmed; a host without faults confirms in about a
-    /// millisecond).
-    public static var settleTimeout: Duration { .seconds(2) }
-}
 
 extension CloneAgent: StateMap {
     public func value(at key: CloneKey) -> [UInt8]? {

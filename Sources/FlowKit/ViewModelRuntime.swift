@@ -47,8 +47,6 @@ public final class ViewModelRuntime {
     public private(set) var served = 0
     public private(set) var refused = 0
     public private(set) var malformed = 0
-    /// Answers sent before their writes were confirmed (the wait for the Clone server ran out).
-    public private(set) var unsettledAnswers = 0
     /// Requests refused for want of a capability (a closed host's rule; included in `refused`).
     public private(set) var forbidden = 0
     /// The host's capability key (FLOWBUS_SESSION_KEY): with it, an intent needs a token granting
@@ -111,21 +109,13 @@ public final class ViewModelRuntime {
         let lanes = try MajordomoWorkerLanes(
             context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", count: bus.environment.lanes,
             configuration: bus.workerConfiguration(), logger: logger)
+        let settling = AnswerSettling(map: map, service: "vm.\(screen)", logger: logger)
         let synced = start(until: stop)
         logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
         try lanes.run(until: stop) { request in
             let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { handle($0) }
             if bad { malformed += 1 }
-            // Answered once what it wrote is in the server (a kill after the answer loses nothing).
-            if !map.settle(timeout: MemoryStateMap.settleTimeout) {
-                unsettledAnswers += 1
-                if unsettledAnswers == 1 || unsettledAnswers % 100 == 0 {
-                    logger.warning("answered before the clone server confirmed this view model's writes (no confirmation in \(MemoryStateMap.settleTimeout)); they are still sent again until confirmed", metadata: [
-                        "flowbus.service": "vm.\(screen)", "flowbus.count": "\(unsettledAnswers)",
-                        "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
-                    ])
-                }
-            }
+            settling.waitForWrites()
             return frames
         }
         map.stop()

@@ -1,0 +1,66 @@
+import FlowProtocol
+import Foundation
+import Logging
+
+/// After a restart: the coordinator rebuilds what the map records of its sessions.
+extension CoordinatorRuntime {
+    /// Rebuilds every instance recorded under `/c/<name>/` (and, for the owner, every session's
+    /// navigation and record) from the Clone map: the process carries on where its previous
+    /// incarnation stopped.
+    func restore() {
+        state.withLock { state in
+            for entry in map.entries(in: .coordinator(coordinatorName)) {
+                guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
+                      let record = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
+                let instance = type.init(session: session.text, parent: record.parent)
+                instance.children = record.children
+                instance.context = record.context
+                state.instances[session] = instance
+                state.handled[session] = record.handled
+                state.startedAt[session] = record.startedAtUnixNanos
+            }
+            if isOwner {
+                for entry in map.entries(in: .allSessions) {
+                    guard let envelope = try? Envelope.decodeChecked(entry.value) else { continue }
+                    switch entry.key {
+                    case .navigation(let session):
+                        if let navigation = try? envelope.unwrap(Navigation.self) { state.navigations[session] = navigation }
+                    case .sessionMeta(let session):
+                        if let record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self) {
+                            state.records[session] = record
+                            // A restart gives every session a full idle period again.
+                            state.lastActive[session] = now()
+                        }
+                    default:
+                        break
+                    }
+                }
+            }
+            if !state.instances.isEmpty {
+                logger.notice("resumed sessions from the clone snapshot", metadata: [
+                    "flowbus.instances": "\(state.instances.count)", "flowbus.navigations": "\(state.navigations.count)",
+                ])
+            }
+        }
+        if isOwner { appearLostTopScreens() }
+    }
+
+    /// After a restart of the navigation owner: the `appear` of a session's new top screen may
+    /// have been lost with the process that died (its calls to view models wait in memory, one
+    /// session at a time). A top screen whose view model shows no state for it appears again,
+    /// under the key the first `appear` had, so a view model that did get it answers from memory.
+    func appearLostTopScreens() {
+        let navigations = state.withLock { $0.navigations }
+        var sent = 0
+        for (session, navigation) in navigations {
+            guard let top = navigation.topScreen, !top.viewModel.isEmpty, let screen = try? ScreenName(top.kind) else { continue }
+            let shown = map.value(at: .viewModel(session, screen)).flatMap { bytes in
+                try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
+            }
+            guard shown?.screenID != top.id else { continue }
+            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
+            sent += 1
+        }
+        if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
+    }
+}

@@ -1,0 +1,30 @@
+/// The values of the last `capacity` keys remembered, oldest forgotten first (a ring of keys
+/// beside a dictionary): what a runtime keeps of recent answers, a server of recent deletes.
+public struct RecentValues<Key: Hashable, Value> {
+    public let capacity: Int
+    private var values: [Key: Value] = [:]
+    private var order: [Key] = []
+    private var oldest = 0
+
+    public init(capacity: Int) {
+        precondition(capacity > 0, "remembering needs room for at least one value")
+        self.capacity = capacity
+    }
+
+    public subscript(key: Key) -> Value? { values[key] }
+
+    /// Keeps `value` for `key`; a key already kept gets the new value and keeps its place.
+    public mutating func remember(_ value: Value, for key: Key) {
+        if values.updateValue(value, forKey: key) != nil { return }
+        if order.count < capacity {
+            order.append(key)
+        } else {
+            values[order[oldest]] = nil
+            order[oldest] = key
+            oldest = (oldest + 1) % capacity
+        }
+    }
+
+    /// Forgets `key`'s value now (its place in the ring is given up when its turn comes).
+    public mutating func forget(_ key: Key) { values[key] = nil }
+}
