@@ -95,7 +95,7 @@ extension BrokerLoop {
         while let worker = service.ready.popFirst() {
             worker.queued = false
             if sendRequest(to: worker, client: frames[0], body: frames, from: bodyStart) {
-                worker.took(requestOf: frames[0])
+                worker.took(requestOf: frames[0], at: now)
                 tally.dispatched += 1
                 if worker.hasRoom {
                     worker.queued = true

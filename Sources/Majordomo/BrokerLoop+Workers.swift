@@ -50,7 +50,21 @@ extension BrokerLoop {
             }
             workerHasRoom(worker)
         case .heartbeat:
-            if worker == nil { refuse(identity, "HEARTBEAT from a peer that never sent READY (or was removed)") }
+            guard let worker else {
+                refuse(identity, "HEARTBEAT from a peer that never sent READY (or was removed)")
+                return
+            }
+            // It says it holds fewer requests than it was handed, and the last was handed over two
+            // heartbeats ago: the others were lost on the way and would hold its credit for ever.
+            if let held = layout.held, held < worker.inFlight.count,
+               now.since(worker.lastDispatch) >= configuration.heartbeatInterval * 2 {
+                let lost = worker.release(downTo: held)
+                tally.requestsLostOnTheWay += lost
+                logger.info("a worker never received requests it was handed; its credit is free again (their clients retry)", metadata: [
+                    "flowbus.peer": "\(identity.printable)", "flowbus.service": "\(worker.service.displayName)", "flowbus.lost": "\(lost)",
+                ])
+                workerHasRoom(worker)
+            }
         case .disconnect:
             if let worker {
                 tally.workersDisconnected += 1
@@ -88,7 +102,7 @@ extension BrokerLoop {
                 continue
             }
             if sendRequest(to: worker, client: waiting.client, body: waiting.message, from: waiting.bodyStart) {
-                worker.took(requestOf: waiting.client)
+                worker.took(requestOf: waiting.client, at: now)
                 tally.dispatched += 1
                 continue
             }

@@ -57,8 +57,19 @@ final class WorkerEntry {
 
     var hasRoom: Bool { inFlight.count < credit }
 
-    func took(requestOf client: Frame) {
+    /// When it was last handed a request.
+    var lastDispatch = MonotonicTime(nanoseconds: 0)
+
+    func took(requestOf client: Frame, at now: MonotonicTime) {
         inFlight.append(client)
+        lastDispatch = now
+    }
+
+    /// Forgets the oldest requests it holds beyond `held`, which never reached it; returns how many.
+    func release(downTo held: Int) -> Int {
+        let lost = max(0, inFlight.count - held)
+        inFlight.removeFirst(lost)
+        return lost
     }
 
     /// Forgets one request of `client`; false when the worker holds none of it (a REPLY it may not send).

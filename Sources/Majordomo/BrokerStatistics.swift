@@ -29,6 +29,8 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var workersRegistered = 0
     /// Workers removed after `heartbeatLiveness` silent intervals.
     public var workersExpired = 0
+    /// Requests handed to a worker that, by its heartbeats' `held=N`, never reached it.
+    public var requestsLostOnTheWay = 0
     /// Times a silent worker was not expired because the broker was still reading a backlog (a
     /// flood), behind which its HEARTBEAT may have been waiting.
     public var expiriesPostponed = 0

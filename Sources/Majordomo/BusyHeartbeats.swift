@@ -66,7 +66,7 @@ final class BusyHeartbeats: @unchecked Sendable {
                         continue
                     }
                     guard worker.socket != nil, worker.reconnectAt == nil, now >= worker.nextHeartbeat else { continue }
-                    worker.send(MDPCommand.heartbeat.frames, now: now)
+                    worker.send(worker.heartbeatFrames, now: now)
                 }
                 lent[id] = entry
             }

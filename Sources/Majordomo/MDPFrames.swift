@@ -53,6 +53,29 @@ public enum MDP {
     /// hold. Workers take it off before the body is read; an open broker adds none.
     public static let peerPrefix: Frame = Array("X-Flowbus-Peer:".utf8)
 
+    /// Flowbus's third extension: a worker's HEARTBEAT may carry one more frame, `held=N`, the
+    /// number of requests it holds. A request the broker handed it that never arrived (lost on the
+    /// way, as in a partition) would otherwise hold the worker's credit for ever; the broker lets
+    /// it go once a heartbeat sent well after it says the worker holds fewer (`BrokerLoop`).
+    public static let heldPrefix: Frame = Array("held=".utf8)
+
+    /// The HEARTBEAT extension frame for `held` requests.
+    static func heldFrame(_ held: Int) -> Frame {
+        heldPrefix + Array(String(held).utf8)
+    }
+
+    /// The count a HEARTBEAT extension frame names, or nil when it is not `held=N` with N in 0...maxCredit.
+    static func parseHeld(_ frame: Frame) -> Int? {
+        guard frame.count > heldPrefix.count, frame.count <= heldPrefix.count + 4, frame.starts(with: heldPrefix) else { return nil }
+        var value = 0
+        for byte in frame[heldPrefix.count...] {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        guard value <= maxCredit, frame.count == heldPrefix.count + 1 || frame[heldPrefix.count] != 0x30 else { return nil }
+        return value
+    }
+
     /// The READY extension frame for `credit`; nil for 1, which plain 7/MDP already means.
     static func creditFrame(_ credit: Int) -> Frame? {
         credit == 1 ? nil : creditPrefix + Array(String(credit).utf8)

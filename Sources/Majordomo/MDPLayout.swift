@@ -15,6 +15,8 @@ struct MDPLayout: Equatable {
     var bodyStart: Int
     /// READY only: how many requests the worker takes at once (its credit frame, else 1).
     var credit = 1
+    /// HEARTBEAT only: how many requests the worker holds, when its `held=N` frame says.
+    var held: Int?
 
     /// Reads `frames[start...]` as one MDP command (`start` is 1 behind a ROUTER's identity frame).
     static func parse(_ frames: [Frame], from start: Int) throws(MDPDecodeError) -> MDPLayout {
@@ -51,6 +53,11 @@ struct MDPLayout: Equatable {
             guard !frames[start + 3].isEmpty else { throw .emptyClientAddress }
             guard frames[start + 4].isEmpty else { throw .missingEnvelopeDelimiter }
             return MDPLayout(kind: .worker(command), subject: start + 3, bodyStart: start + 5)
+        case .heartbeat where count == 4:
+            guard let held = MDP.parseHeld(frames[start + 3]) else { throw .extraFrames(command: command.name, frames: count, expected: 3) }
+            var layout = MDPLayout(kind: .worker(command), subject: -1, bodyStart: frames.count)
+            layout.held = held
+            return layout
         case .heartbeat, .disconnect:
             guard count == 3 else { throw .extraFrames(command: command.name, frames: count, expected: 3) }
             return MDPLayout(kind: .worker(command), subject: -1, bodyStart: frames.count)

@@ -57,7 +57,7 @@ extension MajordomoWorker {
         if now.since(lastHeard) >= brokerSilence {
             scheduleReconnect("no word from the broker for \(brokerSilence)", now: now)
         } else if now >= nextHeartbeat {
-            send(MDPCommand.heartbeat.frames, now: now)
+            send(heartbeatFrames, now: now)
         }
     }
 
@@ -75,6 +75,7 @@ extension MajordomoWorker {
         case .worker(.request):
             lastHeard = now
             backoff = configuration.reconnectInitial
+            holding += 1
             return MajordomoRequest(service: service, client: frames[layout.subject], frames: frames[layout.bodyStart...])
         case .worker(.heartbeat):
             lastHeard = now

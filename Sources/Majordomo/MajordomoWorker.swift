@@ -27,6 +27,11 @@ public final class MajordomoWorker {
     public internal(set) var connections = 0
     /// How many replies it has sent.
     public internal(set) var replies = 0
+    /// Requests received and not yet answered; each HEARTBEAT says it (`held=N`).
+    var holding = 0
+
+    /// A HEARTBEAT that says how many requests this worker holds.
+    var heartbeatFrames: [Frame] { MDPCommand.heartbeat.frames + [MDP.heldFrame(holding)] }
     /// Messages from the broker that were not valid MDP/Worker, dropped.
     public internal(set) var invalidMessages = 0
 
@@ -54,6 +59,8 @@ public final class MajordomoWorker {
         socket = nil
         let socket = try ZMQSocket(context: context, type: .dealer, linger: .zero)
         if let id = configuration.routingID { try socket.setRoutingID(Array(id.utf8)) }
+        // A new conversation: nothing handed over on the old one is held any more.
+        holding = 0
         if let serverKey = configuration.curveServerKey, let keyPair = configuration.curveKeyPair {
             try socket.makeCurveClient(serverKey: serverKey, keyPair: keyPair)
         }
@@ -105,6 +112,7 @@ public final class MajordomoWorker {
 
     /// Sends the REPLY for `request` to the broker.
     public func reply(to request: MajordomoRequest, body: [Frame]) {
+        holding = max(0, holding - 1)
         if send(MDPCommand.reply(client: request.client, body: body).frames, now: .now()) {
             replies += 1
         } else {

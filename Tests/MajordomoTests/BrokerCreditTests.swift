@@ -245,4 +245,38 @@ struct BrokerBusyPollTests {
             }
         }
     }
+
+    /// A request handed to a worker that never reaches it (lost on the way, as in a partition from
+    /// the host) would hold the worker's credit for ever, while its heartbeats keep it registered.
+    /// Its heartbeats say how many it holds (`held=N`): once one sent two intervals after the
+    /// handing over says fewer, the broker lets the lost one go and hands the worker the next.
+    @Test func aRequestThatNeverReachedTheWorkerStopsHoldingItsCredit() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let outcome = try await onThread { () throws -> (lost: String?, next: String?, counted: Int) in
+            let worker = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "lossy/1/1")
+            try worker.send(.ready(service: Array("lossy".utf8), credit: 1))
+            guard waitUntil({ fixture.broker.statistics.workersPerService["lossy"] == 1 }) else { return (nil, nil, 0) }
+            let client = try fixture.client()
+            try client.send(service: "lossy", body: frames("first"))
+            try client.send(service: "lossy", body: frames("second"))
+            // The first arrives; the worker acts as if it had not (it never saw it).
+            let first = try BrokerCreditTests.requests(worker, expecting: 1, thenQuietFor: .zero)
+            // A heartbeat saying it holds none, sent at once, is not taken for a loss: the request may be on its way.
+            try worker.send(MDPCommand.heartbeat.frames + [Array("held=0".utf8)])
+            if let early = try worker.receiveCommand(timeout: .milliseconds(50)), case .request = early { return (nil, "too early", 0) }
+            // Two intervals (200 ms) later it is.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var next: String?
+            while next == nil, ContinuousClock.now < deadline {
+                try worker.send(MDPCommand.heartbeat.frames + [Array("held=0".utf8)])
+                if case .request(_, let body) = try worker.receiveCommand(timeout: .milliseconds(50)) { next = text(body[0]) }
+            }
+            _ = waitUntil { fixture.broker.statistics.requestsLostOnTheWay == 1 }
+            return (first.first.map { text($0.body[0]) }, next, fixture.broker.statistics.requestsLostOnTheWay)
+        }
+        #expect(outcome.lost == "first")
+        #expect(outcome.next == "second")
+        #expect(outcome.counted == 1)
+    }
 }

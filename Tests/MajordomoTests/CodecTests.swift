@@ -95,6 +95,8 @@ struct CodecTests {
         BadCase(name: "REPLY without delimiter", frames: [[], W, [0x03], [7], [1], [2]], error: .missingEnvelopeDelimiter, kind: .malformedFrames),
         BadCase(name: "REPLY with empty address", frames: [[], W, [0x03], [], [], [2]], error: .emptyClientAddress, kind: .malformedFrames),
         BadCase(name: "HEARTBEAT with extra frame", frames: [[], W, [0x04], []], error: .extraFrames(command: "HEARTBEAT", frames: 4, expected: 3), kind: .malformedFrames),
+        BadCase(name: "HEARTBEAT with a held count that is no number", frames: [[], W, [0x04], Array("held=x".utf8)], error: .extraFrames(command: "HEARTBEAT", frames: 4, expected: 3), kind: .malformedFrames),
+        BadCase(name: "HEARTBEAT with a held count with a leading zero", frames: [[], W, [0x04], Array("held=07".utf8)], error: .extraFrames(command: "HEARTBEAT", frames: 4, expected: 3), kind: .malformedFrames),
         BadCase(name: "DISCONNECT with extra frame", frames: [[], W, [0x05], [1]], error: .extraFrames(command: "DISCONNECT", frames: 4, expected: 3), kind: .malformedFrames),
         BadCase(name: "client request without body", frames: [[], C, Array("s".utf8)], error: .missingBody(command: "client REQUEST/REPLY"), kind: .malformedFrames),
         BadCase(name: "client request without service or body", frames: [[], C, []], error: .emptyServiceName, kind: .malformedFrames),
