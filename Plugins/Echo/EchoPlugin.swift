@@ -32,6 +32,9 @@ enum EchoPlugin {
         logger[metadataKey: "flowbus.pid"] = "\(getpid())"
 
         let stopping = Atomic<Bool>(false)
+        // The host's fault orders come with SIGUSR2 (FlowKit's plugins take them in); this plugin,
+        // built on the bus libraries alone, does not, and must not die of one.
+        signal(SIGUSR2, SIG_IGN)
         let signalSources = [SIGTERM, SIGINT].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())

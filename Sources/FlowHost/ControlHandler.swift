@@ -13,6 +13,7 @@ struct ControlHandler {
     let broker: BrokerHandle
     let clone: CloneServerHandle
     let faults: FaultRules
+    let processes: ProcessFaultInjector
     let security: BusSecurity
     let history: SessionHistory
     let memory: MemoryTrimmer
@@ -64,16 +65,34 @@ struct ControlHandler {
             }
             let known = Set(supervisor.status().map(\.name))
             for event in plan.events {
-                switch event.fault {
-                case .kill(let plugin, _), .stop(let plugin, _):
-                    guard known.contains(plugin) else {
-                        return failure("the plan names plugin \(plugin), which this host does not run; `flowbus ps` lists its plugins")
-                    }
-                case .rules:
-                    break
+                if let plugin = event.plugin, !known.contains(plugin) {
+                    return failure("the plan names plugin \(plugin), which this host does not run; `flowbus ps` lists its plugins")
                 }
             }
-            host.play(plan, faults: faults, supervisor: supervisor)
+            if request.beside == true {
+                var plan = plan
+                do {
+                    for index in plan.events.indices {
+                        switch plan.events[index].fault {
+                        case .killServing(let service, let session):
+                            let instance = try processes.serving(service: service, session: session)
+                            plan.events[index].fault = .kill(plugin: instance.plugin, replica: instance.replica)
+                        case .stopServing(let service, let session):
+                            let instance = try processes.serving(service: service, session: session)
+                            plan.events[index].fault = .stop(plugin: instance.plugin, replica: instance.replica)
+                        default:
+                            break
+                        }
+                    }
+                } catch {
+                    return failure(error.description)
+                }
+                host.playBeside(plan, faults: faults, processes: processes)
+                // What was done, with the process a session pointed at named.
+                return encode(ControlReply(ok: true, body: plan.events.map(\.summary)))
+            } else {
+                host.play(plan, faults: faults, processes: processes)
+            }
             return encode(ControlReply(ok: true, body: Empty()))
         case .trace:
             return trace(session: request.session ?? "")

@@ -14,7 +14,7 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faultDecisions = "fault.decisions"
         /// Clears every rule and starts the decisions again from `seed`.
         case faultReset = "fault.reset"
-        /// Plays `plan` from now (ending any plan already playing).
+        /// Plays `plan` from now (ending any plan already playing; with `beside`, next to it).
         case faultPlan = "fault.plan"
         /// The recorded history of one session (`session`).
         case trace
@@ -27,12 +27,16 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var after: Int?
     public var seed: UInt64?
     public var plan: FaultPlan?
+    /// For `fault.plan`: play it beside the plan playing, leaving that one alone (one fault asked
+    /// for by hand); a process it aims at by session is found now, or the request fails.
+    public var beside: Bool?
 
     public init(
         command: Command, rule: FaultRule? = nil, ruleID: String? = nil, session: String? = nil, after: Int? = nil, seed: UInt64? = nil,
-        plan: FaultPlan? = nil
+        plan: FaultPlan? = nil, beside: Bool? = nil
     ) {
         self.plan = plan
+        self.beside = beside
         self.command = command
         self.rule = rule
         self.ruleID = ruleID

@@ -26,8 +26,22 @@ extension FaultPlan {
         switch fault {
         case .kill(let plugin, let replica): return [("kill", [("plugin", quoted(plugin)), ("replica", "\(replica)")], nil)]
         case .stop(let plugin, let replica): return [("stop", [("plugin", quoted(plugin)), ("replica", "\(replica)")], nil)]
+        case .killServing(let service, let session), .stopServing(let service, let session):
+            var options = [("serving", quoted(service))]
+            if let session { options.append(("session", quoted(session))) }
+            if case .killServing = fault { return [("kill", options, nil)] }
+            return [("stop", options, nil)]
+        case .clock(let plugin, let replica, let skew):
+            var options = [("plugin", quoted(plugin))]
+            if let replica { options.append(("replica", "\(replica)")) }
+            options.append(("offset", "\(skew.offsetMilliseconds)ms"))
+            options.append(("rate", number(skew.rate)))
+            return [("clock", options, nil)]
+        case .partition(let plugin, let direction, let id):
+            return [("partition", [("plugin", quoted(plugin)), ("direction", direction.rawValue)], id)]
         case .rules(let rules):
-            if let (plugin, id) = partition(rules) { return [("partition", [("plugin", quoted(plugin))], id)] }
+            // Runs recorded before partitions had a direction wrote them as their three rules.
+            if let (plugin, id) = partition(rules) { return [("partition", [("plugin", quoted(plugin)), ("direction", "to-host")], id)] }
             return rules.map { rule in
                 if rule.scope == .heartbeat {
                     var options = [("service", quoted(rule.prefix))]
@@ -40,13 +54,13 @@ extension FaultPlan {
         }
     }
 
-    /// The plugin and id of a partition (`FaultPlanEvent.partition`), if `rules` are one.
+    /// The plugin and id of a partition's rules (`FaultPlanEvent.partitionRules`), if `rules` are one.
     private static func partition(_ rules: [FaultRule]) -> (String, String)? {
         guard rules.count == 3, let first = rules.first, first.id.hasSuffix("-requests"), let peer = first.peer,
               peer.hasPrefix("plugin:"), peer.hasSuffix("/") else { return nil }
         let id = String(first.id.dropLast("-requests".count))
         let plugin = String(peer.dropFirst("plugin:".count).dropLast())
-        return FaultPlanEvent.partition(plugin, id: id) == .rules(rules) ? (plugin, id) : nil
+        return FaultPlanEvent.partitionRules(plugin, id: id) == rules ? (plugin, id) : nil
     }
 
     private static func options(of rule: FaultRule) -> [(String, String)] {

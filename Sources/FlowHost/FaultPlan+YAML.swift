@@ -20,9 +20,10 @@ extension FaultPlan {
         "corrupt": "service|key, bytes, and the targets of drop",
         "stale": "key, and the targets of drop (Clone values only)",
         "hold-heartbeats": "service, peer, limit",
-        "partition": "plugin",
-        "kill": "plugin, replica",
-        "stop": "plugin, replica (and the event's `for`, 5s if not given)",
+        "partition": "plugin, direction (to-host, from-host or both, the default)",
+        "kill": "plugin and replica, or serving (a service prefix) and session",
+        "stop": "plugin and replica, or serving and session (and the event's `for`, 5s if not given)",
+        "clock": "plugin, replica (default: every one), offset (such as 30s or -5s), rate (1: real speed)",
     ]
 
     /// Reads a plan:
@@ -89,13 +90,20 @@ extension FaultPlan {
         return list
     }
 
-    static func milliseconds(_ value: Any, _ name: String) throws(FaultPlanError) -> Int64 {
+    public static func milliseconds(_ value: Any, _ name: String) throws(FaultPlanError) -> Int64 {
         if let seconds = value as? Int, seconds >= 0 { return Int64(seconds) * 1000 }
         guard let text = value as? String, let duration = DurationText.parse(text) else {
             throw FaultPlanError("`\(name)` must be a duration: \(DurationText.hint); got \(value)")
         }
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// A duration that may be negative: `-5s`, `30s`, `250ms`.
+    public static func signedMilliseconds(_ text: String, _ name: String) throws(FaultPlanError) -> Int64 {
+        let negative = text.hasPrefix("-")
+        let magnitude = try milliseconds(String(text.drop(while: { $0 == "-" || $0 == "+" })), name)
+        return negative ? -magnitude : magnitude
     }
 
     /// One `faults:` entry: a kind with its options, and `at` / `for`.
@@ -124,13 +132,36 @@ extension FaultPlan {
         var duration = try mapping["for"].map { value throws(FaultPlanError) in try Self.milliseconds(value, "\(place).for") }
         let fault: FaultPlanEvent.Fault
         switch kind {
-        case "kill":
-            fault = .kill(plugin: try options.string("plugin"), replica: try options.int("replica") ?? 0)
-        case "stop":
-            fault = .stop(plugin: try options.string("plugin"), replica: try options.int("replica") ?? 0)
-            duration = duration ?? 5000
+        case "kill", "stop":
+            if let service = try options.optionalString("serving") {
+                guard try options.optionalString("plugin") == nil, try options.int("replica") == nil else {
+                    throw FaultPlanError("\(place).\(kind) names a process either by `plugin` (and `replica`) or by `serving` (and `session`), not both")
+                }
+                let session = try options.optionalString("session")
+                fault = kind == "kill" ? .killServing(service: service, session: session) : .stopServing(service: service, session: session)
+            } else {
+                guard try options.optionalString("session") == nil else {
+                    throw FaultPlanError("\(place).\(kind).session goes with `serving: SERVICE` (the process that last answered it in that session)")
+                }
+                let plugin = try options.string("plugin")
+                let replica = try options.int("replica") ?? 0
+                fault = kind == "kill" ? .kill(plugin: plugin, replica: replica) : .stop(plugin: plugin, replica: replica)
+            }
+            if kind == "stop" { duration = duration ?? 5000 }
         case "partition":
-            fault = FaultPlanEvent.partition(try options.string("plugin"), id: id)
+            let text = try options.optionalString("direction") ?? "both"
+            guard let direction = FaultPlanEvent.PartitionDirection(rawValue: text) else {
+                throw FaultPlanError("\(place).partition.direction is to-host, from-host or both; got \(text)")
+            }
+            fault = .partition(plugin: try options.string("plugin"), direction: direction, id: id)
+        case "clock":
+            let offset = try options.signedMilliseconds("offset") ?? 0
+            let skew = ClockSkew(offsetMilliseconds: offset, rate: try options.double("rate") ?? 1)
+            do { try skew.validate() } catch { throw FaultPlanError("\(place): \(error.description)") }
+            guard !skew.isNone else {
+                throw FaultPlanError("\(place).clock changes nothing: give an `offset` (such as 30s or -5s) or a `rate` other than 1")
+            }
+            fault = .clock(plugin: try options.string("plugin"), replica: try options.int("replica"), skew: skew)
         case "hold-heartbeats":
             fault = .rules([FaultRule(id: id, scope: .heartbeat, prefix: try options.string("service"), action: .drop,
                                       peer: try options.optionalString("peer"), limit: try options.int("limit"))])
@@ -222,6 +253,14 @@ private struct Options {
         throw FaultPlanError("\(place).\(kind).\(key) is a whole number; got \(value)")
     }
 
+    /// A duration that may be negative (`-5s`); a bare number is seconds.
+    func signedMilliseconds(_ key: String) throws(FaultPlanError) -> Int64? {
+        guard let value = value(key) else { return nil }
+        if let seconds = value as? Int { return Int64(seconds) * 1000 }
+        guard let text = value as? String else { throw FaultPlanError("\(place).\(kind).\(key) is a duration such as 30s or -5s; got \(value)") }
+        return try FaultPlan.signedMilliseconds(text, "\(place).\(kind).\(key)")
+    }
+
     func double(_ key: String) throws(FaultPlanError) -> Double? {
         guard let value = value(key) else { return nil }
         if let number = value as? Double { return number }
@@ -268,8 +307,9 @@ private struct Options {
     /// Throws when an option was given that this kind does not take (a typo would otherwise be ignored).
     func checkKnown() throws(FaultPlanError) {
         let accepted: Set<String> = switch kind {
-        case "kill", "stop": ["plugin", "replica"]
-        case "partition": ["plugin"]
+        case "kill", "stop": ["plugin", "replica", "serving", "session"]
+        case "partition": ["plugin", "direction"]
+        case "clock": ["plugin", "replica", "offset", "rate"]
         case "hold-heartbeats": ["service", "peer", "limit"]
         default: ["service", "key", "share", "session", "peer", "method", "skip", "limit", "after", "ms", "spread", "distribution", "jitter", "copies", "window", "bytes"]
         }

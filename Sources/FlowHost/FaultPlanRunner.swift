@@ -6,38 +6,52 @@ import Supervision
 import Synchronization
 
 /// Plays a plan on a running host, on a thread of its own: installs and removes its rules, kills
-/// and stops its plugins at their times, and logs every process fault beside the message
-/// decisions. Cancelling (or the end of the run) removes what it installed and wakes what it stopped.
+/// and stops its plugins, skews their clocks and cuts them off at their times, and logs every
+/// process fault beside the message decisions. Cancelling (or the end of the run) removes what it
+/// installed, wakes what it stopped, and puts clocks and cuts right.
 final class FaultPlanRunner: Sendable {
     private enum Step {
         case install([FaultRule])
         case remove([String])
-        case kill(String, Int)
-        case stop(String, Int)
-        case resume(String, Int)
+        /// SIGKILL, or SIGSTOP undone by `resume` of the same event.
+        case signal(Int32, Target, event: Int)
+        case resume(event: Int)
+        case clock(String, Int?, ClockSkew?)
+        /// A cut from the host for the given milliseconds (nil: until the run ends), or healed (false).
+        case cut(String, Bool, Int64?)
+    }
+
+    private enum Target {
+        case instance(InstanceID)
+        case serving(service: String, session: String?)
     }
 
     let plan: FaultPlan
     private let faults: FaultRules
-    private let supervisor: Supervisor
+    private let processes: ProcessFaultInjector
     private let logger: Logger
     private let cancelled = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
+    /// Signalled once the events at 0 s have been played.
+    private let begun = DispatchSemaphore(value: 0)
 
-    init(plan: FaultPlan, faults: FaultRules, supervisor: Supervisor, logger: Logger) {
+    init(plan: FaultPlan, faults: FaultRules, processes: ProcessFaultInjector, logger: Logger) {
         self.plan = plan
         self.faults = faults
-        self.supervisor = supervisor
+        self.processes = processes
         self.logger = logger
     }
 
     var isFinished: Bool { finished.load(ordering: .acquiring) }
 
-    /// Starts the plan from now: the seed's decisions start again, every earlier rule goes.
-    func start() {
-        faults.removeAll()
-        faults.reset(seed: plan.seed)
+    /// Starts the plan from now. `fresh`: the seed's decisions start again and every earlier rule
+    /// goes (a plan); otherwise it plays beside what is set (one fault asked for by hand).
+    func start(fresh: Bool = true) {
+        if fresh {
+            faults.removeAll()
+            faults.reset(seed: plan.seed)
+        }
         let thread = Thread { [self] in
             play()
             finished.store(true, ordering: .releasing)
@@ -47,29 +61,53 @@ final class FaultPlanRunner: Sendable {
         thread.start()
     }
 
+    /// Waits until the events at 0 s are in force (a fault asked for by hand is, when `flowbus fault` returns).
+    func waitUntilBegun(timeout: Duration = .seconds(5)) {
+        _ = begun.wait(timeout: .now() + timeout.secondsValue)
+    }
+
     /// Stops the plan where it is and undoes it; returns once it has.
     func cancel() {
         cancelled.store(true, ordering: .releasing)
         if !isFinished { done.wait() }
     }
 
+    private struct Undo {
+        var installed: Set<String> = []
+        /// The instance each stop event stopped.
+        var stopped: [Int: InstanceID] = [:]
+        /// The instances it gave a fault order.
+        var ordered: Set<InstanceID> = []
+    }
+
     private func play() {
         let steps = timeline()
         let start = ContinuousClock.now
         let end = plan.durationMilliseconds.map { start + .milliseconds($0) }
-        var installed: Set<String> = []
-        var stopped: Set<String> = []
+        var undo = Undo()
         logger.info("fault plan started", metadata: ["flowbus.plan": "\(plan.name)", "flowbus.seed": "\(plan.seed)", "flowbus.events": "\(plan.events.count)"])
+        var signalled = false
         for (at, step) in steps {
+            if at > 0, !signalled {
+                signalled = true
+                begun.signal()
+            }
             guard wait(until: start + .milliseconds(at)) else { break }
-            perform(step, installed: &installed, stopped: &stopped)
+            perform(step, &undo)
         }
+        if !signalled { begun.signal() }
         // Open-ended events last until the run's end (or a cancel).
-        if let end { _ = wait(until: end) } else if !installed.isEmpty || !stopped.isEmpty { _ = wait(until: nil) }
-        for id in installed { faults.remove(id: id) }
-        for instance in stopped {
-            let parts = instance.split(separator: "/")
-            perform(.resume(String(parts[0]), Int(parts[1]) ?? 0), installed: &installed, stopped: &stopped)
+        if let end {
+            _ = wait(until: end)
+        } else if plan.events.contains(where: \.isOpenEnded) {
+            _ = wait(until: nil)
+        }
+        for id in undo.installed { faults.remove(id: id) }
+        for event in undo.stopped.keys.sorted() { perform(.resume(event: event), &undo) }
+        if !undo.ordered.isEmpty {
+            for instance in processes.clear(undo.ordered) {
+                faults.record(scope: .process, rule: plan.name, subject: "\(instance.plugin)/\(instance.replica)", effect: "clock put right, cut healed")
+            }
         }
         logger.info("fault plan ended", metadata: ["flowbus.plan": "\(plan.name)", "flowbus.cancelled": "\(cancelled.load(ordering: .relaxed))"])
     }
@@ -85,37 +123,73 @@ final class FaultPlanRunner: Sendable {
         return false
     }
 
-    private func perform(_ step: Step, installed: inout Set<String>, stopped: inout Set<String>) {
+    private func perform(_ step: Step, _ undo: inout Undo) {
         switch step {
         case .install(let rules):
             for rule in rules {
                 do {
                     try faults.install(rule)
-                    installed.insert(rule.id)
+                    undo.installed.insert(rule.id)
                 } catch {
                     logger.warning("fault plan: a rule was refused", metadata: ["flowbus.rule": "\(rule.id)", "flowbus.error": "\(error)"])
                 }
             }
         case .remove(let ids):
-            for id in ids where installed.remove(id) != nil { faults.remove(id: id) }
-        case .kill(let plugin, let replica):
-            signal(SIGKILL, plugin, replica, effect: "kill")
-        case .stop(let plugin, let replica):
-            if signal(SIGSTOP, plugin, replica, effect: "stop") { stopped.insert("\(plugin)/\(replica)") }
-        case .resume(let plugin, let replica):
-            if stopped.remove("\(plugin)/\(replica)") != nil { signal(SIGCONT, plugin, replica, effect: "continue") }
+            for id in ids where undo.installed.remove(id) != nil { faults.remove(id: id) }
+        case .signal(let number, let target, let event):
+            let effect = number == SIGKILL ? "kill" : "stop"
+            let instance: InstanceID
+            switch target {
+            case .instance(let id):
+                instance = id
+            case .serving(let service, let session):
+                do {
+                    instance = try processes.serving(service: service, session: session)
+                } catch {
+                    logger.warning("fault plan: no process to aim at", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
+                    faults.record(scope: .process, rule: plan.name, subject: FaultPlanEvent.serving(service, session), effect: "\(effect) failed: \(error)")
+                    return
+                }
+            }
+            if send(number, instance, effect: effect), number == SIGSTOP { undo.stopped[event] = instance }
+        case .resume(let event):
+            if let instance = undo.stopped.removeValue(forKey: event) { send(SIGCONT, instance, effect: "continue") }
+        case .clock(let plugin, let replica, let skew):
+            let now = ProcessFaultOrder.nowUnixMilliseconds()
+            order(plugin, replica, effect: skew.map { "clock " + FaultPlanEvent.text($0) } ?? "clock put right", &undo) { order in
+                order.clock = skew.map { ProcessFaultOrder.Clock(offsetMilliseconds: $0.offsetMilliseconds, rate: $0.rate, setAtUnixMilliseconds: now) }
+            }
+        case .cut(let plugin, let on, let milliseconds):
+            // Open-ended: a day, healed when the run ends.
+            let until = ProcessFaultOrder.nowUnixMilliseconds() + (milliseconds ?? 86_400_000)
+            let effect = on ? "cut from the host" + (milliseconds.map { " for \(FaultPlanEvent.text($0))" } ?? "") : "cut from the host healed"
+            order(plugin, nil, effect: effect, &undo) { $0.cutUntilUnixMilliseconds = on ? until : nil }
+        }
+    }
+
+    private func order(_ plugin: String, _ replica: Int?, effect: String, _ undo: inout Undo, _ change: (inout ProcessFaultOrder) -> Void) {
+        do {
+            for instance in try processes.instances(of: plugin, replica: replica) {
+                undo.ordered.insert(instance)
+                try processes.order(instance, change)
+                faults.record(scope: .process, rule: plan.name, subject: "\(instance.plugin)/\(instance.replica)", effect: effect)
+            }
+        } catch {
+            logger.warning("fault plan: a plugin's fault order failed", metadata: ["flowbus.plugin": "\(plugin)", "flowbus.error": "\(error)"])
+            faults.record(scope: .process, rule: plan.name, subject: plugin, effect: "\(effect) failed: \(error)")
         }
     }
 
     @discardableResult
-    private func signal(_ number: Int32, _ plugin: String, _ replica: Int, effect: String) -> Bool {
+    private func send(_ number: Int32, _ instance: InstanceID, effect: String) -> Bool {
+        let subject = "\(instance.plugin)/\(instance.replica)"
         do {
-            try supervisor.kill(plugin: plugin, replica: replica, signal: number)
-            faults.record(scope: .process, rule: plan.name, subject: "\(plugin)/\(replica)", effect: effect)
+            try processes.signal(number, instance)
+            faults.record(scope: .process, rule: plan.name, subject: subject, effect: effect)
             return true
         } catch {
-            logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(plugin)/\(replica)", "flowbus.error": "\(error)"])
-            faults.record(scope: .process, rule: plan.name, subject: "\(plugin)/\(replica)", effect: "\(effect) failed: \(error)")
+            logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(subject)", "flowbus.error": "\(error)"])
+            faults.record(scope: .process, rule: plan.name, subject: subject, effect: "\(effect) failed: \(error)")
             return false
         }
     }
@@ -125,15 +199,31 @@ final class FaultPlanRunner: Sendable {
         var steps: [(at: Int64, order: Int, step: Step)] = []
         for (index, event) in plan.events.enumerated() {
             let end = event.durationMilliseconds.map { event.atMilliseconds + $0 }
+            func add(_ start: Step, _ finish: Step?) {
+                steps.append((event.atMilliseconds, 2 * index + 1, start))
+                if let end, let finish { steps.append((end, 2 * index, finish)) }
+            }
             switch event.fault {
             case .rules(let rules):
-                steps.append((event.atMilliseconds, 2 * index + 1, .install(rules)))
-                if let end { steps.append((end, 2 * index, .remove(rules.map(\.id)))) }
+                add(.install(rules), .remove(rules.map(\.id)))
             case .kill(let plugin, let replica):
-                steps.append((event.atMilliseconds, 2 * index + 1, .kill(plugin, replica)))
+                add(.signal(SIGKILL, .instance(InstanceID(plugin: plugin, replica: replica)), event: index), nil)
             case .stop(let plugin, let replica):
-                steps.append((event.atMilliseconds, 2 * index + 1, .stop(plugin, replica)))
-                if let end { steps.append((end, 2 * index, .resume(plugin, replica))) }
+                add(.signal(SIGSTOP, .instance(InstanceID(plugin: plugin, replica: replica)), event: index), .resume(event: index))
+            case .killServing(let service, let session):
+                add(.signal(SIGKILL, .serving(service: service, session: session), event: index), nil)
+            case .stopServing(let service, let session):
+                add(.signal(SIGSTOP, .serving(service: service, session: session), event: index), .resume(event: index))
+            case .clock(let plugin, let replica, let skew):
+                add(.clock(plugin, replica, skew), .clock(plugin, replica, nil))
+            case .partition(let plugin, let direction, let id):
+                if direction != .fromHost {
+                    let rules = FaultPlanEvent.partitionRules(plugin, id: id)
+                    add(.install(rules), .remove(rules.map(\.id)))
+                }
+                if direction != .toHost {
+                    add(.cut(plugin, true, event.durationMilliseconds), .cut(plugin, false, nil))
+                }
             }
         }
         return steps.sorted { ($0.at, $0.order % 2, $0.order) < ($1.at, $1.order % 2, $1.order) }.map { ($0.at, $0.step) }

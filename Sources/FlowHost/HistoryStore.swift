@@ -52,6 +52,18 @@ struct HistoryStore {
         return SessionTrace(session: session, events: ordered, droppedEvents: log.dropped, closed: log.closedAt != nil, limits: limits)
     }
 
+    func lastWorker(service: String, session: String?) -> (worker: String, atUnixNanos: Int64)? {
+        var best: (worker: String, atUnixNanos: Int64)?
+        let logs = session.map { id in self.logs[id].map { [$0] } ?? [] } ?? Array(self.logs.values)
+        for log in logs {
+            for event in log.events.elements where event.kind == .reply && event.service?.hasPrefix(service) == true {
+                guard let worker = event.worker, event.atUnixNanos >= (best?.atUnixNanos ?? .min) else { continue }
+                best = (worker, event.atUnixNanos)
+            }
+        }
+        return best
+    }
+
     func sessionIDs() -> [String] {
         logs.sorted { $0.value.lastActivity > $1.value.lastActivity }.map(\.key)
     }

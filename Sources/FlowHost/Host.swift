@@ -17,6 +17,8 @@ public final class Host: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// The fault plan being played, if any (`flowbus fault plan`, `flowbus chaos run`).
     private let planRunner = Mutex<FaultPlanRunner?>(nil)
+    /// Faults asked for one at a time (`flowbus fault kill|stop|clock|partition`), beside the plan.
+    private let singleRunners = Mutex<[FaultPlanRunner]>([])
 
     public init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -101,6 +103,10 @@ public final class Host: Sendable {
             commandSearchPath: configuration.pluginSearchPath,
             logDirectory: URL(fileURLWithPath: directory.logDirectory), logger: logger)
         supervisorBox.withLock { $0 = supervisor }
+        // Before any plugin starts: it clears the fault orders an earlier run left.
+        let processes = ProcessFaultInjector(
+            supervisor: supervisor, runDirectory: directory.path, history: history.isRecording ? history : nil,
+            logger: logger.with(component: "faults"))
 
         // FLOWBUS_MEMORY_TRIM=off keeps the heap as glibc leaves it: the baseline of the host-churn benchmark.
         let memory = MemoryTrimmer.start(
@@ -110,7 +116,7 @@ public final class Host: Sendable {
             [self] request in
             ControlHandler(
                 host: self, descriptor: descriptor, supervisor: supervisor, broker: broker, clone: clone,
-                faults: faults, security: security, history: history, memory: memory
+                faults: faults, processes: processes, security: security, history: history, memory: memory
             ).handle(request)
         }
         defer { control.stop() }
@@ -136,14 +142,26 @@ public final class Host: Sendable {
     }
 
     /// Plays `plan` from now, ending any plan already playing.
-    func play(_ plan: FaultPlan, faults: FaultRules, supervisor: Supervisor) {
+    func play(_ plan: FaultPlan, faults: FaultRules, processes: ProcessFaultInjector) {
         cancelPlan()
-        let runner = FaultPlanRunner(plan: plan, faults: faults, supervisor: supervisor, logger: logger.with(component: "faults"))
+        let runner = FaultPlanRunner(plan: plan, faults: faults, processes: processes, logger: logger.with(component: "faults"))
         planRunner.withLock { $0 = runner }
         runner.start()
     }
 
-    /// Ends the plan playing, if any, undoing what it did; the plan that was playing (or ended).
+    /// Plays a one-event plan beside the plan playing, which it leaves alone (a fault asked for by hand).
+    func playBeside(_ plan: FaultPlan, faults: FaultRules, processes: ProcessFaultInjector) {
+        let runner = FaultPlanRunner(plan: plan, faults: faults, processes: processes, logger: logger.with(component: "faults"))
+        singleRunners.withLock { runners in
+            runners.removeAll { $0.isFinished }
+            runners.append(runner)
+        }
+        runner.start(fresh: false)
+        runner.waitUntilBegun()
+    }
+
+    /// Ends the plan playing and the faults asked for by hand, if any, undoing what they did; the
+    /// plan that was playing (or ended).
     @discardableResult
     func cancelPlan() -> FaultPlan? {
         let runner = planRunner.withLock { runner in
@@ -151,6 +169,7 @@ public final class Host: Sendable {
             return runner
         }
         runner?.cancel()
+        for single in singleRunners.withLock({ runners in defer { runners = [] }; return runners }) { single.cancel() }
         return runner?.plan
     }
 

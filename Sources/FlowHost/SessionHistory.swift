@@ -94,6 +94,14 @@ public final class SessionHistory: Sendable {
         return store.withLock { $0.sessionIDs() }
     }
 
+    /// The worker (`<plugin>/<pid>/<n>`) that last answered a request to a service starting with
+    /// `service` in `session` (nil: in any session), and when: "the one serving session X", for
+    /// faults aimed at a process by what it does.
+    public func lastWorker(service: String, session: String?) -> (worker: String, atUnixNanos: Int64)? {
+        decoding.sync { drain() }
+        return store.withLock { $0.lastWorker(service: service, session: session) }
+    }
+
     public var statistics: SessionHistoryStatistics {
         decoding.sync { drain() }
         var statistics = store.withLock { $0.statistics }

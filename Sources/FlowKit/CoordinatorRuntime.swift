@@ -100,7 +100,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             writer: bus.environment.writer, incarnation: bus.environment.incarnation, map: agent,
             calls: try MajordomoCalls(bus: bus, name: name.text),
             viewModelCalls: navigationOwner ? try MajordomoCalls(bus: bus, name: "\(name)-vm") : nil,
-            sessionIdleLimit: idleLimit, sessionLimits: limits, clock: { .now }, logger: bus.logger,
+            sessionIdleLimit: idleLimit, sessionLimits: limits, clock: { ProcessClock.continuousNow() }, logger: bus.logger,
             capabilities: bus.environment.capabilities, bus: bus, plantedBug: try PlantedBug.planted(in: bus.environment.options))
         if let plantedBug {
             logger.critical("PLANTED BUG \(plantedBug.rawValue): this coordinator accepts calls from replaced incarnations; for testing the chaos checker only")

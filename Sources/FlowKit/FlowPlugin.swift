@@ -40,7 +40,13 @@ public enum FlowPlugin {
             source.resume()
             return source
         }
-        defer { withExtendedLifetime(signalSources) {} }
+        // The host's fault orders (a skewed clock, a cut from the host): read now, and on SIGUSR2.
+        ProcessFaultListener.apply(environment, signalled: false, logger: logger)
+        signal(ProcessFaultOrder.signal, SIG_IGN)
+        let faultSource = DispatchSource.makeSignalSource(signal: ProcessFaultOrder.signal, queue: .global())
+        faultSource.setEventHandler { ProcessFaultListener.apply(environment, signalled: true, logger: logger) }
+        faultSource.resume()
+        defer { withExtendedLifetime((signalSources, faultSource)) {} }
         do {
             let bus = try PluginBus(environment: environment, logger: logger)
             try body(bus) { stopping.load(ordering: .relaxed) }

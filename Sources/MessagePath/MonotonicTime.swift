@@ -9,10 +9,13 @@ public struct MonotonicTime: Comparable, Hashable, Sendable {
         self.nanoseconds = nanoseconds
     }
 
+    /// Now, as this process sees it: skewed when the host skews a plugin's clock (`ProcessClock`).
     public static func now() -> MonotonicTime {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
-        return MonotonicTime(nanoseconds: UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec))
+        let real = UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+        let skew = ProcessClock.skewNanoseconds()
+        return MonotonicTime(nanoseconds: skew >= 0 ? real &+ UInt64(skew) : real &- min(real, UInt64(-skew)))
     }
 
     public static func < (lhs: MonotonicTime, rhs: MonotonicTime) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

@@ -1,6 +1,6 @@
-/// Durations as the manifest writes them: a whole number and a unit, `250ms`, `5s`, `2m`.
+/// Durations as the manifest writes them: a whole number and a unit, `250ms`, `5s`, `2m`, `1h`.
 public enum DurationText {
-    public static let hint = "write a whole number followed by ms, s or m, such as 250ms, 5s or 2m"
+    public static let hint = "write a whole number followed by ms, s, m or h, such as 250ms, 5s, 2m or 1h"
 
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingWhitespace()
@@ -10,6 +10,7 @@ public enum DurationText {
         case "ms": return .milliseconds(value)
         case "s": return .seconds(value)
         case "m": return .seconds(value * 60)
+        case "h": return .seconds(value * 3600)
         default: return nil
         }
     }

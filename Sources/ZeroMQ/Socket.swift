@@ -13,6 +13,10 @@ public final class ZMQSocket {
     /// Keeps the context alive while the socket is open, so the context's
     /// termination never waits on a forgotten socket.
     public let context: ZMQContext
+    /// Connected to a network endpoint: what it receives is lost while `IncomingPartition` is cut.
+    private var facesNetwork = false
+    /// The last frame received had more parts after it.
+    private var midMessage = false
 
     /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
     public init(context: ZMQContext, type: SocketType, linger: Duration = .milliseconds(100)) throws(ZMQError) {
@@ -40,6 +44,7 @@ public final class ZMQSocket {
 
     public func connect(_ endpoint: String) throws(ZMQError) {
         guard zmq_connect(handle, endpoint) == 0 else { throw ZMQError.last("zmq_connect(\(endpoint))") }
+        if !endpoint.hasPrefix("inproc://") { facesNetwork = true }
     }
 
     public func unbind(_ endpoint: String) throws(ZMQError) {
@@ -117,6 +122,27 @@ public final class ZMQSocket {
     /// of the connection (one its peer set with `setMetadata`), nil when it has none.
     public func receiveFrame(
         dontWait: Bool, readUserID: Bool, readProperty: String? = nil
+    ) throws(ZMQError) -> (frame: Frame, more: Bool, userID: String?, property: String?)? {
+        while true {
+            guard let received = try receiveOneFrame(dontWait: dontWait, readUserID: readUserID, readProperty: readProperty) else {
+                return nil
+            }
+            let starts = !midMessage
+            midMessage = received.more
+            // A whole message that arrives while the process is cut off from the network is lost.
+            if starts, facesNetwork, IncomingPartition.mayBeCut, IncomingPartition.isCut {
+                var more = received.more
+                while more, let rest = try receiveOneFrame(dontWait: false, readUserID: false, readProperty: nil) { more = rest.more }
+                midMessage = false
+                IncomingPartition.countDiscarded()
+                continue
+            }
+            return received
+        }
+    }
+
+    private func receiveOneFrame(
+        dontWait: Bool, readUserID: Bool, readProperty: String?
     ) throws(ZMQError) -> (frame: Frame, more: Bool, userID: String?, property: String?)? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)

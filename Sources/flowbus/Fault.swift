@@ -5,7 +5,7 @@ import MessagePath
 
 struct Fault: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sets, lists and clears fault rules in the host's message paths, while it runs.",
+        abstract: "Sets, lists and clears faults while the host runs: rules in its message paths, and kills, stops, clock skews and partitions of its plugins.",
         discussion: """
             Each rule acts on the MDP requests of a service prefix (--service) or the Clone writes of a \
             key prefix (--key), narrowed by --session, --peer, --method, --skip and --limit, on a --share \
@@ -13,6 +13,7 @@ struct Fault: ParsableCommand {
             (`flowbus fault decisions`).
             """,
         subcommands: [Drop.self, Delay.self, Duplicate.self, Reorder.self, Truncate.self, Corrupt.self, Stale.self, HoldHeartbeats.self,
+                      Kill.self, Stop.self, Clock.self, Partition.self,
                       Plan.self, List.self, Decisions.self, Clear.self]
     )
 

@@ -23,7 +23,7 @@ private let plugin = "plugins:\n  - { name: echo, command: /bin/true }"
         RefusedManifest(yaml: "supervisor: { backoff: { initial: 1s, maximum: 2s } }\n\(plugin)",
                         location: "supervisor.backoff.maximum", problem: "unknown key", remedy: "initial, max"),
         RefusedManifest(yaml: "supervisor: { period: 10 }\n\(plugin)", location: "supervisor.period",
-                        problem: "`10` is not a duration", remedy: "250ms, 5s or 2m"),
+                        problem: "`10` is not a duration", remedy: "250ms, 5s, 2m or 1h"),
         RefusedManifest(yaml: "supervisor: { shutdown_timeout: soon }\n\(plugin)", location: "supervisor.shutdown_timeout",
                         problem: "`soon` is not a duration", remedy: "whole number"),
         RefusedManifest(yaml: "supervisor: { period: 0s }\n\(plugin)", location: "supervisor.period",

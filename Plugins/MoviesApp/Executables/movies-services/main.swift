@@ -16,10 +16,10 @@ exit(FlowPlugin.run("movies-services") { bus, stop in
         app: "movies", replica: bus.environment.replica)
     let services: AppServices
     if let records = try data.open() {
-        services = try AppServices.durable(records: records, catalog: try Catalog.bundled())
+        services = try AppServices.durable(records: records, catalog: try Catalog.bundled(), clock: { PluginClock.date() })
         bus.logger.info("app data in \(data)", metadata: ["flowbus.data": "\(records.path)"])
     } else {
-        services = try AppServices.inMemory()
+        services = try AppServices.inMemory(clock: { PluginClock.date() })
         bus.logger.warning("app data in memory only: a restart of movies-services loses accounts, likes and reports", metadata: [:])
     }
     // With a store, each call's reply is kept there too, in the transaction of its changes:

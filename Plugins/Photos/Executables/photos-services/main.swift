@@ -16,10 +16,10 @@ exit(FlowPlugin.run("photos-services") { bus, stop in
         app: "photos", replica: bus.environment.replica)
     let services: PhotosServices
     if let records = try data.open() {
-        services = try PhotosServices.durable(records: records, catalog: try PhotoCatalog.bundled())
+        services = try PhotosServices.durable(records: records, catalog: try PhotoCatalog.bundled(), clock: { PluginClock.date() })
         bus.logger.info("app data in \(data)", metadata: ["flowbus.data": "\(records.path)"])
     } else {
-        services = try PhotosServices.inMemory()
+        services = try PhotosServices.inMemory(clock: { PluginClock.date() })
         bus.logger.warning("app data in memory only: a restart of photos-services loses accounts, likes and mail", metadata: [:])
     }
     // With a store, each call's reply is kept there too, in the transaction of its changes:
