@@ -13,11 +13,20 @@ extension CoordinatorRuntime {
     /// Carries out the effects the instance recorded. Navigation is applied here when this
     /// process owns it; otherwise it is sent to the owner, or returned (when `syncNavigation`
     /// is non-nil) for the caller to send and wait for.
+    ///
+    /// Calls to other coordinators go into the instance's outbox, which its record holds (and the
+    /// answer waits for the record to be confirmed), and are sent after: a process killed before
+    /// they are answered leaves them in the record, and its next incarnation sends them again
+    /// (`resendPending`). Each leaves the outbox when answered.
     @discardableResult
     func apply(_ instance: Coordinator, of session: SessionID, in state: inout State, syncNavigation: [NavigationOp]?, persist: Bool = true) -> [NavigationOp]? {
         var collected = syncNavigation
         let effects = instance.effects
         instance.effects = []
+        var outgoing: [Flowbus_V1_PendingCall] = []
+        func send(_ coordinator: String, _ method: String, args: [String: String] = [:], ops: [NavigationOp] = []) {
+            if let call = pendingCall(coordinator: coordinator, method: method, session: session, args: args, ops: ops) { outgoing.append(call) }
+        }
         for effect in effects {
             switch effect {
             case .navigate(let declared):
@@ -27,35 +36,83 @@ extension CoordinatorRuntime {
                 } else if collected != nil {
                     collected?.append(contentsOf: ops)
                 } else {
-                    send(coordinator: "app", method: "navigate", session: session, ops: ops)
+                    send("app", "navigate", ops: ops)
                 }
             case .startChild(let child, let args):
                 var callArgs = args
                 callArgs["parent"] = name
-                send(coordinator: child, method: "start", session: session, args: callArgs)
+                send(child, "start", args: callArgs)
             case .finishChild(let child):
-                send(coordinator: child, method: "finish", session: session)
+                send(child, "finish")
             case .call(let coordinator, let method, let args):
-                send(coordinator: coordinator, method: method, session: session, args: args)
+                send(coordinator, method, args: args)
             }
         }
-        if persist, state.instances[session] === instance { record(instance, of: session, in: state) }
+        let kept = persist && state.instances[session] === instance
+        if kept, !outgoing.isEmpty { state.outbox[session, default: []] += outgoing }
+        if kept { record(instance, of: session, in: state) }
         if isOwner, instance.parent.isEmpty { writeSessionRecord(instance, of: session, in: &state) }
+        for call in outgoing { post(call, session: session, kept: kept) }
         return collected
     }
 
-    func send(coordinator: String, method: String, session: SessionID, args: [String: String] = [:], ops: [NavigationOp] = []) {
-        guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0) else { return }
+    func pendingCall(coordinator: String, method: String, session: SessionID, args: [String: String], ops: [NavigationOp]) -> Flowbus_V1_PendingCall? {
+        let key = "\(writer)/\(incarnation)/\(UUID().uuidString)"
+        guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0, key: key) else { return nil }
+        var call = Flowbus_V1_PendingCall()
+        call.service = "coord.\(coordinator)"
+        call.body = Data(body)
+        call.key = key
+        return call
+    }
+
+    /// Sends `call` behind the session's earlier ones; once answered, it leaves the outbox (`kept`:
+    /// it is in it), and the record is written without it when the outbox is empty.
+    func post(_ call: Flowbus_V1_PendingCall, session: SessionID, kept: Bool) {
         let logger = logger
-        calls.post(service: "coord.\(coordinator)", body: body, lane: session.text, tries: ServiceCallPolicy.postTries) { outcome in
-            guard case .success(let bytes) = outcome else { return }
-            if let reply = Self.decodeReply(bytes), !reply.ok {
+        calls.post(service: call.service, body: Array(call.body), lane: session.text, tries: ServiceCallPolicy.postTries) { [weak self] outcome in
+            if case .success(let bytes) = outcome, let reply = Self.decodeReply(bytes), !reply.ok {
                 logger.warning("call refused", metadata: [
-                    "flowbus.target": "coord.\(coordinator)", "flowbus.method": "\(method)", "flowbus.session": "\(session)",
+                    "flowbus.target": "\(call.service)", "flowbus.key": "\(call.key)", "flowbus.session": "\(session)",
                     "flowbus.error": "\(reply.error.message)",
                 ])
             }
+            if kept { self?.answered(call.key, session: session) }
         }
+    }
+
+    /// A call left the outbox: answered, or given up on after every try (its failure is logged).
+    func answered(_ key: String, session: SessionID) {
+        state.withLock { state in
+            guard var pending = state.outbox[session] else { return }
+            pending.removeAll { $0.key == key }
+            state.outbox[session] = pending.isEmpty ? nil : pending
+            // Written when the last one is answered: an incarnation that finds a few answered
+            // calls in the record sends them again, and their receivers answer from memory.
+            if pending.isEmpty, let instance = state.instances[session] { record(instance, of: session, in: state) }
+        }
+    }
+
+    /// After a restart: sends again, in order, the calls the previous incarnation's records left,
+    /// as this incarnation's (receivers fence off an older one's) under their first keys.
+    func resendPending() {
+        let outboxes = state.withLock { state in
+            for (session, pending) in state.outbox {
+                state.outbox[session] = pending.map { call in
+                    guard var envelope = try? Envelope.decodeChecked(Array(call.body)) else { return call }
+                    envelope.incarnation = incarnation
+                    var again = call
+                    if let body = try? envelope.signed(by: capabilities).encoded() { again.body = Data(body) }
+                    return again
+                }
+            }
+            return state.outbox
+        }
+        for (session, pending) in outboxes {
+            for call in pending { post(call, session: session, kept: true) }
+        }
+        let count = outboxes.values.reduce(0) { $0 + $1.count }
+        if count > 0 { logger.notice("sent again the calls a previous incarnation left unanswered", metadata: ["flowbus.calls": "\(count)"]) }
     }
 
     func callSync(coordinator: String, method: String, session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "") -> Flowbus_V1_CoordinatorReply {

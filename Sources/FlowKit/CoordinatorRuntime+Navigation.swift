@@ -209,14 +209,15 @@ extension CoordinatorRuntime {
     /// presentation and actions); `reset` to the view models whose last screen left the navigation.
     ///
     /// A screen a modal was dismissed from does not appear again (a sheet's semantics: it stayed
-    /// loaded underneath), so its state keeps the version a client acted on.
+    /// loaded underneath), so its state keeps the version a client acted on — unless its view
+    /// model shows no state for it (its `appear` was lost with an owner that died).
     func followUp(session: SessionID, before: Navigation, after: Navigation) {
         guard isOwner else { return }
         func same(_ one: Screen?, _ other: Screen?) -> Bool {
             one?.id == other?.id && one?.kind == other?.kind && one?.params == other?.params
         }
         let uncovered = before.hasModal && !after.hasModal && same(before.selectedStack?.screens.last, after.topScreen)
-        if let top = after.topScreen, !top.viewModel.isEmpty, !same(before.topScreen, top), !uncovered {
+        if let top = after.topScreen, !top.viewModel.isEmpty, !same(before.topScreen, top), !uncovered || !viewModelShows(top, in: session) {
             sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: after.version)
         }
         let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))

@@ -18,6 +18,7 @@ extension CoordinatorRuntime {
                 state.instances[session] = instance
                 state.handled[session] = record.handled
                 state.startedAt[session] = record.startedAtUnixNanos
+                if !record.pending.isEmpty { state.outbox[session] = record.pending }
             }
             if isOwner {
                 for entry in map.entries(in: .allSessions) {
@@ -42,6 +43,7 @@ extension CoordinatorRuntime {
                 ])
             }
         }
+        resendPending()
         if isOwner { appearLostTopScreens() }
     }
 
@@ -53,14 +55,19 @@ extension CoordinatorRuntime {
         let navigations = state.withLock { $0.navigations }
         var sent = 0
         for (session, navigation) in navigations {
-            guard let top = navigation.topScreen, !top.viewModel.isEmpty, let screen = try? ScreenName(top.kind) else { continue }
-            let shown = map.value(at: .viewModel(session, screen)).flatMap { bytes in
-                try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
-            }
-            guard shown?.screenID != top.id else { continue }
+            guard let top = navigation.topScreen, !top.viewModel.isEmpty, !viewModelShows(top, in: session) else { continue }
             sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
             sent += 1
         }
         if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
+    }
+
+    /// Whether the session's copy of `screen`'s view-model state is for that screen.
+    func viewModelShows(_ screen: Screen, in session: SessionID) -> Bool {
+        guard let name = try? ScreenName(screen.kind) else { return true }
+        let shown = map.value(at: .viewModel(session, name)).flatMap { bytes in
+            try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
+        }
+        return shown?.screenID == screen.id
     }
 }

@@ -43,6 +43,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         /// and how many each such client holds open: `limits.perClient` bounds it.
         var openedBy: [SessionID: String] = [:]
         var openByClient: [String: Int] = [:]
+        /// Calls each instance sent and has not had answered, oldest first (in its record too).
+        var outbox: [SessionID: [Flowbus_V1_PendingCall]] = [:]
     }
 
     /// Requests a coordinator process takes at once (the broker's credit for its worker).
@@ -350,6 +352,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         state.instances[session] = nil
         state.handled[session] = nil
         state.startedAt[session] = nil
+        state.outbox[session] = nil
         delete(.coordinatorInstance(coordinatorName, session))
         logger.debug("finished", metadata: ["flowbus.session": "\(session)"])
     }
@@ -365,6 +368,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         record.startedAtUnixNanos = state.startedAt[session] ?? 0
         record.handled = state.handled[session] ?? [:]
         record.context = instance.context
+        record.pending = state.outbox[session] ?? []
         write(.coordinatorInstance(coordinatorName, session), record, keyVersion: nextRecordVersion())
     }
 

@@ -132,8 +132,10 @@ public final class ViewModelRuntime {
             synced = map.isSynced
             if !synced { Thread.sleep(forTimeInterval: 0.005) }
         }
-        finishInterruptedLoads()
+        // The copies first: a load finished below writes both copies anew, and must not be
+        // followed by its mirror's older value, written again.
         republishSessionCopies()
+        finishInterruptedLoads()
         if let schema { publish(schema) }
         return synced
     }

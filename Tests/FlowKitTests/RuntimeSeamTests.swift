@@ -39,15 +39,20 @@ final class TallyViewModel: ViewModel {
 /// The root flow: shows the tally screen; `ledger` starts the ledger flow.
 final class TallyAppCoordinator: Coordinator {
     override class var name: String { "app" }
-    override class var screenActions: [String: [ActionSpec]] { ["tally": ["ledger"]] }
+    override class var screenActions: [String: [ActionSpec]] { ["tally": ["ledger", "note"], "note": ["close"]] }
 
     override func start() {
         navigate(.setRoot([.make("tally", owner: "app")]))
     }
 
     override func handle(intent: IntentInput) throws(IntentRefusal) {
-        guard intent.action == "ledger" else { throw .unknownAction(intent.action, screen: "tally", known: Self.actionNames) }
-        startChild("ledger")
+        switch intent.action {
+        case "ledger": startChild("ledger")
+        // A sheet over the tally screen, and its dismissal.
+        case "note": navigate(.present(.make("note", owner: "app", viewModel: false)))
+        case "close": navigate(.dismiss)
+        default: throw .unknownAction(intent.action, screen: intent.screen, known: Self.actionNames)
+        }
     }
 
     override func handle(call method: String, args: [String: String]) throws(IntentRefusal) -> [String: String] {
@@ -387,14 +392,16 @@ final class TallyBus {
         bus.register("vm.tally") { box.value.handle($0) }
     }
 
-    func startOwner(incarnation: UInt64) throws -> CoordinatorRuntime {
+    /// `calls`: how it calls other coordinators (the bus's, unless a test says otherwise).
+    func startOwner(incarnation: UInt64, calls: (any ServiceCalls)? = nil) throws -> CoordinatorRuntime {
         let owner = try CoordinatorRuntime(
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
-            writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: bus.calls(name: "app"),
+            writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: calls ?? bus.calls(name: "app"),
             viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, sessionLimits: limits,
             clock: { [clock] in clock.now }, logger: quiet, plantedBug: plantedBug)
-        owner.start()
+        // Reachable before it starts, as a worker is: calls it sends again when it starts are answered to it.
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
+        owner.start()
         return owner
     }
 
@@ -402,6 +409,19 @@ final class TallyBus {
         try coordinatorReply(owner.respond(
             to: envelope(call("openSession", args: requested.isEmpty ? [:] : ["session": requested]), session: ""), peer: peer))
     }
+}
+
+/// Calls that never leave the process: as if it died before sending them.
+final class SilentCalls: ServiceCalls, @unchecked Sendable {
+    private(set) var posted: [String] = []
+    func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
+        posted.append(service)
+    }
+    func waitUntilIdle(lane: String?, timeout: Duration) -> Bool { true }
+    func request(service: String, body: [UInt8]) throws(ServiceTransportError) -> [UInt8] {
+        throw ServiceTransportError(service: service, reason: "this process is gone")
+    }
+    func stop() {}
 }
 
 @Suite("Coordinator runtime without processes", .serialized)
@@ -414,7 +434,7 @@ struct CoordinatorRuntimeSeamTests {
         let nav = try #require(navigation(app.map, session: session))
         #expect(nav.version == 1)
         #expect(nav.topScreen?.kind == "tally")
-        #expect(nav.topScreen?.actions.map(\.name) == ["ledger"])
+        #expect(nav.topScreen?.actions.map(\.name) == ["ledger", "note"])
         #expect(nav.topScreen?.actions.first?.service == "coord.app")
         // The owner told vm.tally to appear; the view model published its state for the screen.
         #expect(await eventually { viewState(app.map, session: session)?.screenID == "tally" })
@@ -505,6 +525,47 @@ struct CoordinatorRuntimeSeamTests {
         let fresh = UncheckedBox(try tallyRuntime(app.map.peer(), incarnation: 2))
         app.bus.register("vm.tally") { fresh.value.handle($0) }
         app.owner = try app.startOwner(incarnation: 2)
+        #expect(await eventually { viewState(app.map, session: session)?.screenID == navigation(app.map, session: session)?.topScreen?.id })
+    }
+
+    /// A coordinator answers an action whose effects are calls to others (a child flow started)
+    /// before those calls are answered. Killed in between, it left them in its record's outbox:
+    /// its next incarnation sends them again, as its own, and the child flow starts.
+    @Test func callsAKilledCoordinatorHadNotSentAreSentByItsNextIncarnation() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        app.owner.shutdown()
+        let silent = SilentCalls()
+        app.owner = try app.startOwner(incarnation: 2, calls: silent)
+        let started = try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session, key: "k-ledger")))
+        #expect(started.applied)
+        #expect(silent.posted == ["coord.ledger"])
+        // The start never left; the record holds it.
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "tally")
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 3)
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        // Sent as the new incarnation's: the ledger flow's owner took it (no fencing refusal).
+        let starts = app.bus.delivered(to: "coord.ledger").compactMap { envelope -> UInt64? in
+            (try? envelope.unwrap(Flowbus_V1_CoordinatorCall.self))?.method == "start" ? envelope.incarnation : nil
+        }
+        #expect(starts == [3])
+    }
+
+    /// A sheet dismissed leaves the screen under it as it was (no new `appear`); but if that
+    /// screen's `appear` was lost (with an owner that died), it shows no state, and the dismissal
+    /// must appear it, or the screen stays without its view model's actions for good.
+    @Test func aScreenUncoveredWithoutItsStateAppearsAgain() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        _ = app.owner.respond(to: envelope(intent("note", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.hasModal == true })
+        for key in CloneKey.viewModelKeys(session: try SessionID(session), screen: try ScreenName("tally")) { try app.map.delete(key) }
+        #expect(await eventually { viewState(app.map, session: session) == nil })
+        let version = try #require(navigation(app.map, session: session)).version
+        _ = app.owner.respond(to: envelope(intent("close", screen: "note", version: version), session: session))
         #expect(await eventually { viewState(app.map, session: session)?.screenID == navigation(app.map, session: session)?.topScreen?.id })
     }
 

@@ -42,6 +42,20 @@ struct ChaosEndToEndTests {
         #expect(check.status == 0 && check.output.contains("PASS"), "\(check.output)")
     }
 
+    @Test("every kind of movies plugin killed and stopped once mid-journey: nothing lost or applied twice, every journey ends on its screen",
+          .timeLimit(.minutes(3)))
+    func everyPluginKilledAndStopped() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("every-plugin"), "--sessions", "3"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        // Each of the 18 plugins was killed once and stopped once.
+        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
+        #expect(decisions.components(separatedBy: " kill\n").count - 1 == 18, "\(decisions)")
+        #expect(decisions.components(separatedBy: " stop\n").count - 1 == 18, "\(decisions)")
+    }
+
     @Test("values served stale (as a lagging replica would) are never shown: every journey passes with no staleShown",
           .timeLimit(.minutes(3)))
     func staleReadsAreNotShown() async throws {

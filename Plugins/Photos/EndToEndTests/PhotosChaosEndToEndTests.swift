@@ -2,21 +2,40 @@ import FlowbusTesting
 import Foundation
 import Testing
 
-/// `flowbus chaos run` on the real Photos app with its own plan: lost, duplicated, reordered and
+/// `flowbus chaos run` on the real Photos app with its own plans: lost, duplicated, reordered and
 /// late messages, a view model cut off, plugins killed and stopped — nothing lost or applied twice.
 @Suite("Photos chaos end to end", .serialized)
 struct PhotosChaosEndToEndTests {
-    @Test("the Photos app survives its plan", .timeLimit(.minutes(3)))
-    func photosSurvive() async throws {
+    /// Plays `FaultPlans/<plan>.yaml` on a fresh Photos host with three users on the app's
+    /// journeys; returns the run's status and output, and its report folder.
+    static func chaos(_ plan: String, _ extra: [String] = []) async throws -> (status: Int32, output: String, report: String) {
         let host = try await PhotosHost.start()
         defer { Task { try? await host.stop() } }
         let app = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let journeys = ["create-account-to-likes", "demo-log-in", "forgot-password-from-login", "forgot-password-from-welcome"]
             .map { app.appendingPathComponent("Journeys/\($0).yaml").path }
         let report = host.fixture.runDirectory + "/chaos-report"
-        let run = try await host.fixture.run(["chaos", "run", app.appendingPathComponent("FaultPlans/survive.yaml").path,
-                                              "--duration", "12", "--sessions", "3", "--report", report, "--journeys"] + journeys)
+        let run = try await host.fixture.run(["chaos", "run", app.appendingPathComponent("FaultPlans/\(plan).yaml").path]
+            + extra + ["--sessions", "3", "--report", report, "--journeys"] + journeys)
+        return (run.status, run.output, report)
+    }
+
+    @Test("the Photos app survives its plan", .timeLimit(.minutes(3)))
+    func photosSurvive() async throws {
+        let run = try await Self.chaos("survive", ["--duration", "12"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+    }
+
+    @Test("every kind of Photos plugin killed and stopped once mid-journey: nothing lost or applied twice, every journey ends on its screen",
+          .timeLimit(.minutes(3)))
+    func everyPluginKilledAndStopped() async throws {
+        let run = try await Self.chaos("every-plugin")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        // Each of the 11 plugins was killed once and stopped once.
+        let decisions = try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
+        #expect(decisions.components(separatedBy: " kill\n").count - 1 == 11, "\(decisions)")
+        #expect(decisions.components(separatedBy: " stop\n").count - 1 == 11, "\(decisions)")
     }
 }

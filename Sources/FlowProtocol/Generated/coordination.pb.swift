@@ -11,6 +11,11 @@
 /// Coordinators: navigation operations, calls between coordinators, their instance records
 /// and the session record.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -200,6 +205,31 @@ public nonisolated struct Flowbus_V1_CoordinatorInstance: Sendable {
 
   /// Whatever the coordinator needs to resume this session after a restart.
   public var context: Dictionary<String,String> = [:]
+
+  /// The calls this instance asked for (child flows started or finished, navigation sent to the
+  /// owner, calls to other coordinators) not yet answered, oldest first: a restarted incarnation
+  /// sends them again, and their idempotency keys make a second delivery harmless.
+  public var pending: [Flowbus_V1_PendingCall] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One call a coordinator instance has sent and not yet had answered.
+public nonisolated struct Flowbus_V1_PendingCall: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The MDP service, such as coord.home.
+  public var service: String = String()
+
+  /// The whole request envelope, its idempotency key included.
+  public var body: Data = Data()
+
+  /// That idempotency key.
+  public var key: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -392,7 +422,7 @@ nonisolated extension Flowbus_V1_CoordinatorReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CoordinatorInstance"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0\u{1}pending\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -408,6 +438,7 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
       case 6: try { try decoder.decodeSingularInt64Field(value: &self.startedAtUnixNanos) }()
       case 7: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.handled) }()
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.context) }()
+      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.pending) }()
       default: break
       }
     }
@@ -438,6 +469,9 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if !self.context.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.context, fieldNumber: 8)
     }
+    if !self.pending.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.pending, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -450,6 +484,47 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if lhs.startedAtUnixNanos != rhs.startedAtUnixNanos {return false}
     if lhs.handled != rhs.handled {return false}
     if lhs.context != rhs.context {return false}
+    if lhs.pending != rhs.pending {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Flowbus_V1_PendingCall: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PendingCall"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0\u{1}body\0\u{1}key\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.service) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.body) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.service.isEmpty {
+      try visitor.visitSingularStringField(value: self.service, fieldNumber: 1)
+    }
+    if !self.body.isEmpty {
+      try visitor.visitSingularBytesField(value: self.body, fieldNumber: 2)
+    }
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Flowbus_V1_PendingCall, rhs: Flowbus_V1_PendingCall) -> Bool {
+    if lhs.service != rhs.service {return false}
+    if lhs.body != rhs.body {return false}
+    if lhs.key != rhs.key {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
