@@ -10,7 +10,8 @@ struct Fault: ParsableCommand {
             Each rule acts on the MDP requests of a service prefix (--service) or the Clone writes of a \
             key prefix (--key), narrowed by --session, --peer, --method, --skip and --limit, on a --share \
             of them drawn from the host's fault seed: the same seed and rules make the same decisions \
-            (`flowbus fault decisions`).
+            (`flowbus fault decisions`). kill, stop, clock and partition aim at a plugin's process, by name \
+            or as the one serving a session, now and beside any plan; `flowbus fault clear` ends them all.
             """,
         subcommands: [Drop.self, Delay.self, Duplicate.self, Reorder.self, Truncate.self, Corrupt.self, Stale.self, HoldHeartbeats.self,
                       Kill.self, Stop.self, Clock.self, Partition.self,

@@ -56,6 +56,20 @@ struct ChaosEndToEndTests {
         #expect(decisions.components(separatedBy: " stop\n").count - 1 == 18, "\(decisions)")
     }
 
+    @Test("heartbeats held back and clocks jumped and drifting: nothing lost or applied twice, every journey ends on its screen",
+          .timeLimit(.minutes(3)))
+    func heartbeatsAndClocksGoWrong() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan("heartbeats-and-clocks"), "--sessions", "3"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        // The faults took effect: heartbeats were held, and four clocks skewed and put right.
+        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
+        #expect(decisions.contains(" heartbeat vm.changepassword drop"), "\(decisions)")
+        #expect(decisions.components(separatedBy: "clock put right").count - 1 == 4, "\(decisions)")
+    }
+
     @Test("values served stale (as a lagging replica would) are never shown: every journey passes with no staleShown",
           .timeLimit(.minutes(3)))
     func staleReadsAreNotShown() async throws {
