@@ -182,9 +182,19 @@ public enum BusAccessMode: String, Codable, Sendable {
     case open
 }
 
-/// Whether a process with this pid exists (one of another user's counts).
+/// Whether a process with this pid runs (one of another user's counts). A zombie — exited, not
+/// yet reaped by its parent (a `flowbus demo` that started the host) — does not.
 public func isAlive(pid: Int32) -> Bool {
-    kill(pid, 0) == 0 || errno == EPERM
+    guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+    return !isZombie(pid: pid)
+}
+
+/// Whether `pid` has exited and waits for its parent to reap it (`Z` in /proc/<pid>/stat).
+public func isZombie(pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return false }
+    // `pid (comm) S …`: the state follows the command name, which may itself hold spaces or parentheses.
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "Z"
 }
 
 extension JSONEncoder {

@@ -40,9 +40,11 @@ struct Demo: AsyncParsableCommand {
         var started = false
         if try directory.liveHost() == nil {
             print("flowbus demo: starting \(info.map { $0.title.isEmpty ? $0.name : $0.title } ?? "the app") (\(manifestURL.path), run directory \(directory.path))…")
-            try Detached.start(arguments: [ExecutablePath.path, "up", "--manifest", manifestURL.path, "--run-dir", directory.path, "--log-level", global.logLevel],
-                               runDirectory: directory)
+            let pid = try Detached.start(
+                arguments: [ExecutablePath.path, "up", "--manifest", manifestURL.path, "--run-dir", directory.path, "--log-level", global.logLevel],
+                runDirectory: directory)
             started = true
+            Self.reap(pid)
             Self.stopOnSignals(directory)
         } else {
             print("flowbus demo: a host already runs in \(directory.path); using it, and leaving it running")
@@ -74,6 +76,17 @@ struct Demo: AsyncParsableCommand {
             source.resume()
             signalSources.append(source)
         }
+    }
+
+    /// Reaps the host this demo started as soon as it exits (`flowbus down` from another
+    /// terminal, a crash): an unreaped child stays a zombie, which other tools took for alive.
+    private static func reap(_ pid: pid_t) {
+        let thread = Thread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        }
+        thread.name = "flowbus-demo-reaper"
+        thread.start()
     }
 
     /// Keeps the sources alive; written once, by `run` before the app starts, read by nothing.

@@ -4,7 +4,9 @@ import Foundation
 /// `flowbus up --detach`: the same command in a new session, its output in the host log,
 /// and this process returns once the host answers on its control socket.
 enum Detached {
-    static func start(arguments: [String], runDirectory: RunDirectory, timeout: TimeInterval = 30) throws {
+    /// Returns the host's pid once it answers.
+    @discardableResult
+    static func start(arguments: [String], runDirectory: RunDirectory, timeout: TimeInterval = 30) throws -> pid_t {
         if let live = try runDirectory.liveHost() {
             throw HostError.alreadyRunning(pid: live.pid, runDirectory: runDirectory.path)
         }
@@ -20,7 +22,7 @@ enum Detached {
             if let descriptor = try? runDirectory.liveHost(), descriptor.pid == pid,
                let _: HostDescriptor = try? control.send(ControlRequest(command: .ping)) {
                 print("flowbus host \(pid) running in the background — broker \(descriptor.endpoints.broker), clone \(descriptor.endpoints.cloneSnapshot); `flowbus ps` shows it, `flowbus down` stops it; log: \(runDirectory.hostLogPath)")
-                return
+                return pid
             }
             usleep(50_000)
         }

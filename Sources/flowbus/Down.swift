@@ -27,7 +27,8 @@ struct Down: ParsableCommand {
         }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if kill(descriptor.pid, 0) != 0 {
+            // A zombie has stopped: the `flowbus demo` that started it reaps it.
+            if !isAlive(pid: descriptor.pid) {
                 print("flowbus host \(descriptor.pid) stopped")
                 return
             }
