@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -61,6 +62,13 @@ static void cflowhost_child(const char *path, char *const argv[], char *const en
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, NULL);
+    // SIGUSR2 tells a plugin to read its fault order (ProcessFaultOrder). A plugin starts with it
+    // ignored (an ignored signal stays ignored across exec), so one sent before the plugin has
+    // set up its handler, or to a plugin that takes no orders, is lost rather than fatal.
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGUSR2, &ignore, NULL);
 
     if (dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) cflowhost_child_report(report_fd, CFLOWHOST_STAGE_CHILD_SETUP, errno);
     int null_fd = open("/dev/null", O_RDONLY);

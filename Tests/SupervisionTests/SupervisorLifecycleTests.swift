@@ -98,7 +98,8 @@ import Testing
             try supervisor.start()
         }
         let lines = await waitForLines(directory, "signals", count: 2)
-        #expect(lines == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"])
+        // Nothing blocked; SIGUSR2 alone ignored (bit 11), until a plugin takes fault orders with it.
+        #expect(lines == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000800"])
         try await onOwnThread { supervisor.stop() }
     }
 
