@@ -27,9 +27,12 @@ public final class BusConnection: Sendable {
 
     /// Asks coord.app for a new session (or to attach to `requested`, presenting `capability`);
     /// returns its id and, from a closed host, its drive and watch capabilities.
-    public func openSession(requested: String?, capability: String? = nil) async throws(SessionClientError) -> SessionGrant {
+    /// Opens a new session, or attaches to `requested`; with `create`, an id no open session has
+    /// opens a new session under it (without, the owner refuses it).
+    public func openSession(requested: String?, capability: String? = nil, create: Bool = false) async throws(SessionClientError) -> SessionGrant {
         var args: [String: String] = [:]
         if let requested { args["session"] = requested }
+        if create { args["create"] = "true" }
         let reply = try await Self.coordinatorCall(
             requester, Self.call("openSession", args: args), session: "", writer: options.name, capability: capability)
         guard let session = reply.result["session"], !session.isEmpty else {

@@ -85,13 +85,13 @@ public final class SessionClient: Sendable {
     /// read the host's key (its own user's tools) makes its own.
     public static func attach(
         _ session: String, capability: String? = nil, endpoints: BusEndpoints, announce: Bool = true,
-        options: SessionClientOptions = .init(), logger: Logger = Logger(label: "flowbus.client")
+        options: SessionClientOptions = .init(), create: Bool = false, logger: Logger = Logger(label: "flowbus.client")
     ) async throws(SessionClientError) -> SessionClient {
         let connection = try BusConnection(endpoints: endpoints, options: options, logger: logger)
         let token = capability ?? endpoints.capabilities?.token(announce ? .drive : .watch, session: session)
         do {
             let grant = announce
-                ? try await connection.openSession(requested: session, capability: token)
+                ? try await connection.openSession(requested: session, capability: token, create: create)
                 : SessionGrant(session: session, drive: nil, watch: token)
             let client = try await SessionClient(grant: grant, capability: announce ? grant.drive : token, connection: connection)
             if announce && options.keepAlive { client.keepAlive() }

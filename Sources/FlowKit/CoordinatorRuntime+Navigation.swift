@@ -8,7 +8,10 @@ import MessagePath
 extension CoordinatorRuntime {
     /// Opens a new session, or attaches to an open one. `peer` is who asked, as a closed broker
     /// names it (nil in open mode and in tests): a client opens at most `limits.perClient`.
-    func openSession(requested: String, peer: String? = nil) -> Flowbus_V1_CoordinatorReply {
+    /// Opens a new session, or attaches to the open session `requested`. An id no open session
+    /// has is refused (a mistyped id must not open a session of its own) unless `create` asks
+    /// for a new session under that id.
+    func openSession(requested: String, create: Bool = false, peer: String? = nil) -> Flowbus_V1_CoordinatorReply {
         if !requested.isEmpty, (try? SessionID(requested)) == nil {
             return Self.refusal(WireError(.invalidField, "\"\(requested)\" is not a valid session id",
                                           hint: "use 1 to 128 characters from A-Z a-z 0-9 . _ -, or leave it empty for a new session"))
@@ -23,6 +26,11 @@ extension CoordinatorRuntime {
                 reply.navVersion = state.navigations[requested]?.version ?? 0
                 touch(requested, in: &state)
                 return reply
+            }
+            if !requested.isEmpty, !create {
+                return Self.refusal(WireError(
+                    .invalidField, "no session \(requested) is open on this host, so there is nothing to attach to",
+                    hint: "`flowbus sessions` lists the open ones; to open a new session under this id, ask with create (`flowbus client --session \(requested) --create`)"))
             }
             let session = (try? SessionID(requested)) ?? Self.newSessionID()
             if let refusal = refusalToOpen(for: SessionLimits.client(peer), in: &state) { return refusal }

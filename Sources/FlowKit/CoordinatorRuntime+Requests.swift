@@ -35,7 +35,7 @@ extension CoordinatorRuntime {
                let refused = guardRequest(envelope, needs: .drive, session: session, doing: "openSession (attach)") {
                 return Self.refusal(refused)
             }
-            return openSession(requested: requested, peer: peer)
+            return openSession(requested: requested, create: call.args["create"] == "true", peer: peer)
         }
         guard let session = try? SessionID(named) else {
             return Self.refusal(WireError(.invalidField, "the call \(call.method) names no valid session (\"\(named)\")",

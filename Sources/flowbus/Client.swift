@@ -26,6 +26,9 @@ struct Client: AsyncParsableCommand {
     @Flag(name: .long, help: "Read-only: mirror the session, send nothing (needs --session).")
     var observe = false
 
+    @Flag(name: .long, help: "With --session: open a new session under that id when none is open (without it, an unknown id is refused).")
+    var create = false
+
     @Option(name: .long, help: "Play this script (keys, sends, expectations) without a terminal.")
     var script: String?
 
@@ -34,6 +37,8 @@ struct Client: AsyncParsableCommand {
 
     func validate() throws {
         if observe, session == nil { throw ValidationError("--observe mirrors an existing session: add --session ID (`flowbus sessions` lists them)") }
+        if create, session == nil { throw ValidationError("--create opens a session under the id --session ID gives; without --session a new session is opened anyway") }
+        if create, observe { throw ValidationError("--create opens a session to drive; --observe only mirrors one that is open") }
         if ClientSize(size) == nil { throw ValidationError("--size \(size) is not ROWSxCOLUMNS; write it like 24x80") }
     }
 
@@ -57,11 +62,13 @@ struct Client: AsyncParsableCommand {
             if !passed { throw ExitCode(1) }
             return
         }
-        try await Self.interactive(directory: directory, session: session, observe: observe, global: global)
+        try await Self.interactive(directory: directory, session: session, observe: observe, create: create, global: global)
     }
 
     /// Opens or attaches, runs the full-screen client, and says how to come back.
-    static func interactive(directory: RunDirectory, session: String?, observe: Bool, welcome: String = "", global: GlobalOptions) async throws {
+    static func interactive(
+        directory: RunDirectory, session: String?, observe: Bool, create: Bool = false, welcome: String = "", global: GlobalOptions
+    ) async throws {
         global.bootstrapLogging()
         let endpoints = try BusEndpoints.announced(by: directory)
         var options = SessionClientOptions()
@@ -69,7 +76,7 @@ struct Client: AsyncParsableCommand {
         let logger = Logger(label: "flowbus.client")
         let client: SessionClient
         if let session {
-            client = try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger)
+            client = try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, create: create, logger: logger)
         } else {
             client = try await SessionClient.open(endpoints, options: options, logger: logger)
         }

@@ -405,9 +405,10 @@ final class TallyBus {
         return owner
     }
 
-    func open(_ requested: String = "", peer: String? = nil) throws -> Flowbus_V1_CoordinatorReply {
-        try coordinatorReply(owner.respond(
-            to: envelope(call("openSession", args: requested.isEmpty ? [:] : ["session": requested]), session: ""), peer: peer))
+    func open(_ requested: String = "", create: Bool = false, peer: String? = nil) throws -> Flowbus_V1_CoordinatorReply {
+        var args = requested.isEmpty ? [:] : ["session": requested]
+        if create { args["create"] = "true" }
+        return try coordinatorReply(owner.respond(to: envelope(call("openSession", args: args), session: ""), peer: peer))
     }
 }
 
@@ -567,6 +568,21 @@ struct CoordinatorRuntimeSeamTests {
         let version = try #require(navigation(app.map, session: session)).version
         _ = app.owner.respond(to: envelope(intent("close", screen: "note", version: version), session: session))
         #expect(await eventually { viewState(app.map, session: session)?.screenID == navigation(app.map, session: session)?.topScreen?.id })
+    }
+
+    /// Attaching names a session that is open; a mistyped or closed id is refused, saying so,
+    /// rather than opening a session of that name (issue 17). `create` asks for one.
+    @Test func anUnknownSessionIdIsRefusedUnlessCreateAsksForIt() throws {
+        let app = try TallyBus()
+        let refused = try app.open("no-such-session")
+        #expect(!refused.ok)
+        #expect(refused.error.message.contains("no session no-such-session is open"), "\(refused.error)")
+        #expect(refused.error.hint.contains("--create"))
+        #expect(navigation(app.map, session: "no-such-session") == nil)
+        let created = try app.open("no-such-session", create: true)
+        #expect(created.ok && created.result["session"] == "no-such-session" && created.result["attached"] == nil)
+        let attached = try app.open("no-such-session")
+        #expect(attached.ok && attached.result["attached"] == "true")
     }
 
     @Test func closingASessionLeavesNoKeyOfIt() async throws {

@@ -47,4 +47,24 @@ struct SharedSessionEndToEndTests {
         }
         #expect(first.view.navigation == second.view.navigation)
     }
+
+    @Test("attaching to a session id nobody has open is refused, saying so; with create it opens one under that id",
+          .timeLimit(.minutes(2)))
+    func unknownSessionIsRefusedUnlessCreated() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
+        do {
+            let opened = try await SessionClient.attach("typo-session", endpoints: endpoints)
+            opened.stop()
+            Issue.record("attaching to an unknown session opened it")
+        } catch {
+            #expect("\(error)".contains("no session typo-session is open"), "\(error)")
+        }
+        #expect(!(try await BusSnapshot.take(endpoints).sessions.contains { $0.session == "typo-session" }))
+        let created = try await SessionClient.attach("typo-session", endpoints: endpoints, create: true)
+        defer { created.stop() }
+        try await created.waitUntil(timeout: .seconds(20)) { $0.screen == "signin" }
+        #expect(created.session == "typo-session")
+    }
 }
