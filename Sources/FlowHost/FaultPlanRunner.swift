@@ -106,7 +106,7 @@ final class FaultPlanRunner: Sendable {
         for event in undo.stopped.keys.sorted() { perform(.resume(event: event), &undo) }
         if !undo.ordered.isEmpty {
             for instance in processes.clear(undo.ordered) {
-                faults.record(scope: .process, rule: plan.name, subject: "\(instance.plugin)/\(instance.replica)", effect: "clock put right, cut healed")
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(instance), effect: "clock put right, cut healed")
             }
         }
         logger.info("fault plan ended", metadata: ["flowbus.plan": "\(plan.name)", "flowbus.cancelled": "\(cancelled.load(ordering: .relaxed))"])
@@ -172,7 +172,7 @@ final class FaultPlanRunner: Sendable {
             for instance in try processes.instances(of: plugin, replica: replica) {
                 undo.ordered.insert(instance)
                 try processes.order(instance, change)
-                faults.record(scope: .process, rule: plan.name, subject: "\(instance.plugin)/\(instance.replica)", effect: effect)
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(instance), effect: effect)
             }
         } catch {
             logger.warning("fault plan: a plugin's fault order failed", metadata: ["flowbus.plugin": "\(plugin)", "flowbus.error": "\(error)"])
@@ -182,7 +182,7 @@ final class FaultPlanRunner: Sendable {
 
     @discardableResult
     private func send(_ number: Int32, _ instance: InstanceID, effect: String) -> Bool {
-        let subject = "\(instance.plugin)/\(instance.replica)"
+        let subject = Self.subject(instance)
         do {
             try processes.signal(number, instance)
             faults.record(scope: .process, rule: plan.name, subject: subject, effect: effect)
@@ -193,6 +193,9 @@ final class FaultPlanRunner: Sendable {
             return false
         }
     }
+
+    /// How the decision log names an instance: `vm-details/0`.
+    private static func subject(_ instance: InstanceID) -> String { "\(instance.plugin)/\(instance.replica)" }
 
     /// Every start and end of the plan's events, in time order (ends first at equal times).
     private func timeline() -> [(Int64, Step)] {

@@ -58,12 +58,10 @@ final class ProcessFaultInjector: Sendable {
         }
         // A worker's routing id is `<plugin>/<pid>/<n>`.
         let parts = worker.split(separator: "/")
-        guard parts.count >= 2, let pid = Int32(parts[1]), let name = supervisor.pluginName(pid: pid) else {
+        guard parts.count >= 2, let pid = Int32(parts[1]), let instance = supervisor.instance(pid: pid) else {
             throw ProcessFaultError("the process that last served \(service)*\(within) (worker \(worker)) is gone (it exited or was restarted); try again once it has served the session anew")
         }
-        // `name/replica#incarnation`.
-        let slot = name.split(separator: "#")[0].split(separator: "/")
-        return InstanceID(plugin: String(slot[0]), replica: Int(slot.last ?? "0") ?? 0)
+        return instance.id
     }
 
     func signal(_ number: Int32, _ instance: InstanceID) throws(SupervisorError) {

@@ -57,7 +57,7 @@ extension CoordinatorRuntime {
     }
 
     func pendingCall(coordinator: String, method: String, session: SessionID, args: [String: String], ops: [NavigationOp]) -> Flowbus_V1_PendingCall? {
-        let key = "\(writer)/\(incarnation)/\(UUID().uuidString)"
+        let key = newCallKey()
         guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0, key: key) else { return nil }
         var call = Flowbus_V1_PendingCall()
         call.service = "coord.\(coordinator)"
@@ -136,10 +136,13 @@ extension CoordinatorRuntime {
         call.ops = ops
         call.expectedNavVersion = expected
         return try? Envelope.wrapping(
-            call, session: session.text, idempotencyKey: key.isEmpty ? "\(writer)/\(incarnation)/\(UUID().uuidString)" : key,
+            call, session: session.text, idempotencyKey: key.isEmpty ? newCallKey() : key,
             writer: writer, incarnation: incarnation
         ).signed(by: capabilities).encoded()
     }
+
+    /// A fresh idempotency key for a call this incarnation makes.
+    func newCallKey() -> String { "\(writer)/\(incarnation)/\(UUID().uuidString)" }
 
     static func decodeReply(_ bytes: [UInt8]) -> Flowbus_V1_CoordinatorReply? {
         guard let envelope = try? Envelope.decodeChecked(bytes) else { return nil }

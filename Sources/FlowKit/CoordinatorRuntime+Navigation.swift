@@ -6,11 +6,10 @@ import MessagePath
 
 /// The navigation owner's part of the runtime: sessions, their navigation and their record.
 extension CoordinatorRuntime {
-    /// Opens a new session, or attaches to an open one. `peer` is who asked, as a closed broker
-    /// names it (nil in open mode and in tests): a client opens at most `limits.perClient`.
     /// Opens a new session, or attaches to the open session `requested`. An id no open session
     /// has is refused (a mistyped id must not open a session of its own) unless `create` asks
-    /// for a new session under that id.
+    /// for a new session under that id. `peer` is who asked, as a closed broker names it (nil in
+    /// open mode and in tests): a client opens at most `limits.perClient`.
     func openSession(requested: String, create: Bool = false, peer: String? = nil) -> Flowbus_V1_CoordinatorReply {
         if !requested.isEmpty, (try? SessionID(requested)) == nil {
             return Self.refusal(WireError(.invalidField, "\"\(requested)\" is not a valid session id",

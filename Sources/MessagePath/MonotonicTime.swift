@@ -11,11 +11,16 @@ public struct MonotonicTime: Comparable, Hashable, Sendable {
 
     /// Now, as this process sees it: skewed when the host skews a plugin's clock (`ProcessClock`).
     public static func now() -> MonotonicTime {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        let real = UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+        let real = realNow().nanoseconds
         let skew = ProcessClock.skewNanoseconds()
         return MonotonicTime(nanoseconds: skew >= 0 ? real &+ UInt64(skew) : real &- min(real, UInt64(-skew)))
+    }
+
+    /// Now on the real monotonic clock, whatever skew the process's clock has.
+    public static func realNow() -> MonotonicTime {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return MonotonicTime(nanoseconds: UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec))
     }
 
     public static func < (lhs: MonotonicTime, rhs: MonotonicTime) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

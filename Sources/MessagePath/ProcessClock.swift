@@ -105,8 +105,6 @@ public enum ProcessClock {
     }
 
     static func realMonotonicNanoseconds() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) &* 1_000_000_000 &+ Int64(spec.tv_nsec)
+        Int64(truncatingIfNeeded: MonotonicTime.realNow().nanoseconds)
     }
 }

@@ -81,11 +81,16 @@ public final class Supervisor: Sendable {
         return loop.book.withLock { book in book.instances.map { $0.status(now: now) } }
     }
 
+    /// The instance whose process is `pid`, and its incarnation; nil when none is.
+    public func instance(pid: Int32) -> (id: InstanceID, incarnation: Int)? {
+        loop.book.withLock { book in
+            book.instances.first(where: { $0.pid == pid }).map { ($0.id, $0.incarnation) }
+        }
+    }
+
     /// `name/replica#incarnation` of the instance whose process is `pid`, or nil when none is.
     public func pluginName(pid: Int32) -> String? {
-        loop.book.withLock { book in
-            book.instances.first(where: { $0.pid == pid }).map { "\($0.id.plugin)/\($0.id.replica)#\($0.incarnation)" }
-        }
+        instance(pid: pid).map { "\($0.id.plugin)/\($0.id.replica)#\($0.incarnation)" }
     }
 
     /// Notes that the process `pid` was heard from at `time` (an MDP worker's traffic); false if it is not ours.

@@ -42,16 +42,21 @@ struct ChaosEndToEndTests {
         #expect(check.status == 0 && check.output.contains("PASS"), "\(check.output)")
     }
 
+    /// Plays `plan` with three users on a fresh host, expects it to pass, and returns its decision log.
+    static func passingRun(_ plan: String) async throws -> String {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let run = try await Self.chaos(host, [Self.plan(plan), "--sessions", "3"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        return try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
+    }
+
     @Test("every kind of movies plugin killed and stopped once mid-journey: nothing lost or applied twice, every journey ends on its screen",
           .timeLimit(.minutes(3)))
     func everyPluginKilledAndStopped() async throws {
-        let host = try await AppJourneysEndToEndTests.startApp()
-        defer { Task { try? await host.stop() } }
-        let run = try await Self.chaos(host, [Self.plan("every-plugin"), "--sessions", "3"])
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        let decisions = try await Self.passingRun("every-plugin")
         // Each of the 18 plugins was killed once and stopped once.
-        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
         #expect(decisions.components(separatedBy: " kill\n").count - 1 == 18, "\(decisions)")
         #expect(decisions.components(separatedBy: " stop\n").count - 1 == 18, "\(decisions)")
     }
@@ -59,13 +64,8 @@ struct ChaosEndToEndTests {
     @Test("heartbeats held back and clocks jumped and drifting: nothing lost or applied twice, every journey ends on its screen",
           .timeLimit(.minutes(3)))
     func heartbeatsAndClocksGoWrong() async throws {
-        let host = try await AppJourneysEndToEndTests.startApp()
-        defer { Task { try? await host.stop() } }
-        let run = try await Self.chaos(host, [Self.plan("heartbeats-and-clocks"), "--sessions", "3"])
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        let decisions = try await Self.passingRun("heartbeats-and-clocks")
         // The faults took effect: heartbeats were held, and four clocks skewed and put right.
-        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
         #expect(decisions.contains(" heartbeat vm.changepassword drop"), "\(decisions)")
         #expect(decisions.components(separatedBy: "clock put right").count - 1 == 4, "\(decisions)")
     }
