@@ -70,15 +70,17 @@ let package = Package(
         ),
         .target(
             name: "Clone",
-            dependencies: ["ZeroMQ", "MessagePath", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ZeroMQ", "MessagePath", "WireCheck", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Where a host runs and what it announces (run directory, host.json), and the FLOWBUS_*
         // variables it gives plugins: read here by the host, plugins and clients alike.
         .target(name: "FlowbusEnvironment", swiftSettings: strictSettings),
+        // CRC-32C and the check that ends every envelope: read by FlowProtocol and the Clone server.
+        .target(name: "WireCheck", swiftSettings: strictSettings),
         .target(
             name: "FlowProtocol",
-            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["WireCheck", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -133,16 +135,16 @@ let package = Package(
         // The example plugin.
         .executableTarget(
             name: "flowbus-echo",
-            dependencies: ["Majordomo", "Clone", "FlowProtocol", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Majordomo", "Clone", "FlowProtocol", "WireCheck", .product(name: "Logging", package: "swift-log")],
             path: "Plugins/Echo",
             swiftSettings: strictSettings
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol"]),
-        .testTarget(name: "CloneTests", dependencies: ["Clone", "ZeroMQ", "MessagePath", "FlowProtocol"]),
+        .testTarget(name: "CloneTests", dependencies: ["Clone", "WireCheck", "ZeroMQ", "MessagePath", "FlowProtocol"]),
         .testTarget(
             name: "FlowProtocolTests",
-            dependencies: ["FlowProtocol", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["FlowProtocol", "WireCheck", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
@@ -166,7 +168,7 @@ let package = Package(
         // every input that once crashed (Fuzz/regressions) in the ordinary build.
         .target(
             name: "FlowbusFuzzing",
-            dependencies: ["Majordomo", "Clone", "FlowProtocol", "Supervision", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["Majordomo", "Clone", "FlowProtocol", "WireCheck", "Supervision", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "FlowbusFuzzingTests", dependencies: ["FlowbusFuzzing"]),

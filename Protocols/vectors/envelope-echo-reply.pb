@@ -1,3 +1,3 @@
 flowbus.v1.Echo
 hello"
-cli-1-00010:echoHàÆÃðžÊœÃ
+cli-1-00010:echoHàÆÃðžÊœÃ]pÒä`

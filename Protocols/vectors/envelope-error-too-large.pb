@@ -1,1 +1,1 @@
-flowbus.v1.Error¢PThe request to 'flowbus.echo' has 2097152 bytes, more than the limit of 1048576.LSend a smaller request, or start the host with a larger --max-message-bytes.:brokerHÄ–î„≠ ú√
+flowbus.v1.Error¢PThe request to 'flowbus.echo' has 2097152 bytes, more than the limit of 1048576.LSend a smaller request, or start the host with a larger --max-message-bytes.:brokerHÄ–î„≠ ú√]+Ë®<

@@ -1,2 +1,2 @@
 flowbus.v1.Echo
-hello:futureH€€θοΚΓ
+hello:futureH€€θοΚΓ]IνPΗ

@@ -1,1 +1,1 @@
-flowbus.v1.ViewState!Invalid e-mail or password.(*abc0:	vm-signin@H€ê•Ù¦ÊœÃ
+flowbus.v1.ViewState!Invalid e-mail or password.(*abc0:	vm-signin@H€ê•Ù¦ÊœÃ]°rÀ

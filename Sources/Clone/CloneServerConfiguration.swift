@@ -20,6 +20,12 @@ public struct CloneServerConfiguration: Sendable {
     public var maxSessionBytes = 4 << 20
     public var maxSessionKeys = 1024
     public var maxStoreBytes = 512 << 20
+    /// Every value written under one of these key prefixes must end with its envelope check
+    /// (`WireCheck`; Protocols/README.md §5). One without it, or whose check disagrees, arrived
+    /// damaged: it is not applied, not confirmed (its writer sends it again) and counted
+    /// (`damagedWrites`). Deletes (empty values) carry no check. Empty (a plain 12/CHP server,
+    /// whose values are anything): nothing is checked. A Flowbus host names its trees here.
+    public var checkedPrefixes: [String] = []
     /// ZMQ_MAXMSGSIZE on every socket: libzmq drops a peer that sends a larger frame.
     public var transportMaxMessageBytes = 4 << 20
     /// Messages queued per subscriber before the publisher must drop for that subscriber.

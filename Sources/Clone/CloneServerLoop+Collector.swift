@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import MessagePath
+import WireCheck
 import ZeroMQ
 
 /// A KVSET that passed validation, ready for the fault seam and the store.
@@ -218,6 +219,17 @@ extension CloneServerLoop {
     /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
     /// again because its confirmation was late) is confirmed again and not applied twice.
     private func apply(_ update: AcceptedSet) throws(ZMQError) {
+        if !update.value.isEmpty, checkedPrefixes.contains(where: { update.key.starts(with: $0) }) {
+            let verdict = WireCheck.verify(update.value)
+            guard verdict == .intact else {
+                // Lost on the way, as far as anyone can tell: not confirmed, so sent again.
+                statistics.damagedWrites += 1
+                logger.debug("clone collector: a write arrived damaged and was not applied; its writer sends it again", metadata: [
+                    "flowbus.key": "\(update.key.printable)", "flowbus.why": "\(verdict)",
+                ])
+                return
+            }
+        }
         if update.ackTo != nil, update.uuid.count == 16 {
             if confirmedWrites.contains(update.uuid) {
                 statistics.duplicateWrites += 1

@@ -63,6 +63,8 @@ final class CloneServerLoop {
     /// The write order of recently deleted keys: a set that was sent before the delete but
     /// arrives after it must not bring the key back.
     var deletedOrders = RecentDeletes(capacity: 65_536)
+    /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
+    let checkedPrefixes: [[UInt8]]
 
     init(
         context: ZMQContext, configuration: CloneServerConfiguration, endpoints: CloneEndpoints,
@@ -77,6 +79,7 @@ final class CloneServerLoop {
         self.snapshotLimiter = PeerRateLimiter(configuration.snapshotRate)
         // Key, sequence, UUID and properties frames ride on top of the largest value.
         self.collectorReceiveLimit = configuration.maxValueBytes + 64 * 1024
+        self.checkedPrefixes = configuration.checkedPrefixes.map { Array($0.utf8) }
         self.journal = try configuration.journalPath.map { path throws(CloneStartError) in try CloneJournal(path: path) }
 
         snapshot = try Self.makeSocket(context, .router, "snapshot", configuration) { socket throws(ZMQError) in

@@ -41,6 +41,9 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var journalFailures = 0
     /// KVSETs refused because they would take a session or the map past its quota.
     public var quotaRefused = 0
+    /// KVSETs whose value arrived without its check or with a wrong one (under `checkedPrefixes`):
+    /// not applied, not confirmed, so their writers send them again.
+    public var damagedWrites = 0
     /// Bytes (keys and values) the map holds.
     public var storeBytes = 0
     /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.

@@ -22,6 +22,7 @@ public final class BusConnection: Sendable {
         do { context = try ZMQContext() } catch { throw .cannotConnect(endpoint: endpoints.broker, reason: "\(error)") }
         var configuration = ClientConfiguration(timeout: options.requestTimeout, tries: options.requestTries, timeoutCap: options.requestTimeoutCap)
         configuration.routingID = nil
+        configuration.resendWhenAnswered = ErrorReply.damagedFrame
         requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
     }
 

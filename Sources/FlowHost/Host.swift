@@ -1,5 +1,6 @@
 import Clone
 import Dispatch
+import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
@@ -217,6 +218,9 @@ public final class Host: Sendable {
         cloneConfiguration.access = security.access
         cloneConfiguration.snapshotRate = configuration.snapshotRate
         cloneConfiguration.additionalEndpoints = [local.clone].compactMap { $0 }
+        // Every value in a Flowbus tree is an envelope ending with its check: one damaged on the
+        // way is not applied. Other keys are any 12/CHP peer's own, and unchecked.
+        cloneConfiguration.checkedPrefixes = CloneKey.envelopeTrees
         // The map outlives the host: sessions (navigation, states, flows) carry on after a restart.
         cloneConfiguration.journalPath = configuration.runDirectory.path + "/data/clone.journal"
         return try CloneServer.start(

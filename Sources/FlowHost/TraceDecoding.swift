@@ -83,6 +83,7 @@ enum TraceDecoding {
         case .unavailable: "UNAVAILABLE"
         case .internal: "INTERNAL"
         case .forbidden: "FORBIDDEN"
+        case .damaged: "DAMAGED"
         case .UNRECOGNIZED(let value): "CODE_\(value)"
         }
     }

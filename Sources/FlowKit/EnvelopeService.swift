@@ -34,6 +34,9 @@ enum EnvelopeService {
         }
         do {
             return .envelope(try Envelope.decodeChecked(frame))
+        } catch .damaged {
+            // Always the same bytes, so the client knows to send it again at once.
+            return .malformed(answer: [ErrorReply.damagedFrame])
         } catch {
             return .malformed(answer: [(try? ErrorReply.envelope(for: error, writer: writer).encoded()) ?? []])
         }

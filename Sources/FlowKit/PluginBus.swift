@@ -1,4 +1,5 @@
 import Clone
+import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
@@ -24,6 +25,7 @@ public final class PluginBus: Sendable {
         configuration.timeout = timeout
         configuration.tries = tries
         configuration.timeoutCap = timeoutCap
+        configuration.resendWhenAnswered = ErrorReply.damagedFrame
         if let curve = environment.curve {
             configuration.curveServerKey = curve.serverKey
             configuration.curveKeyPair = curve.keyPair

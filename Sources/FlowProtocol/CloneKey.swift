@@ -21,6 +21,10 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     /// An app's payload schemas, published by its view models (`AppSchema`).
     case appSchema(package: String)
 
+    /// The trees whose values are envelopes (all of them): a Flowbus Clone server applies no
+    /// value under them that does not end with its check (Protocols/README.md §5).
+    public static let envelopeTrees = ["/s/", "/v/", "/c/", "/host/", "/schema/"]
+
     /// Parses a key; throws when it breaks the grammar or fits none of the trees.
     public init(parsing text: String) throws(NameError) {
         let segments = try CloneKeyGrammar.segments(of: text)

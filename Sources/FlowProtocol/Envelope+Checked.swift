@@ -1,14 +1,18 @@
 import SwiftProtobuf
+import WireCheck
 
 extension Flowbus_V1_Envelope {
-    /// Decodes one body frame or Clone value, applying the version rule.
+    /// Decodes one body frame or Clone value, applying the check and the version rule.
     ///
-    /// Throws `.malformed` for bytes that are not an envelope or carry no version (0, the
+    /// Throws `.damaged` for bytes that do not end with their check or whose check disagrees
+    /// (`WireCheck`: cut short or changed on the way), `.malformed` for bytes that are not an envelope or carry no version (0, the
     /// proto3 default, which an empty frame also decodes to), `.unknownVersion` for a version
     /// newer than `WireVersion.current`; returns the envelope otherwise. Unknown fields are
     /// kept, so a newer writer's additions within the same version pass through.
     public static func decodeChecked(_ bytes: [UInt8]) throws(EnvelopeError) -> Envelope {
-        let envelope: Envelope
+        let verdict = WireCheck.verify(bytes)
+        guard verdict == .intact else { throw .damaged(reason: "\(bytes.count) bytes: \(verdict)") }
+        var envelope: Envelope
         do {
             envelope = try Envelope(serializedBytes: bytes)
         } catch {
@@ -20,13 +24,25 @@ extension Flowbus_V1_Envelope {
         guard envelope.version <= WireVersion.current else {
             throw .unknownVersion(got: envelope.version, supported: WireVersion.current)
         }
+        // Checked: the field has said what it had to (an envelope sent on is sealed again).
+        envelope.check = 0
         return envelope
     }
 
-    /// The envelope's serialized bytes, ready for one MDP body frame or one Clone value.
+    /// The envelope's serialized bytes, ending with their check: ready for one MDP body frame
+    /// or one Clone value.
     public func encoded() throws(EnvelopeError) -> [UInt8] {
         do {
-            return try serializedBytes()
+            var bytes: [UInt8]
+            if check == 0 {
+                bytes = try serializedBytes()
+            } else {
+                var unchecked = self
+                unchecked.check = 0
+                bytes = try unchecked.serializedBytes()
+            }
+            WireCheck.seal(&bytes)
+            return bytes
         } catch {
             throw .unencodable(kind: Self.protoMessageName, reason: "\(error)")
         }

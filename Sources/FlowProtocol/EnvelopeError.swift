@@ -1,5 +1,8 @@
 /// Why bytes could not be used as a Flowbus envelope, with what to do about it.
 public enum EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The bytes do not end with their check, or it disagrees with them: cut short or changed
+    /// on the way (`WireCheck`). The sender sends the same bytes again.
+    case damaged(reason: String)
     /// The bytes are not a protobuf `flowbus.v1.Envelope`, or the envelope has no version (0).
     case malformed(reason: String)
     /// The envelope's version is newer than this receiver understands.
@@ -14,6 +17,7 @@ public enum EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The code to put in an `Error` reply about this failure.
     public var code: ErrorCode {
         switch self {
+        case .damaged: .damaged
         case .malformed, .wrongKind, .malformedPayload: .malformed
         case .unknownVersion: .unknownVersion
         case .unencodable: .internal
@@ -23,6 +27,8 @@ public enum EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What happened.
     public var message: String {
         switch self {
+        case .damaged(let reason):
+            "The message arrived damaged and was not used: \(reason)."
         case .malformed(let reason):
             "The message body is not a valid flowbus.v1.Envelope: \(reason)."
         case .unknownVersion(let got, let supported):
@@ -39,6 +45,8 @@ public enum EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What to do about it.
     public var hint: String {
         switch self {
+        case .damaged:
+            "Send the same bytes again (Flowbus peers do so at once). If it keeps happening, the sender writes no check: every envelope ends with the CRC-32C of its bytes, field 11 (Protocols/README.md §5)."
         case .malformed:
             "Send exactly one body frame holding a serialized flowbus.v1.Envelope with version set (see Protocols/README.md)."
         case .unknownVersion(_, let supported):

@@ -45,8 +45,18 @@ public enum ErrorReply {
 
     /// `envelope(...)` serialized, ready to be the one body frame of an MDP REPLY.
     public static func frame(_ code: ErrorCode, message: String, hint: String, writer: String = "") -> [UInt8] {
-        (try? envelope(code, message: message, hint: hint, writer: writer).serializedBytes()) ?? []
+        (try? envelope(code, message: message, hint: hint, writer: writer).encoded()) ?? []
     }
+
+    /// The one answer to a request that arrived damaged (`EnvelopeError.damaged`): always these
+    /// bytes (no writer, no time), so a client tells it from a real answer by comparing them,
+    /// without decoding every reply (`ClientConfiguration.resendWhenAnswered`).
+    public static let damagedFrame: [UInt8] = (try? envelope(
+        .damaged,
+        message: "The request arrived damaged (its check is missing or disagrees with its bytes) and was not applied.",
+        hint: "Send the same request again; Flowbus clients do so at once. If every try is damaged, look for a fault rule that truncates or corrupts this service (flowbus fault list), or a sender that writes no check (Protocols/README.md §5).",
+        sentAtUnixNanos: 0
+    ).encoded()) ?? []
 }
 
 extension Flowbus_V1_Envelope {

@@ -19,6 +19,13 @@ public struct ClientConfiguration: Sendable {
     public var curveKeyPair: CurveKeyPair?
     /// The socket's routing id (optional; the broker makes one up otherwise).
     public var routingID: String?
+    /// A one-frame reply body that means "your request arrived damaged, nothing was done":
+    /// `request` sends the request again at once, without using up a try. Flowbus sets it to
+    /// `ErrorReply.damagedFrame`; nil (plain 7/MDP) returns every reply as the answer.
+    public var resendWhenAnswered: Frame?
+    /// At most this many such resends of one request; then the damage answer is returned.
+    /// Damage is answered at once, so a resend costs a round trip, not a timeout.
+    public var damagedResends = 8
 
     public init(
         timeout: Duration = .milliseconds(2500),

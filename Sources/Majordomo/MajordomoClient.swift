@@ -16,6 +16,8 @@ public final class MajordomoClient {
     var poller: ZMQPoller
     /// Replies dropped because they answered an earlier request (`request(…accepts:)`).
     public private(set) var strayReplies = 0
+    /// Requests sent again at once because the worker said it got them damaged.
+    public private(set) var damagedResent = 0
 
     public init(
         context: ZMQContext, endpoint: String,
@@ -51,6 +53,9 @@ public final class MajordomoClient {
 
     /// Sends a request and waits for its reply. On each timeout the socket is closed, a new one
     /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
+    /// A reply equal to `ClientConfiguration.resendWhenAnswered` (the worker got the request
+    /// damaged) sends it again at once on the same socket, without using up a try, at most
+    /// `damagedResends` times; after that, that reply is returned.
     ///
     /// `accepts` tells a reply to this request from one left over from an earlier one (a reply to
     /// a duplicated or retried request that came late): those are dropped and counted
@@ -63,8 +68,11 @@ public final class MajordomoClient {
         let message = MDPCommand.clientRequest(service: serviceFrame, body: body).frames
         let timeout = timeout ?? configuration.timeout
         let tries = max(1, tries ?? configuration.tries)
-        for attempt in 1...tries {
-            if attempt > 1 {
+        var attempt = 1
+        var resent = 0
+        var timedOut = false
+        while attempt <= tries {
+            if timedOut {
                 logger.debug("no reply yet; retrying on a new socket", metadata: [
                     "flowbus.service": "\(service)", "flowbus.try": "\(attempt)",
                 ])
@@ -76,7 +84,22 @@ public final class MajordomoClient {
                 throw .transport(error, endpoint: endpoint)
             }
             let wait = configuration.wait(forTry: attempt, startingAt: timeout)
-            if let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + wait, accepts: accepts) { return reply }
+            guard let reply = try awaitReply(for: serviceFrame, until: MonotonicTime.now() + wait, accepts: accepts) else {
+                timedOut = true
+                attempt += 1
+                continue
+            }
+            if let resend = configuration.resendWhenAnswered, resent < configuration.damagedResends,
+               reply.count == 1, reply[0] == resend {
+                resent += 1
+                damagedResent += 1
+                logger.debug("the worker got the request damaged; sending it again", metadata: [
+                    "flowbus.service": "\(service)", "flowbus.resend": "\(resent)",
+                ])
+                timedOut = false
+                continue
+            }
+            return reply
         }
         // Leave a clean socket behind: a reply that comes late must not answer the next request.
         (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)

@@ -180,7 +180,9 @@ public struct FaultRule: Sendable, Codable, Equatable, Identifiable {
         case .reorder(let window):
             guard (1...64).contains(window) else { throw .invalidAmount(id, "reorder window", window, 1...64) }
         case .truncate(let bytes):
-            guard bytes >= 0 else { throw .invalidAmount(id, "truncate bytes", bytes, 0...Int.max) }
+            // A Clone value cut to nothing would be a delete, which carries no check to tell it by.
+            let least = scope == .key ? 1 : 0
+            guard bytes >= least else { throw .invalidAmount(id, "truncate bytes", bytes, least...Int.max) }
         case .corrupt(let bytes):
             guard (1...4096).contains(bytes) else { throw .invalidAmount(id, "corrupt bytes", bytes, 1...4096) }
         case .stale:

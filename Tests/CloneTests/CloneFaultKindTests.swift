@@ -2,6 +2,7 @@ import Clone
 import Foundation
 import MessagePath
 import Testing
+import WireCheck
 
 /// The fault kinds on the Clone server's write path: a delayed write is applied later, a
 /// duplicated one twice unless its writer asked for a confirmation (then the server knows it),
@@ -88,5 +89,31 @@ struct CloneFaultKindTests {
         try writer.set(key: "/c/k", value: "abcdefgh".bytes)
         #expect(await eventually { reader.text("/c/k") == "abc" })
         #expect(await eventually { fixture.server!.statistics.faults.damaged == 1 })
+    }
+
+    /// A server that requires the envelope check (as a Flowbus host's does) applies no damaged
+    /// write and does not confirm it: the writer sends it again and the intact copy lands.
+    @Test(arguments: [FaultAction.truncate(bytes: 7), .corrupt(bytes: 1)])
+    func aDamagedWriteIsNotAppliedAndItsWriterSendsItAgain(damage: FaultAction) async throws {
+        let fixture = try CloneFixture { $0.checkedPrefixes = ["/c/"] }
+        let reader = try await fixture.syncedAgent(["/c/"])
+        let writer = try await fixture.syncedAgent(["/other/"]) {
+            $0.confirmWrites = true
+            $0.confirmAfter = .milliseconds(200)
+        }
+        try fixture.faults.install(FaultRule(id: "damage", scope: .key, prefix: "/c/", action: damage, limit: 1))
+        let value = WireCheck.sealed("abcdefghijkl".bytes)
+        try writer.set(key: "/c/k", value: value)
+        #expect(await eventually { reader.get("/c/k")?.value == value })
+        let server = fixture.server!.statistics
+        #expect(server.faults.damaged == 1 && server.damagedWrites == 1)
+        #expect(await eventually { writer.statistics.writesResent >= 1 })
+        // A value written without its check is refused the same way, and never lands; one
+        // outside the checked trees needs none.
+        try writer.set(key: "/c/unchecked", value: "abcdefghijkl".bytes)
+        try writer.set(key: "/other/plain", value: "abcdefghijkl".bytes)
+        #expect(await eventually { fixture.server!.statistics.damagedWrites >= 2 })
+        #expect(reader.get("/c/unchecked") == nil)
+        #expect(await eventually { await fixture.server!.textMap(prefix: "/other/")["/other/plain"] == "abcdefghijkl" })
     }
 }

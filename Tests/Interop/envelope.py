@@ -45,7 +45,44 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
             return value, at
 
 
+def _crc32c_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC32C = _crc32c_table()
+CHECK_TAG = 11 << 3 | 5  # field 11, wire type 5 (fixed32): 0x5D
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), as the envelope check uses it: crc32c(b"123456789") == 0xE3069283."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC32C[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def seal(message: bytes) -> bytes:
+    """The message followed by its check: field 11, the CRC-32C of every byte before it (Protocols/README.md section 5)."""
+    return bytes(message) + bytes([CHECK_TAG]) + crc32c(message).to_bytes(4, "little")
+
+
+def check_intact(data: bytes) -> bool:
+    """Whether `data` ends with a check that agrees with the bytes before it."""
+    return len(data) >= 5 and data[-5] == CHECK_TAG and int.from_bytes(data[-4:], "little") == crc32c(data[:-5])
+
+
 def encode(**fields) -> bytes:
+    """The envelope's fields in wire format, sealed with its check, as every Flowbus reader requires."""
+    return seal(encode_unchecked(**fields))
+
+
+def encode_unchecked(**fields) -> bytes:
     out = bytearray()
     for name, value in fields.items():
         number, kind = FIELDS[name]
@@ -60,7 +97,10 @@ def encode(**fields) -> bytes:
 
 
 def decode(data: bytes) -> dict:
-    """Known fields by name; unknown fields are skipped, as protobuf readers do."""
+    """Known fields by name; unknown fields are skipped, as protobuf readers do. Raises ValueError
+    when the check is missing or disagrees (the message was damaged on the way)."""
+    if not check_intact(data):
+        raise ValueError("the envelope does not end with a check that agrees with its bytes")
     fields: dict = {}
     at = 0
     while at < len(data):
@@ -127,3 +167,4 @@ def error_fields(payload: bytes) -> dict:
 
 
 ERROR_CODE_UNKNOWN_SERVICE = 3
+ERROR_CODE_DAMAGED = 11

@@ -40,6 +40,7 @@ except ImportError as missing:  # a clear failure: the suite is part of the prod
 
 import chp
 import mdp
+from envelope import check_intact, seal
 
 PROTOCOLS = Path(__file__).resolve().parents[2] / "Protocols"
 WIRE_VERSION = 1
@@ -215,6 +216,9 @@ class SessionFollower:
             # A deleted key starts again: its next writer may count key_version from 1.
             self._seen = {k: v for k, v in self._seen.items() if k[0] != key}
             return
+        if not check_intact(entry.value):
+            self.ignored.append((key, "damaged: the value does not end with a check that agrees with its bytes (§5)"))
+            return
         try:
             envelope = Envelope.FromString(entry.value)
         except Exception as error:  # noqa: BLE001 - a value we cannot read is ignored, never fatal
@@ -293,6 +297,9 @@ class FlowClient:
         self.follower: SessionFollower | None = None
         self.forms: dict[str, dict[str, str]] = {}  # per Screen.id: the values typed so far
         self._keys = itertools.count(1)
+        # Test hook: applied to the next request's first send only, as damage on the way would be.
+        self.damage_next: Callable[[bytes], bytes] | None = None
+        self.damaged_answers = 0  # requests answered DAMAGED and sent again (§5, §7)
         self._key_prefix = f"{self.writer}/{uuid.uuid4().hex[:8]}"  # unique across runs and hosts
         self.sent = 0  # MDP requests sent, retries included
         self._schemas: dict[str, descriptor_pool.DescriptorPool] = {}
@@ -308,17 +315,25 @@ class FlowClient:
                         idempotency_key=key or f"{self._key_prefix}/{next(self._keys)}",
                         session=self.session or "", incarnation=self.incarnation, writer=self.writer,
                         sent_at_unix_nanos=time.time_ns()).SerializeToString()
+        body = seal(body)  # §5: every envelope ends with its check
+        damage, self.damage_next = self.damage_next, None
         for attempt in range(unavailable_retries + 1):
             self.sent += 1
-            frames = self.mdp.request(service, body)
+            frames = self.mdp.request(service, damage(body) if damage else body)
+            damage = None
             if len(frames) != 1:
                 raise AssertionError(f"{service}: a reply must be one body frame (§2), got {len(frames)}")
+            if not check_intact(frames[0]):
+                raise AssertionError(f"{service}: the reply does not end with a check that agrees with its bytes (§5)")
             reply = Envelope.FromString(frames[0])
             if reply.version != WIRE_VERSION:
                 raise AssertionError(f"{service}: reply envelope version {reply.version} (§6)")
             message = decode_payload(reply.kind, reply.payload)
             if message is None:
                 raise AssertionError(f"{service}: reply of unknown kind {reply.kind!r}")
+            if code_name(_error_of(message).code) == "DAMAGED" and attempt < unavailable_retries:
+                self.damaged_answers += 1  # §7: nothing was applied; the same bytes again, at once
+                continue
             if code_name(_error_of(message).code) == "UNAVAILABLE" and attempt < unavailable_retries:
                 time.sleep(0.2 * (attempt + 1))
                 continue

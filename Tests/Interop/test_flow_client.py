@@ -339,6 +339,29 @@ def test_movies_a_retried_intent_is_applied_once(movies, clients):
     assert client.state().screen_version == version and client.top.kind == "signin"
 
 
+def test_movies_damaged_requests_are_answered_damaged_and_applied_once_sent_again(movies, clients):
+    """§5 and §7: a request cut short, with a byte changed, or written without its check is
+    answered DAMAGED and applies nothing; the same bytes sent again are served once."""
+    client = clients(movies)
+
+    def flip(body: bytes) -> bytes:
+        changed = bytearray(body)
+        changed[len(body) // 2] ^= 0x10
+        return bytes(changed)
+
+    client.damage_next = flip
+    client.open()
+    client.wait_for(lambda c: shown("signin")(c) and c.offers("logIn"), WAIT, "the sign-in screen")
+    client.damage_next = lambda body: body[:-5]  # no check at all, as a writer without it sends
+    client.act("logIn", email=DEMO["email"], password="wrong")
+    client.wait_for(lambda c: c.state().phase == PHASE_ERROR, WAIT, "the refused sign-in")
+    client.damage_next = lambda body: body[:len(body) // 2]  # cut short
+    reply = client.act("logIn", email=DEMO["email"], password=DEMO["password"])
+    assert reply.applied
+    client.wait_for(lambda c: shown("home")(c), WAIT, "Home")
+    assert client.damaged_answers == 3
+
+
 def test_movies_follower_resyncs_after_a_lost_update(movies, clients):
     client = clients(movies)
     client.open()

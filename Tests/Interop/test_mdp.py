@@ -228,6 +228,29 @@ def test_swift_echo_plugin_answers_a_python_client(context, start_host):
     client.close()
 
 
+def test_an_echo_request_with_a_check_that_disagrees_is_answered_damaged(context, start_host):
+    """Protocols/README.md section 5: an envelope whose check disagrees with its bytes was changed
+    on the way; the worker answers DAMAGED and the same bytes sent again are served. (flowbus.echo
+    returns any other body as it came, so a body without a check is just echoed here; a Flowbus
+    service answers that DAMAGED too: test_flow_client.py.)"""
+    host = start_host(plugins=["echo"])
+    client = mdp.Client(context, host.broker, timeout=2.0, retries=2)
+    wait_for_status(client, "flowbus.echo", b"200", within=10)
+    body = envelope.encode(version=1, kind="flowbus.v1.Echo", payload=envelope.echo_payload("intact"),
+                           idempotency_key="interop-damage", writer="interop")
+    for at in (0, len(body) // 2, len(body) - 1):
+        changed = bytearray(body)
+        changed[at] ^= 0x40
+        fields = envelope.decode(client.request("flowbus.echo", bytes(changed))[0])
+        assert fields.get("kind") == "flowbus.v1.Error", fields
+        error = envelope.error_fields(fields.get("payload", b""))
+        assert error["code"] == envelope.ERROR_CODE_DAMAGED, error
+        assert "damaged" in error["message"] and error["hint"], error
+    fields = envelope.decode(client.request("flowbus.echo", body)[0])
+    assert envelope.echo_text(fields.get("payload", b"")) == "intact"
+    client.close()
+
+
 def test_request_for_a_service_nobody_registers_expires_with_unknown_service(client):
     """Protocols/README.md section 2: queued up to 5 s, then an Error envelope UNKNOWN_SERVICE."""
     started = time.monotonic()

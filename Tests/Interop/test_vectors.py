@@ -29,6 +29,15 @@ def test_echo_request_envelope_matches_the_vector():
     assert frames("mdp-client-request.frames") == [b"", mdp.CLIENT, b"flowbus.echo", body]
 
 
+def test_every_envelope_vector_ends_with_its_check():
+    assert envelope.crc32c(b"123456789") == 0xE3069283
+    for path in sorted(VECTORS.glob("envelope-*.pb")):
+        data = path.read_bytes()
+        assert envelope.check_intact(data), path.name
+        assert envelope.seal(data[:-5]) == data, path.name
+        assert not envelope.check_intact(data[:-1]), path.name
+
+
 def test_echo_reply_envelope_decodes():
     reply = envelope.decode((VECTORS / "envelope-echo-reply.pb").read_bytes())
     assert reply["version"] == 1 and reply["kind"] == "flowbus.v1.Echo"

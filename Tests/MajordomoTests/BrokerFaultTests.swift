@@ -247,6 +247,35 @@ struct BrokerFaultKindTests {
         #expect(fixture.broker.statistics.faults.damaged == 2)
     }
 
+    /// A worker that can tell damage (here: any body but the one sent) answers with the agreed
+    /// frame; the client sends the request again at once, on the same socket, without using up
+    /// a try, and returns the real answer. Past its resends, it returns the damage answer itself.
+    @Test func aClientSendsARequestAnsweredDamagedAgainAtOnce() async throws {
+        let faults = FaultRules()
+        let fixture = try BrokerFixture(faults: faults)
+        defer { fixture.broker.stop() }
+        let body = Array(repeating: UInt8(ascii: "a"), count: 32)
+        let damaged = frames("DAMAGED")
+        let worker = fixture.worker("bits.check") { $0.body == [body] ? $0.body : damaged }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("bits.check", count: 1))
+        try faults.install(FaultRule(id: "flip", scope: .service, prefix: "bits.", action: .corrupt(bytes: 1), limit: 1))
+        let (reply, resent, last) = try await onThread {
+            var configuration = ClientConfiguration(timeout: .seconds(5), tries: 1)
+            configuration.resendWhenAnswered = damaged[0]
+            configuration.damagedResends = 3
+            let client = try MajordomoClient(context: fixture.context, endpoint: fixture.endpoint, configuration: configuration, logger: quietLogger)
+            let reply = try client.request(service: "bits.check", body: [body])
+            try faults.install(FaultRule(id: "flip", scope: .service, prefix: "bits.", action: .truncate(bytes: 3)))
+            let last = try client.request(service: "bits.check", body: [body])
+            return (reply, client.damagedResent, last)
+        }
+        #expect(reply == [body])
+        #expect(resent == 4, "one resend for the first request, three for the second")
+        #expect(last == damaged)
+        #expect(fixture.broker.statistics.faults.damaged == 5)
+    }
+
     @Test func heldHeartbeatsMakeTheBrokerExpireALiveWorker() async throws {
         let faults = FaultRules()
         let fixture = try BrokerFixture(faults: faults)

@@ -70,6 +70,17 @@ struct ChaosEndToEndTests {
         #expect(decisions.components(separatedBy: "clock put right").count - 1 == 4, "\(decisions)")
     }
 
+    @Test("requests and values cut short or with bytes changed are each told by their check, sent again, and never applied: every journey passes",
+          .timeLimit(.minutes(3)))
+    func damagedMessagesAreSentAgain() async throws {
+        let decisions = try await Self.passingRun("damaged")
+        // Both kinds of damage reached both paths: requests (services) and writes (keys).
+        for path in [" service vm.", " service coord.", " key /s/"] {
+            #expect(decisions.contains(path), "no damage on\(path): \(decisions)")
+        }
+        #expect(decisions.contains(" truncate to ") && decisions.contains(" corrupt "), "\(decisions)")
+    }
+
     @Test("values served stale (as a lagging replica would) are never shown: every journey passes with no staleShown",
           .timeLimit(.minutes(3)))
     func staleReadsAreNotShown() async throws {

@@ -74,6 +74,13 @@ public nonisolated struct Flowbus_V1_Envelope: Sendable {
   /// refuses intents and session calls without one (FORBIDDEN). Empty otherwise.
   public var capability: String = String()
 
+  /// CRC-32C (Castagnoli) of every byte of the message before this field, written as the very
+  /// last field: tag byte 0x5D, then the four bytes little-endian (Protocols/README.md §5). A
+  /// message cut short loses it; a byte changed on the way makes it disagree. Flowbus readers
+  /// require it and treat a body or value without it, or with a wrong one, as damaged: lost on
+  /// the way (a request is answered DAMAGED, a Clone write is not confirmed) and sent again.
+  public var check: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -85,7 +92,7 @@ fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}kind\0\u{1}payload\0\u{3}idempotency_key\0\u{1}session\0\u{1}incarnation\0\u{1}writer\0\u{3}key_version\0\u{3}sent_at_unix_nanos\0\u{1}capability\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}kind\0\u{1}payload\0\u{3}idempotency_key\0\u{1}session\0\u{1}incarnation\0\u{1}writer\0\u{3}key_version\0\u{3}sent_at_unix_nanos\0\u{1}capability\0\u{1}check\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -103,6 +110,7 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.keyVersion) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.sentAtUnixNanos) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.capability) }()
+      case 11: try { try decoder.decodeSingularFixed32Field(value: &self.check) }()
       default: break
       }
     }
@@ -139,6 +147,9 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.capability.isEmpty {
       try visitor.visitSingularStringField(value: self.capability, fieldNumber: 10)
     }
+    if self.check != 0 {
+      try visitor.visitSingularFixed32Field(value: self.check, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -153,6 +164,7 @@ nonisolated extension Flowbus_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.keyVersion != rhs.keyVersion {return false}
     if lhs.sentAtUnixNanos != rhs.sentAtUnixNanos {return false}
     if lhs.capability != rhs.capability {return false}
+    if lhs.check != rhs.check {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

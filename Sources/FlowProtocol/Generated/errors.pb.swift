@@ -59,6 +59,11 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
   /// The peer may not do this: a client calling a plugin-only service (`svc.*`), registering as
   /// a worker, writing a Clone key, or reading another session (Protocols/README.md, "Who may do what").
   case forbidden // = 10
+
+  /// The request arrived damaged: its envelope's check is missing or disagrees with its bytes
+  /// (Protocols/README.md §5). Nothing was applied; send the same bytes again. Flowbus clients
+  /// do so at once, up to 8 times without counting it as a try.
+  case damaged // = 11
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -78,6 +83,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     case 8: self = .unavailable
     case 9: self = .internal
     case 10: self = .forbidden
+    case 11: self = .damaged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -95,6 +101,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     case .unavailable: return 8
     case .internal: return 9
     case .forbidden: return 10
+    case .damaged: return 11
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -112,6 +119,7 @@ public nonisolated enum Flowbus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIter
     .unavailable,
     .internal,
     .forbidden,
+    .damaged,
   ]
 
 }
@@ -139,7 +147,7 @@ public nonisolated struct Flowbus_V1_Error: Sendable {
 fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_UNKNOWN_VERSION\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNKNOWN_SERVICE\0\u{1}ERROR_CODE_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STALE_INTENT\0\u{1}ERROR_CODE_INVALID_FIELD\0\u{1}ERROR_CODE_FENCED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FORBIDDEN\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_UNKNOWN_VERSION\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNKNOWN_SERVICE\0\u{1}ERROR_CODE_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STALE_INTENT\0\u{1}ERROR_CODE_INVALID_FIELD\0\u{1}ERROR_CODE_FENCED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FORBIDDEN\0\u{1}ERROR_CODE_DAMAGED\0")
 }
 
 nonisolated extension Flowbus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
