@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `FLOWBUS_*` environment a host gives each plugin (Protocols/README.md §5), named and read
+/// The `FLOWBUS_*` environment a host gives each plugin (Protocols/README.md §1), named and read
 /// in one place: the host writes them, plugins (FlowKit) and clients (FlowClient) read them.
 public struct BusVariables: Sendable, Equatable {
     public static let broker = "FLOWBUS_BROKER"
