@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// `flowbus chaos run` on the real Photos app with its own plans: lost, duplicated, reordered and
-/// late messages, a view model cut off, plugins killed and stopped — nothing lost or applied twice.
+/// late messages, a view model cut off, plugins killed and stopped, damaged and stale messages,
+/// held heartbeats and skewed clocks — nothing lost, applied twice or shown stale.
 @Suite("Photos chaos end to end", .serialized)
 struct PhotosChaosEndToEndTests {
     /// Plays `FaultPlans/<plan>.yaml` on a fresh Photos host with three users on the app's
@@ -37,5 +38,18 @@ struct PhotosChaosEndToEndTests {
         let decisions = try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
         #expect(decisions.components(separatedBy: " kill\n").count - 1 == 11, "\(decisions)")
         #expect(decisions.components(separatedBy: " stop\n").count - 1 == 11, "\(decisions)")
+    }
+
+    @Test("damaged requests and values, stale values, held heartbeats and skewed clocks: nothing lost, applied twice or shown stale",
+          .timeLimit(.minutes(3)))
+    func damageStaleAndTime() async throws {
+        let run = try await Self.chaos("damage-stale-and-time")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        // Every kind of the plan took effect.
+        let decisions = try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
+        for effect in [" truncate to ", " corrupt ", "previous value served again", " heartbeat vm.photo drop", "clock put right"] {
+            #expect(decisions.contains(effect), "no \(effect) in \(decisions)")
+        }
     }
 }
