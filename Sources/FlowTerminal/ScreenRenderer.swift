@@ -150,27 +150,52 @@ public enum ScreenRenderer {
                 at = canvas.put("[ \(button.label) ]", row: row + height - 2, column: at, role: index == controller.alertFocus ? .focus : .error) + 2
             }
         }
-        if controller.showHelp {
-            let lines = [
-                "Tab / Shift-Tab   next / previous control",
-                "↑ ↓               move; in a list, its items",
-                "← →               carousel items, choices, buttons",
-                "Enter             act: press, select, next field",
-                "Space             choose an option; press a button",
-                "Esc, Backspace    back (Backspace edits a field)",
-                "1-4, [ ]          tabs",
-                "l or F2           event log",
-                "? or F1           this help",
-                "q, Ctrl-C         quit",
-            ]
-            let width = min(columns - 2, 52)
-            let height = min(rows - 2, lines.count + 4)
-            let row = max(1, (rows - height) / 2)
-            let column = (columns - width) / 2
-            canvas.box(row: row, column: column, height: height, width: width)
-            canvas.put(" Keys ", row: row, column: column + 2, role: .title)
-            for (offset, line) in lines.prefix(height - 4).enumerated() { canvas.put(line, row: row + 2 + offset, column: column + 2) }
+        if controller.showHelp { drawHelp(&canvas, rows: rows, columns: columns) }
+    }
+
+    /// The keys, one entry a line with the descriptions in a column where the frame is wide
+    /// enough, else each entry's description under its keys; whatever does not fit says so.
+    static func drawHelp(_ canvas: inout Canvas, rows: Int, columns: Int) {
+        let entries = [
+            ("Tab / Shift-Tab", "next / previous control"),
+            ("↑ ↓", "move; in a list, its items"),
+            ("← →", "carousel items, choices, buttons"),
+            ("Enter", "act: press, select, next field"),
+            ("Space", "choose an option; press a button"),
+            ("Esc, Backspace", "back (Backspace edits a field)"),
+            ("1-4, [ ]", "tabs"),
+            ("l or F2", "event log"),
+            ("? or F1", "this help"),
+            ("q, Ctrl-C", "quit"),
+        ]
+        let width = min(columns - 2, 56)
+        let inner = width - 4
+        guard inner >= 8, rows >= 5 else { return }
+        let keyColumn = min(18, (entries.map(\.0.count).max() ?? 0) + 2)
+        var lines: [String]
+        if inner - keyColumn >= 12 {
+            // Descriptions in a column, wrapped within it.
+            lines = entries.flatMap { entry in
+                wrap(entry.1, width: inner - keyColumn).enumerated().map { index, part in
+                    (index == 0 ? entry.0 : "").padding(toLength: keyColumn, withPad: " ", startingAt: 0) + part
+                }
+            }
+        } else {
+            lines = entries.flatMap { [$0.0] + wrap("  " + $0.1, width: inner) }
         }
+        // A blank line above and below the keys when there is room for them.
+        let padding = rows - 2 >= lines.count + 4 ? 1 : 0
+        let height = min(rows - 2, lines.count + 2 + 2 * padding)
+        let room = height - 2 - 2 * padding
+        if lines.count > room {
+            let hidden = lines.count - room + 1
+            lines = Array(lines.prefix(room - 1)) + ["+\(hidden) more: enlarge".clipped(inner)]
+        }
+        let row = max(1, (rows - height) / 2)
+        let column = (columns - width) / 2
+        canvas.box(row: row, column: column, height: height, width: width)
+        canvas.put(" Keys ", row: row, column: column + 2, role: .title)
+        for (offset, line) in lines.enumerated() { canvas.put(line, row: row + 1 + padding + offset, column: column + 2) }
     }
 
     // MARK: Body

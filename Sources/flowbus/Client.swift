@@ -65,9 +65,11 @@ struct Client: AsyncParsableCommand {
         try await Self.interactive(directory: directory, session: session, observe: observe, create: create, global: global)
     }
 
-    /// Opens or attaches, runs the full-screen client, and says how to come back.
+    /// Opens or attaches, runs the full-screen client, and says how to come back, unless the host
+    /// stops right after (`hostStays` false: a demo that started it), when there is no coming back.
     static func interactive(
-        directory: RunDirectory, session: String?, observe: Bool, create: Bool = false, welcome: String = "", global: GlobalOptions
+        directory: RunDirectory, session: String?, observe: Bool, create: Bool = false, welcome: String = "",
+        hostStays: Bool = true, global: GlobalOptions
     ) async throws {
         global.bootstrapLogging()
         let endpoints = try BusEndpoints.announced(by: directory)
@@ -85,7 +87,11 @@ struct Client: AsyncParsableCommand {
         let redirect = StandardErrorRedirect(to: directory.logDirectory + "/client-\(getpid()).log")
         defer { redirect.restore() }
         try await TerminalClient(client: client, readOnly: observe, welcome: welcome, logger: logger).run()
-        print("left session \(client.session); `flowbus client --session \(client.session)` attaches to it again")
+        if hostStays {
+            print("left session \(client.session); `flowbus client --session \(client.session)` attaches to it again")
+        } else {
+            print("left session \(client.session)")
+        }
     }
 }
 

@@ -54,7 +54,8 @@ struct Demo: AsyncParsableCommand {
             let notes = info?.notes.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             if !notes.isEmpty { print(notes) }
             try await Client.interactive(directory: directory, session: nil, observe: false,
-                                         welcome: notes.split(separator: "\n").first.map(String.init) ?? "", global: global)
+                                         welcome: notes.split(separator: "\n").first.map(String.init) ?? "",
+                                         hostStays: !started, global: global)
         } catch {
             if started { stopHost(directory) }
             throw error

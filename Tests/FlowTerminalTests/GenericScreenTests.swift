@@ -107,6 +107,33 @@ struct GenericScreenTests {
         #expect(!text.contains("Waiting for the session's first screen"))
     }
 
+    /// The help fits its frame at any size: its box closes on every row, nothing runs past it,
+    /// and what does not fit says so. (At 40×12 it used to run out of its box.)
+    @Test("the help overlay stays inside its frame from 80×24 down to 30×8", arguments: [(24, 80), (12, 40), (16, 40), (8, 30)])
+    func helpFitsItsFrame(rows: Int, columns: Int) {
+        var controller = ClientController(view: Self.view())
+        controller.showHelp = true
+        let lines = ScreenRenderer.render(controller, rows: rows, columns: columns).text.split(separator: "\n", omittingEmptySubsequences: false)
+        let top = lines.firstIndex { $0.contains("┌─ Keys ") }
+        let bottom = lines.lastIndex { $0.contains("└") }
+        guard let top, let bottom else {
+            Issue.record("no help box at \(rows)×\(columns):\n\(lines.joined(separator: "\n"))")
+            return
+        }
+        let edge = Array(lines[top])
+        let left = edge.firstIndex(of: "┌")!
+        let right = edge.firstIndex(of: "┐")!
+        for row in (top + 1)..<bottom {
+            let line = Array(lines[row])
+            #expect(line.count > right && line[left] == "│" && line[right] == "│",
+                    "row \(row) at \(rows)×\(columns) runs out of the box: \(lines[row])")
+        }
+        #expect(Array(lines[bottom]).firstIndex(of: "┘") == right)
+        let shown = lines[top...bottom].joined(separator: "\n")
+        #expect(shown.contains("quit") || shown.contains("more: enlarge"), "\(shown)")
+        if rows >= 24 { #expect(shown.contains("Tab / Shift-Tab  next / previous control") && shown.contains("q, Ctrl-C        quit")) }
+    }
+
     @Test("a screen whose view model has not published shows a wait, not another app's form")
     func waitsForThePresentation() {
         var view = Self.view()
