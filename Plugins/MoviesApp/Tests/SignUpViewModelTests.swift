@@ -38,6 +38,21 @@ import Testing
         #expect(log.states.last?.errorMessage?.contains("Could not load the genres") == true)
     }
 
+    /// Genres that failed to load can be loaded again from the screen (issue 17: "Genres:
+    /// loading…" stayed for good, with no way to try again but going back).
+    @Test func genresThatFailedCanBeLoadedAgain() throws {
+        genres.result = .failure(.unavailable("down"))
+        try viewModel.handle(IntentInput(action: "appear"))
+        #expect(viewModel.disabledReason(for: "loadGenres") == nil)
+        #expect(viewModel.presentation().components.contains { $0.buttons.buttons.contains { $0.action == "loadGenres" } })
+        genres.result = .success([Movies_V1_Genre.with { $0.id = "drama"; $0.name = "Drama" }])
+        try viewModel.handle(IntentInput(action: "loadGenres"))
+        #expect(genres.calls == 2)
+        #expect(log.states.last?.successData?.genres.genres.map(\.id) == ["drama"])
+        #expect(viewModel.disabledReason(for: "loadGenres") != nil, "offered again once the genres are loaded")
+        #expect(!viewModel.presentation().components.contains { $0.buttons.buttons.contains { $0.action == "loadGenres" } })
+    }
+
     @Test(arguments: [
         (["email": ""], "Enter your e-mail address."),
         (["email": "ana.example.com"], "\"ana.example.com\" is not a valid e-mail address. Type one like name@example.com."),

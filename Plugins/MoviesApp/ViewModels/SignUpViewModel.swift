@@ -2,12 +2,13 @@ import AccountKit
 import FlowKit
 import FlowProtocol
 
-/// Creates an account: `appear` loads the genres; `signUp` validates every field, then
-/// registers (success: account + notice "verificationSent").
+/// Creates an account: `appear` loads the genres (`loadGenres` again, after they failed);
+/// `signUp` validates every field, then registers (success: account + notice "verificationSent").
 public final class SignUpViewModel: ViewModel {
     override public class var screen: String { "signup" }
     override public class var actions: [ActionSpec] {
-        [ActionSpec("signUp", label: "Sign up", fields: ["name", "nickname", "email", "password", "passwordConfirmation", "genres"])]
+        [ActionSpec("signUp", label: "Sign up", fields: ["name", "nickname", "email", "password", "passwordConfirmation", "genres"]),
+         ActionSpec("loadGenres", label: "Load genres")]
     }
 
     let users: any UserService
@@ -23,7 +24,7 @@ public final class SignUpViewModel: ViewModel {
 
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         switch intent.action {
-        case "appear": loadGenres()
+        case "appear", "loadGenres": loadGenres()
         case "signUp": signUp(intent)
         default: try super.handle(intent)
         }
@@ -35,7 +36,7 @@ public final class SignUpViewModel: ViewModel {
             data.genres.genres = try genres.genres()
             genreList = data.genres.genres
             return .movies(data)
-        }, message: { _ in "Could not load the genres: the genre service is not available. Go back and open this screen again in a moment." })
+        }, message: { _ in "Could not load the genres: the genre service is not available. Press Load genres to try again in a moment." })
     }
 
     /// The first rule the form breaks, in the order of its fields.
@@ -93,11 +94,24 @@ public final class SignUpViewModel: ViewModel {
         ]
         let genres = loadedGenres
         if genres.isEmpty {
-            components.append(.muted(state == .loading ? "Genres: loading…" : "Genres: not loaded (go back and open this screen again)"))
+            if state == .loading {
+                components.append(.muted("Genres: loading…"))
+            } else {
+                components.append(.muted("Genres: not loaded; press Load genres to try again"))
+                components.append(.buttons("loadGenres"))
+            }
         } else {
             components.append(.field("genres", label: "Genres", kind: .multiChoice, options: genres.map { ($0.id, $0.name) }))
         }
         components.append(.buttons("signUp"))
         return Presentation(components)
+    }
+
+    /// Load genres only while none are loaded and none are loading.
+    override public func disabledReason(for action: String) -> String? {
+        guard action == "loadGenres" else { return nil }
+        if !loadedGenres.isEmpty { return "the genres are loaded" }
+        if state == .loading { return "the genres are loading" }
+        return nil
     }
 }
