@@ -1,4 +1,5 @@
 import FlowProtocol
+import Logging
 import Foundation
 
 /// Where an action on a screen goes, as the screen published it (Action.service and handler):
@@ -140,6 +141,36 @@ extension SessionClient {
                           error: outcome.error.map { "\($0.code) \($0.message)" } ?? "", idempotencyKey: prepared.idempotencyKey),
                    writer: options.name)
         return outcome
+    }
+
+    /// `action` as a person pressed it on the screen this client shows. Refused as stale only
+    /// because the screen's state was published again since, showing the same (a tab shown again
+    /// publishes its state anew), it is sent once more on the new version: the press meant the
+    /// same thing there. When what the screen shows changed (another client acted, a load
+    /// finished), the refusal stands, for the person to look again.
+    public func sendPressed(action: String, fields: [String: String] = [:]) async throws(SessionClientError) -> IntentOutcome {
+        let prepared = try await prepareWhenOffered(action: action, fields: fields)
+        let seen: ScreenState? = if case .viewModel(let kind) = prepared.route { view.states[kind] } else { nil }
+        let outcome = try await send(prepared)
+        guard outcome.isStale, let seen, outcome.reply.screenVersion > prepared.version else { return outcome }
+        let current = outcome.reply.screenVersion
+        // A screen shown again may load again: compare what it settles on.
+        guard let now = try? await waitUntil(timeout: .seconds(3), "\(seen.kind) settled at version \(current) or later", { view in
+            guard let state = view.states[seen.kind] else { return false }
+            return state.screenVersion >= current && state.phase != .loading
+        }).states[seen.kind], Self.showsTheSame(seen, now) else { return outcome }
+        logger.debug("the screen was published again unchanged; sending the press again on its new version", metadata: [
+            "flowbus.action": "\(action)", "flowbus.version": "\(now.screenVersion)",
+        ])
+        return try await send(prepare(action: action, fields: fields, route: prepared.route))
+    }
+
+    /// Whether two states of a screen show a person the same: equal but for their version.
+    static func showsTheSame(_ one: ScreenState, _ other: ScreenState) -> Bool {
+        var one = one.state, other = other.state
+        one.screenVersion = 0
+        other.screenVersion = 0
+        return one == other
     }
 
     /// `prepare` then `send`: the action on the top screen, routed as the screen offers it

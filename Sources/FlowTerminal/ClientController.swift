@@ -87,7 +87,7 @@ public final class ClientController {
         if let error = outcome.error {
             clearAfterSuccess = nil
             let message = outcome.isStale
-                ? "Another client acted on this screen first (this action was made on v\(outcome.prepared.version)). The screen now shows what happened; look, then act again."
+                ? "The screen changed before this action arrived (another client acted on it, or what it shows was updated; the action was made on v\(outcome.prepared.version)). Nothing was applied: look at the screen as it is now, then act again."
                 : error.message + (error.hint.isEmpty ? "" : "\n\(error.hint)")
             localAlert = Alert(title: "\(outcome.prepared.action) was not applied", message: message,
                                buttons: [FormButton(action: "", label: "OK")], source: .local)

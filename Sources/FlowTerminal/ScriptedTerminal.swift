@@ -51,7 +51,7 @@ public final class ScriptedTerminal: JourneyTerminal {
                 case .send(let action, let fields):
                     // A script waits for each reply, so the next key sees its outcome.
                     do {
-                        controller.finished(try await client.send(action: action, fields: fields))
+                        controller.finished(try await client.sendPressed(action: action, fields: fields))
                     } catch {
                         controller.failed(action, error)
                     }

@@ -96,7 +96,7 @@ public final class TerminalClient: Sendable {
     private func send(_ action: String, _ fields: [String: String]) {
         Task { [self] in
             do {
-                let outcome = try await client.send(action: action, fields: fields)
+                let outcome = try await client.sendPressed(action: action, fields: fields)
                 inbox.withLock { $0.append(.outcome(outcome)) }
             } catch {
                 logger.warning("intent got no answer", metadata: ["flowbus.action": "\(action)", "flowbus.error": "\(error)"])

@@ -8,14 +8,19 @@ struct ClientScriptEndToEndTests {
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("ClientScripts")
 
-    @Test("a script of keys and looks signs in, likes a movie, finds it in Likes and logs out", .timeLimit(.minutes(2)))
+    /// Run three times on one host: it ends as it began (the like undone), so it holds on every
+    /// run, and the Like pressed right after coming back to the Home tab applies, though the tab's
+    /// state was published again meanwhile (it used to be refused as stale).
+    @Test("a script of keys and looks signs in, likes a movie, finds it in Likes, unlikes it and logs out, on every run", .timeLimit(.minutes(3)))
     func signInAndLike() async throws {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
         let script = Self.scripts.appendingPathComponent("sign-in-and-like.yaml").path
-        let run = try await host.run(["client", "--script", script])
-        #expect(run.status == 0, "the script failed:\n\(run.output)")
-        #expect(run.output.contains("all 19 steps passed"), "\(run.output)")
+        for attempt in 1...3 {
+            let run = try await host.run(["client", "--script", script])
+            #expect(run.status == 0, "run \(attempt) of the script failed:\n\(run.output)")
+            #expect(run.output.contains("all 24 steps passed"), "run \(attempt): \(run.output)")
+        }
     }
 
     @Test("the first failing look exits 1 and prints the step, its line and the screen as it was", .timeLimit(.minutes(2)))

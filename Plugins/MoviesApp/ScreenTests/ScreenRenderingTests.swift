@@ -239,7 +239,7 @@ struct ScreenRenderingTests {
         reply.error.message = "the screen is at v3"
         controller.finished(IntentOutcome(prepared: PreparedIntent(route: .viewModel(kind: "signin"), intent: intent, idempotencyKey: "k"), reply: reply))
         let canvas = ScreenRenderer.render(controller, rows: 24, columns: 80)
-        Self.expectShows(canvas, "logIn was not applied", "Another client acted on this screen first")
+        Self.expectShows(canvas, "logIn was not applied", "The screen changed before this action arrived")
         #expect(!controller.busy)
     }
 
