@@ -141,7 +141,7 @@ extension CoordinatorRuntime {
             let ops: [NavigationOp]
             switch intent.action {
             case "back": ops = navigation.hasModal ? [.dismiss] : [.pop()]
-            case "selectTab": ops = [.selectTab(intent.fields["tab"] ?? "")]
+            case "selectTab": ops = navigation.selecting(tab: intent.fields["tab"] ?? "")
             default:
                 guard navigation.hasModal else {
                     return Self.intentRefusal(WireError(.invalidField, "there is no modal to close", hint: "look at the screen again"))

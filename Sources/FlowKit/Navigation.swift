@@ -122,6 +122,13 @@ extension Flowbus_V1_Navigation {
     }
 
     /// The stack shown now (the single stack, or the selected tab's).
+    /// What selecting `tab` does: shows it; the tab already shown, deeper than its first
+    /// screen (and no modal over it), goes back to its first screen, as tab bars do.
+    public func selecting(tab: String) -> [NavigationOp] {
+        if !hasModal, tab == selectedTab, (selectedStack?.screens.count ?? 0) > 1 { return [.popToRoot(tab: tab)] }
+        return [.selectTab(tab)]
+    }
+
     public var selectedStack: Stack? {
         guard let index = try? stackIndex(tab: "") else { return nil }
         return stacks[index]

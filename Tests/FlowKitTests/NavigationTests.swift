@@ -62,6 +62,20 @@ struct NavigationTests {
         #expect(navigation.stacks[0].screens.map(\.kind) == ["home"])
     }
 
+    /// Issue 17: pressing the tab already shown did nothing; it goes back to its first screen.
+    @Test func selectingTheTabShownGoesBackToItsFirstScreen() throws {
+        var navigation = tabs()
+        #expect(navigation.selecting(tab: "home") == [.selectTab("home")], "already at its first screen")
+        _ = try navigation.apply([.push(details, tab: "home")])
+        #expect(navigation.selecting(tab: "likes") == [.selectTab("likes")])
+        #expect(navigation.selecting(tab: "home") == [.popToRoot(tab: "home")])
+        _ = try navigation.apply(navigation.selecting(tab: "home"))
+        #expect(navigation.stacks[0].screens.map(\.kind) == ["home"] && navigation.selectedTab == "home")
+        // Under a modal, the tab is only selected: the modal is what the person sees.
+        _ = try navigation.apply([.push(details, tab: "home"), .present(Screen.make("confirmation", owner: "expenses"))])
+        #expect(navigation.selecting(tab: "home") == [.selectTab("home")])
+    }
+
     @Test func modalSitsOnTopUntilDismissed() throws {
         var navigation = tabs()
         let confirmation = Screen.make("confirmation", owner: "expenses", params: ["text": "ok"])
