@@ -38,6 +38,19 @@ import Testing
         #expect(log.states.last?.errorMessage?.contains("Could not load the genres") == true)
     }
 
+    /// Issue 17: an empty form named the e-mail first, though Name is the first field.
+    @Test func theFirstProblemIsTheFirstFieldsInFormOrder() throws {
+        try signUp(["name": "", "nickname": "", "email": "", "password": "", "passwordConfirmation": "", "genres": ""])
+        #expect(log.states.last?.errorMessage == "Enter your name.")
+        try signUp(["nickname": "", "email": "", "password": "", "passwordConfirmation": "", "genres": ""])
+        #expect(log.states.last?.errorMessage == "Enter a nickname.")
+        try signUp(["email": "", "password": "", "passwordConfirmation": "", "genres": ""])
+        #expect(log.states.last?.errorMessage == "Enter your e-mail address.")
+        try signUp(["password": "", "passwordConfirmation": "", "genres": ""])
+        #expect(log.states.last?.errorMessage == "Enter a password.")
+        #expect(users.registered.isEmpty)
+    }
+
     /// Genres that failed to load can be loaded again from the screen (issue 17: "Genres:
     /// loading…" stayed for good, with no way to try again but going back).
     @Test func genresThatFailedCanBeLoadedAgain() throws {

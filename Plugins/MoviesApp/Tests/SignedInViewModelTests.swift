@@ -90,6 +90,24 @@ import Testing
         #expect(throws: IntentRefusal.self) { try settings.handle(IntentInput(action: "changePassword")) }
     }
 
+    /// Issue 17: Settings showed the genres' ids ("scifi") where sign-up shows their names.
+    @Test func settingsNameTheGenresAndShowIdsOnlyWhenTheGenreServiceIsDown() throws {
+        var record = account()
+        record.genres = ["drama", "scifi"]
+        users.accountResult = .success(record)
+        let genres = MockGenreService()
+        let settings = SettingsViewModel(session: "s1", users: users, genres: genres)
+        try settings.handle(IntentInput(action: "appear"))
+        func genresLine(_ viewModel: SettingsViewModel) -> String? {
+            viewModel.presentation().components.map(\.text.text).first { $0.hasPrefix("Genres:") }
+        }
+        #expect(genresLine(settings) == "Genres: Drama, Science fiction")
+        genres.result = .failure(.unavailable("down"))
+        let without = SettingsViewModel(session: "s1", users: users, genres: genres)
+        try without.handle(IntentInput(action: "appear"))
+        #expect(genresLine(without) == "Genres: drama, scifi")
+    }
+
     @Test func settingsOfASignedOutSessionSayToSignIn() throws {
         users.accountResult = .failure(.refused(.notSignedIn))
         let settings = SettingsViewModel(session: "s1", users: users)

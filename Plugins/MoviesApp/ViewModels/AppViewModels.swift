@@ -13,7 +13,7 @@ public enum AppViewModels {
             HomeViewModel.screen: { HomeViewModel(session: $0, users: services.users, movies: services.movies) },
             DetailsViewModel.screen: { DetailsViewModel(session: $0, users: services.users, movies: services.movies) },
             LikesViewModel.screen: { LikesViewModel(session: $0, users: services.users, movies: services.movies) },
-            SettingsViewModel.screen: { SettingsViewModel(session: $0, users: services.users) },
+            SettingsViewModel.screen: { SettingsViewModel(session: $0, users: services.users, genres: services.genres) },
             ChangePasswordViewModel.screen: { ChangePasswordViewModel(session: $0, users: services.users) },
             ExpensesViewModel.screen: { ExpensesViewModel(session: $0, expenses: services.expenses, clock: clock) },
         ]

@@ -9,9 +9,13 @@ public final class SettingsViewModel: ViewModel {
     public static let signedOut = "You are signed out. Sign in again to see your settings."
 
     let users: any UserService
+    /// Names the account's genres (it stores their ids); without it, or while it is down, the ids show.
+    let genres: (any GenreService)?
+    var genreNames: [String: String] = [:]
 
-    public init(session: String, users: any UserService) {
+    public init(session: String, users: any UserService, genres: (any GenreService)? = nil) {
         self.users = users
+        self.genres = genres
         super.init(session: session)
     }
 
@@ -19,7 +23,11 @@ public final class SettingsViewModel: ViewModel {
         switch intent.action {
         case "appear":
             load({ () throws(ServiceFailure) -> ScreenPayload in
-                .account(try users.account(forSession: session))
+                let account = try users.account(forSession: session)
+                if !account.genres.isEmpty, genreNames.isEmpty, let list = try? genres?.genres() {
+                    genreNames = Dictionary(list.map { ($0.id, $0.name) }) { first, _ in first }
+                }
+                return .account(account)
             }, message: Self.message)
         case "logOut":
             load({ () throws(ServiceFailure) -> ScreenPayload in
@@ -44,7 +52,9 @@ public final class SettingsViewModel: ViewModel {
         if case .account(let account)? = screenData?.data {
             components.append(.heading("\(account.name) (\(account.nickname))"))
             components.append(.text(account.email))
-            if !account.genres.isEmpty { components.append(.muted("Genres: " + account.genres.joined(separator: ", "))) }
+            if !account.genres.isEmpty {
+                components.append(.muted("Genres: " + account.genres.map { genreNames[$0] ?? $0 }.joined(separator: ", ")))
+            }
         }
         components.append(.buttons("changePassword", "logOut"))
         return Presentation(components)

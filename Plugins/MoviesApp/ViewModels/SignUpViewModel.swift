@@ -41,10 +41,10 @@ public final class SignUpViewModel: ViewModel {
 
     /// The first rule the form breaks, in the order of its fields.
     func problem(email: String, password: String, confirmation: String, name: String, nickname: String, genres: [String]) -> String? {
-        if let problem = AccountRules.emailProblem(email) { return problem }
-        if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
         if name.isEmpty { return "Enter your name." }
         if nickname.isEmpty { return "Enter a nickname." }
+        if let problem = AccountRules.emailProblem(email) { return problem }
+        if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
         if genres.isEmpty { return "Choose at least one genre." }
         if case .genres(let list)? = screenData?.data {
             let known = Set(list.genres.map(\.id))
