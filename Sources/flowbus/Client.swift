@@ -39,7 +39,7 @@ struct Client: AsyncParsableCommand {
         if observe, session == nil { throw ValidationError("--observe mirrors an existing session: add --session ID (`flowbus sessions` lists them)") }
         if create, session == nil { throw ValidationError("--create opens a session under the id --session ID gives; without --session a new session is opened anyway") }
         if create, observe { throw ValidationError("--create opens a session to drive; --observe only mirrors one that is open") }
-        if ClientSize(size) == nil { throw ValidationError("--size \(size) is not ROWSxCOLUMNS; write it like 24x80") }
+        if let problem = ClientSize.problem(size) { throw ValidationError(problem) }
     }
 
     func run() async throws {
@@ -99,11 +99,29 @@ struct ClientSize {
     var rows: Int
     var columns: Int
 
+    static let least = (rows: 8, columns: 30)
+
     init?(_ text: String) {
+        guard Self.problem(text) == nil else { return nil }
         let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] >= 8, parts[1] >= 30 else { return nil }
         rows = parts[0]
         columns = parts[1]
+    }
+
+    /// What is wrong with `text` as a size, in words that say what to write instead; nil when right.
+    static func problem(_ text: String) -> String? {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2, let rows = parts[0], let columns = parts[1] else {
+            return "--size \(text) is not ROWSxCOLUMNS; write it like 24x80 (24 rows of 80 columns)"
+        }
+        let swapped = rows >= least.columns && columns >= least.rows && columns < least.columns ? "; rows come first: did you mean \(columns)x\(rows)?" : ""
+        if columns < least.columns {
+            return "--size \(text) is \(columns) columns wide; the client needs at least \(least.columns)\(swapped)"
+        }
+        if rows < least.rows {
+            return "--size \(text) is \(rows) rows tall; the client needs at least \(least.rows)"
+        }
+        return nil
     }
 }
 
