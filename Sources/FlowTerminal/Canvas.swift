@@ -5,12 +5,24 @@ public enum CellRole: Int32, Sendable, Equatable {
     case normal = 0, bar, focus, disabled, error, accent, muted, selected, title
 }
 
-/// One character cell of the screen.
+/// One character cell of the screen. A wide character (CJK, an emoji) takes two: its own, then
+/// a continuation cell (`Cell.continuation`) that holds nothing of its own.
 public struct Cell: Sendable, Equatable {
     public var scalar: Unicode.Scalar
     public var role: CellRole
+    /// Whether the character takes this cell and the next.
+    public var wide = false
+
+    public init(scalar: Unicode.Scalar, role: CellRole, wide: Bool = false) {
+        self.scalar = scalar
+        self.role = role
+        self.wide = wide
+    }
 
     public static let blank = Cell(scalar: " ", role: .normal)
+    /// The scalar of the second cell of a wide character.
+    public static let continuationScalar: Unicode.Scalar = "\u{0}"
+    public var isContinuation: Bool { scalar == Self.continuationScalar }
 }
 
 /// A rectangle of cells: what the renderer draws into and what the terminal shows. Rendering is
@@ -41,12 +53,30 @@ public struct Canvas: Sendable, Equatable {
         guard row >= 0, row < rows else { return column }
         let end = min(columns, column + (limit ?? columns))
         var at = column
-        for scalar in Self.displayScalars(text) {
-            guard at < end else { break }
-            if at >= 0 { self[row, at] = Cell(scalar: scalar, role: role) }
-            at += 1
+        for (scalar, width) in Self.displayScalars(text) {
+            guard at + width <= end else {
+                // Half a wide character does not fit: a blank keeps the edge where it is.
+                if at < end, at >= 0 { self[row, at] = Cell(scalar: " ", role: role) }
+                at = min(end, at + width)
+                break
+            }
+            if at >= 0 { self[row, at] = Cell(scalar: scalar, role: role, wide: width == 2) }
+            if width == 2, at + 1 >= 0 { self[row, at + 1] = Cell(scalar: Cell.continuationScalar, role: role) }
+            at += width
         }
         return at
+    }
+
+    /// What the terminal shows in (row, column): a wide character whose second cell was drawn
+    /// over, or a continuation whose first was, shows as a blank; a continuation of an intact
+    /// wide character shows nothing (nil): the character before it covers it.
+    public func shown(row: Int, column: Int) -> Unicode.Scalar? {
+        let cell = self[row, column]
+        if cell.isContinuation {
+            return column > 0 && self[row, column - 1].wide ? nil : " "
+        }
+        if cell.wide, column + 1 >= columns || !self[row, column + 1].isContinuation { return " " }
+        return cell.scalar
     }
 
     /// Fills a rectangle with `scalar` in `role`.
@@ -78,7 +108,7 @@ public struct Canvas: Sendable, Equatable {
     public func text(row: Int) -> String {
         guard row >= 0, row < rows else { return "" }
         var line = String.UnicodeScalarView()
-        for column in 0..<columns { line.append(self[row, column].scalar) }
+        for column in 0..<columns { if let scalar = shown(row: row, column: column) { line.append(scalar) } }
         var text = String(line)
         while text.last == " " { text.removeLast() }
         return text
@@ -96,29 +126,89 @@ public struct Canvas: Sendable, Equatable {
         return (0..<columns).filter { self[row, $0].role == role }
     }
 
-    /// One scalar per cell: composed where possible, control characters shown as spaces, and
-    /// zero-width marks dropped (the client's text is Latin; wide scripts are not laid out).
-    static func displayScalars(_ text: String) -> [Unicode.Scalar] {
-        var scalars: [Unicode.Scalar] = []
+    /// Each character's scalar and the cells it takes: composed where possible, control
+    /// characters shown as spaces, zero-width marks dropped, wide characters two cells.
+    static func displayScalars(_ text: String) -> [(Unicode.Scalar, Int)] {
+        var scalars: [(Unicode.Scalar, Int)] = []
         for character in text.precomposedStringWithCanonicalMapping {
             guard let first = character.unicodeScalars.first else { continue }
-            if first.properties.generalCategory == .control { scalars.append(" ") } else { scalars.append(first) }
+            if first.properties.generalCategory == .control {
+                scalars.append((" ", 1))
+                continue
+            }
+            let width = character.displayWidth
+            if width > 0 { scalars.append((first, width)) }
         }
         return scalars
     }
 }
 
+extension Character {
+    /// The cells a terminal gives it: 0 for a mark or format character on its own, 2 for East
+    /// Asian wide and fullwidth characters and emoji shown as pictures, 1 otherwise (what
+    /// wcwidth says for them).
+    var displayWidth: Int {
+        guard let first = unicodeScalars.first else { return 0 }
+        let properties = first.properties
+        switch properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        case .control: return 1
+        default: break
+        }
+        if properties.isEmojiPresentation { return 2 }
+        if properties.isEmoji, unicodeScalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+             0xFFE0...0xFFE6, 0x20000...0x3FFFD:
+            return 2
+        default:
+            return 1
+        }
+    }
+}
+
 extension String {
+    /// The cells the text takes on a terminal (`Character.displayWidth`).
+    var displayWidth: Int { reduce(0) { $0 + $1.displayWidth } }
+
+    /// The longest start of the text that fits in `width` cells.
+    func prefix(cells width: Int) -> String {
+        var used = 0
+        var end = startIndex
+        for index in indices {
+            let cells = self[index].displayWidth
+            guard used + cells <= width else { break }
+            used += cells
+            end = self.index(after: index)
+        }
+        return String(self[..<end])
+    }
+
+    /// The longest end of the text that fits in `width` cells.
+    func suffix(cells width: Int) -> String {
+        var used = 0
+        var start = endIndex
+        while start > startIndex {
+            let before = index(before: start)
+            let cells = self[before].displayWidth
+            guard used + cells <= width else { break }
+            used += cells
+            start = before
+        }
+        return String(self[start...])
+    }
+
     /// Clipped to `width` cells, with an ellipsis when cut.
     func clipped(_ width: Int) -> String {
         guard width > 0 else { return "" }
-        guard count > width else { return self }
-        return String(prefix(max(0, width - 1))) + "…"
+        guard displayWidth > width else { return self }
+        return prefix(cells: max(0, width - 1)) + "…"
     }
 
     /// Padded with spaces (or clipped) to exactly `width` cells.
     func padded(_ width: Int) -> String {
         let clipped = clipped(width)
-        return clipped + String(repeating: " ", count: max(0, width - clipped.count))
+        return clipped + String(repeating: " ", count: max(0, width - clipped.displayWidth))
     }
 }

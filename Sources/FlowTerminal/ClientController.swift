@@ -35,8 +35,13 @@ public final class ClientController {
     public private(set) var values: [String: [String: String]] = [:]
     /// The cursor within each carousel, list and choice list, per screen and block id.
     public private(set) var cursors: [String: Int] = [:]
+    /// The caret in each text field, in characters from its start, per screen and field; none: at the end.
+    private var carets: [String: Int] = [:]
     /// The action in flight, if any (its reply not back yet).
     public private(set) var pending: String?
+    /// The tab asked for (a digit, `[`, `]`) while something was in flight: the last one asked
+    /// wins, and is selected once the screen settles (`takeDeferred`), as a person expects.
+    public private(set) var deferredTab: String?
     /// A refusal or failure shown as an alert until OK.
     public private(set) var localAlert: Alert?
     /// The screen version of each view model error already acknowledged with OK.
@@ -86,6 +91,7 @@ public final class ClientController {
         pending = nil
         if let error = outcome.error {
             clearAfterSuccess = nil
+            deferredTab = nil
             let message = outcome.isStale
                 ? "The screen changed before this action arrived (another client acted on it, or what it shows was updated; the action was made on v\(outcome.prepared.version)). Nothing was applied: look at the screen as it is now, then act again."
                 : error.message + (error.hint.isEmpty ? "" : "\n\(error.hint)")
@@ -102,9 +108,20 @@ public final class ClientController {
         }
     }
 
+    /// The tab deferred while something was in flight, once nothing is (and no alert waits for
+    /// the person): the commands to send it. A refusal or failure drops it, as the person
+    /// has something to read first.
+    public func takeDeferred() -> [ClientCommand] {
+        guard let tab = deferredTab, !busy else { return [] }
+        deferredTab = nil
+        guard alert == nil, view.tabs.contains(tab) else { return [] }
+        return act("selectTab", fields: ["tab": tab])
+    }
+
     /// The bus did not answer an action.
     public func failed(_ action: String, _ error: any Error) {
         pending = nil
+        deferredTab = nil
         localAlert = Alert(title: "\(action) got no answer", message: "\(error)", buttons: [FormButton(action: "", label: "OK")], source: .local)
         alertFocus = 0
     }
@@ -131,6 +148,12 @@ public final class ClientController {
     public func value(_ field: String) -> String { values[screenKey]?[field] ?? "" }
 
     public func cursor(_ block: String) -> Int { cursors[screenKey + "/" + block] ?? 0 }
+
+    /// Where the caret is in `field`: characters before it.
+    public func caret(_ field: String) -> Int {
+        let count = value(field).count
+        return min(carets[screenKey + "/" + field] ?? count, count)
+    }
 
     /// Whether the focus is in a text field (letters go there, not to shortcuts).
     public var editing: Bool {
@@ -165,6 +188,7 @@ public final class ClientController {
             return act("selectTab", fields: ["tab": view.tabs[digit - 1]])
         }
         if !editing, key == .character("[") || key == .character("]") { return switchTab(by: key == .character("]") ? 1 : -1) }
+        if editing, let handled = editField(key) { return handled }
         switch key {
         case .tab: move(1)
         case .backTab: move(-1)
@@ -175,9 +199,7 @@ public final class ClientController {
         case .enter: return activate()
         case .character(" ") where !editing: return activate(space: true)
         case .escape: return back()
-        case .backspace:
-            if editing { edit { $0 = String($0.dropLast()) } } else { return back() }
-        case .character(let c): if editing { edit { $0.append(c) } }
+        case .backspace: return back()
         default: break
         }
         return []
@@ -262,6 +284,12 @@ public final class ClientController {
             return []
         }
         if busy {
+            if action == "selectTab", let tab = fields["tab"] {
+                // Tabs pressed while waiting are not lost: the last one is shown next.
+                deferredTab = tab
+                notice = "tab \(tab) next, once " + (pending.map { "\($0) is answered" } ?? "the screen has loaded")
+                return []
+            }
             notice = pending.map { "wait: \($0) is in flight" } ?? "wait: the screen is loading"
             return []
         }
@@ -270,16 +298,59 @@ public final class ClientController {
         return [.send(action: action, fields: fields)]
     }
 
-    private func edit(_ change: (inout String) -> Void) {
-        guard let form, let target = focusedTarget, case .field(let field) = form.blocks[target.block] else { return }
-        var text = value(field.name)
-        change(&text)
+    /// A key in the focused text field, as a line editor has it: characters go in at the caret;
+    /// ← → Home End (Ctrl-A, Ctrl-E) move it; Backspace and Delete remove a character, Ctrl-U
+    /// everything before it, Ctrl-K everything after, Ctrl-W the word before; Enter in the last
+    /// field before a row of buttons presses the first of them. Nil: not a key for the field.
+    private func editField(_ key: Key) -> [ClientCommand]? {
+        guard let form, let target = focusedTarget, case .field(let field) = form.blocks[target.block] else { return nil }
+        let text = Array(value(field.name))
+        let at = caret(field.name)
+        func replace(_ range: Range<Int>, with inserted: [Character]) {
+            edit(field, String(text[..<range.lowerBound] + inserted + text[range.upperBound...]), caret: range.lowerBound + inserted.count)
+        }
+        switch key {
+        case .left: setCaret(field.name, at - 1)
+        case .right: setCaret(field.name, at + 1)
+        case .home, .control("a"): setCaret(field.name, 0)
+        case .end, .control("e"): setCaret(field.name, text.count)
+        case .backspace: if at > 0 { replace((at - 1)..<at, with: []) }
+        case .delete, .control("d"): if at < text.count { replace(at..<(at + 1), with: []) }
+        case .control("u"): replace(0..<at, with: [])
+        case .control("k"): replace(at..<text.count, with: [])
+        case .control("w"):
+            var start = at
+            while start > 0, text[start - 1] == " " { start -= 1 }
+            while start > 0, text[start - 1] != " " { start -= 1 }
+            replace(start..<at, with: [])
+        case .character(let c): replace(at..<at, with: [c])
+        case .enter:
+            // The last field before a row of buttons: Enter submits with its first button.
+            let targets = form.targets
+            guard let index = targets.firstIndex(of: target), index + 1 < targets.count,
+                  case .buttons = form.blocks[targets[index + 1].block] else { return nil }
+            focus = index + 1
+            skipDisabledButton()
+            return activate()
+        default: return nil
+        }
+        return []
+    }
+
+    private func setCaret(_ field: String, _ position: Int) {
+        carets[screenKey + "/" + field] = max(0, min(value(field).count, position))
+    }
+
+    private func edit(_ field: FormField, _ proposed: String, caret: Int) {
+        var text = proposed
         if field.numeric { text = String(text.filter { $0.isASCII && ($0.isNumber || ".,-".contains($0)) }) }
         if text.count > field.maxLength {
             text = String(text.prefix(field.maxLength))
             notice = "\(field.label) takes at most \(field.maxLength) characters"
         }
         values[screenKey, default: [:]][field.name] = text
+        // What the filter or the limit took off came before the caret, or was the typing itself.
+        setCaret(field.name, min(caret - (proposed.count - text.count), text.count))
     }
 
     private func move(_ step: Int) {
@@ -324,6 +395,7 @@ public final class ClientController {
         let live = Set(liveScreenKeys())
         values = values.filter { live.contains($0.key) }
         cursors = cursors.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
+        carets = carets.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
     }
 
     /// The focus leaves a button that cannot be pressed now (Like once liked) for the next

@@ -252,7 +252,15 @@ public enum ScreenRenderer {
             let shown = field.masked ? String(repeating: "•", count: value.count) : value
             let column = canvas.put(field.label.padded(10) + " ", row: 0, column: 0, role: focused ? .title : .normal)
             let box = max(8, min(40, width - column - 2))
-            let visible = focused ? String((shown + "▏").suffix(box)) : shown.clipped(box)
+            let visible: String
+            if focused {
+                // The caret stays in view; what follows it fills the rest of the box.
+                let caret = controller.caret(field.name)
+                let head = (String(shown.prefix(caret)) + "▏").suffix(cells: box)
+                visible = head + String(shown.dropFirst(caret)).prefix(cells: box - head.displayWidth)
+            } else {
+                visible = shown.clipped(box)
+            }
             canvas.put("[" + visible.padded(box) + "]", row: 0, column: column, role: focused ? .focus : .normal)
         case .buttons(let buttons):
             var column = 0
@@ -354,12 +362,15 @@ public enum ScreenRenderer {
             var wrapped: [String] = []
             for word in paragraph.split(separator: " ") {
                 var word = String(word)
-                while word.count > room {
+                while word.displayWidth > room {
                     if !line.isEmpty { wrapped.append(line); line = "" }
-                    wrapped.append(String(word.prefix(room)))
-                    word = String(word.dropFirst(room))
+                    // At least one character a line, so a character wider than the room still moves on.
+                    var head = word.prefix(cells: room)
+                    if head.isEmpty { head = String(word.prefix(1)) }
+                    wrapped.append(head)
+                    word = String(word.dropFirst(head.count))
                 }
-                if line.isEmpty { line = word } else if line.count + 1 + word.count <= room { line += " " + word } else {
+                if line.isEmpty { line = word } else if line.displayWidth + 1 + word.displayWidth <= room { line += " " + word } else {
                     wrapped.append(line)
                     line = word
                 }

@@ -45,7 +45,7 @@ public final class ScriptedTerminal: JourneyTerminal {
                     throw JourneyFailure("the screen was still loading after \(timeout), so \(key) could not be pressed; the screen was:\n\(framed(render(controller, client)))")
                 }
             }
-            for command in controller.handle(key) {
+            for command in controller.handle(key) + controller.takeDeferred() {
                 switch command {
                 case .quit: return
                 case .send(let action, let fields):

@@ -74,6 +74,9 @@ public final class TerminalClient: Sendable {
                 }
             }
             controller.update(client.view)
+            for command in controller.takeDeferred() {
+                if case .send(let action, let fields) = command { send(action, fields) }
+            }
             if controller.busy { frame += 1 }
             let size = device.size
             let context = RenderContext(

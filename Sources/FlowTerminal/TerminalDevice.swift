@@ -79,7 +79,8 @@ public final class TerminalDevice {
                 let start = column
                 run.removeAll(keepingCapacity: true)
                 while column < canvas.columns, canvas[row, column].role == role {
-                    run.append(canvas[row, column].scalar.value)
+                    // A wide character's second cell is covered by the character itself.
+                    if let scalar = canvas.shown(row: row, column: column) { run.append(scalar.value) }
                     column += 1
                 }
                 run.withUnsafeBufferPointer { cterm_put(Int32(row), Int32(start), $0.baseAddress, Int32($0.count), role.rawValue) }

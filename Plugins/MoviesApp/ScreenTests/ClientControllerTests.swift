@@ -76,6 +76,39 @@ struct ClientControllerTests {
         #expect(controller.handle(.character("q")) == [.quit])
     }
 
+    /// Issue 17: only Backspace edited a text field.
+    @Test("a text field edits as a line editor: the caret moves, and characters go in and out where it is")
+    func lineEditing() {
+        let controller = ClientController(view: Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")]))
+        func type(_ keys: [Key]) { for key in keys { _ = controller.handle(key) } }
+        type("abc".map(Key.character) + [.left, .left, .character("X")])
+        #expect(controller.value("email") == "aXbc" && controller.caret("email") == 2)
+        type([.home, .character(">"), .end, .character("<")])
+        #expect(controller.value("email") == ">aXbc<")
+        type([.control("a"), .right, .delete])
+        #expect(controller.value("email") == ">Xbc<" && controller.caret("email") == 1)
+        type([.control("k")])
+        #expect(controller.value("email") == ">")
+        type(" ana bel".map(Key.character) + [.control("w")])
+        #expect(controller.value("email") == "> ana ")
+        type([.left, .left, .backspace])
+        #expect(controller.value("email") == "> aa " && controller.caret("email") == 3)
+        type([.control("u")])
+        #expect(controller.value("email") == "a " && controller.caret("email") == 0)
+        // The caret shows where it is, not at the end.
+        let text = ScreenRenderer.render(controller, rows: 24, columns: 80).text
+        #expect(text.contains("[▏a "), "\(text)")
+    }
+
+    @Test("Enter in the last field before the buttons submits with the first of them")
+    func enterInTheLastFieldSubmits() {
+        let controller = ClientController(view: Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")]))
+        for key in "ana@example.com".map(Key.character) { _ = controller.handle(key) }
+        #expect(controller.handle(.enter).isEmpty, "Enter in the e-mail field goes on to the password")
+        for key in "secret12".map(Key.character) { _ = controller.handle(key) }
+        #expect(controller.handle(.enter) == [.send(action: "logIn", fields: ["email": "ana@example.com", "password": "secret12"])])
+    }
+
     @Test("Esc goes back on a deep stack, dismisses a modal with ok, and says so when there is nothing to go back to")
     func back() {
         let deep = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), Views.screen("forgotpassword", owner: "auth", title: "Forgot password")])
@@ -97,5 +130,25 @@ struct ClientControllerTests {
         #expect(controller.handle(.character("[")) == [.send(action: "selectTab", fields: ["tab": "expenses"])])
         controller.finished(Self.outcome("selectTab", applied: true, version: 11))
         #expect(controller.handle(.character("]")) == [.send(action: "selectTab", fields: ["tab": "likes"])])
+    }
+
+    /// Issue 17: `1 4` typed quickly from Details ended on Home, the 4 dropped as "in flight".
+    @Test("tabs pressed while an action is in flight are not lost: the last one is selected once it is answered")
+    func tabsPressedWhileBusyAreSelectedAfter() {
+        var view = Views.main(selected: "home", screens: [Views.screen("home", owner: "home", title: "Home")])
+        view.states["home"] = Views.state("home", .success, data: Views.homeFeed)
+        let controller = ClientController(view: view)
+        #expect(controller.handle(.character("1")) == [.send(action: "selectTab", fields: ["tab": "home"])])
+        #expect(controller.handle(.character("3")).isEmpty)
+        #expect(controller.handle(.character("4")).isEmpty)
+        #expect(controller.notice.contains("tab expenses next"), "\(controller.notice)")
+        #expect(controller.takeDeferred().isEmpty, "nothing is sent while the first is in flight")
+        controller.finished(Self.outcome("selectTab", applied: true, version: 10))
+        #expect(controller.takeDeferred() == [.send(action: "selectTab", fields: ["tab": "expenses"])])
+        #expect(controller.takeDeferred().isEmpty, "sent once")
+        // A refusal comes first: the person reads it, and the tab asked meanwhile is dropped.
+        #expect(controller.handle(.character("2")).isEmpty)
+        controller.finished(Self.outcome("selectTab", applied: false, version: 11))
+        #expect(controller.takeDeferred().isEmpty)
     }
 }
