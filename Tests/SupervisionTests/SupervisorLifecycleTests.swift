@@ -77,9 +77,12 @@ import Testing
         let statuses = supervisor.status()
         #expect(statuses.map(\.replica) == [0, 1])
         #expect(statuses.map(\.logPath) == [0, 1].map { directory.logs.appendingPathComponent("greeter.\($0).log").path })
+        // The env line comes first: wait for the script's last output line too before stopping it.
+        func log() -> String { (try? String(contentsOfFile: statuses[1].logPath, encoding: .utf8)) ?? "" }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !log().hasSuffix("complaint\n"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try await onOwnThread { supervisor.stop() }
-        let log = (try? String(contentsOfFile: statuses[1].logPath, encoding: .utf8)) ?? ""
-        #expect(log == "hello from 1\ncomplaint\n")
+        #expect(log() == "hello from 1\ncomplaint\n")
     }
 
     @Test func childrenGetDefaultSignalsEvenWhenTheHostBlocksThem() async throws {
