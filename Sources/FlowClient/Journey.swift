@@ -133,20 +133,30 @@ public final class Journey {
         }
         // The screen's state (which offers the action) may still be on its way, as for a person.
         var prepared = try await client.prepareWhenOffered(action: action, fields: fields, wait: timeout ?? defaultTimeout)
+        let screenID = client.view.topScreen?.id
         var outcome = try await client.send(prepared)
         // Refused as stale while this client had not seen the screen's newest version yet (it was
         // still on its way): look at the screen again once it has arrived, and repeat the action,
         // as the refusal says a person would. A refusal on the version this client saw stands.
         var looks = 0
+        var movedOn = false
         while refused == nil, outcome.isStale, looks < 3, outcome.reply.screenVersion > prepared.version {
             looks += 1
             let route = prepared.route, current = outcome.reply.screenVersion
             try await client.waitUntil(timeout: timeout ?? defaultTimeout, "\(route) at version \(current) to reach this client") { view in
                 Self.version(of: route, in: view) >= current
             }
+            // The session went on to another screen: an earlier try of this very intent was
+            // applied and its answer lost (a retry that a restarted or reset view model no longer
+            // knows is told "stale"). A person looks at where it went; so does the next step.
+            if let screenID, client.view.topScreen?.id != screenID {
+                movedOn = true
+                break
+            }
             prepared = try await client.prepareWhenOffered(action: action, fields: fields, wait: timeout ?? defaultTimeout)
             outcome = try await client.send(prepared)
         }
+        if movedOn { return outcome }
         if case .viewModel(let kind) = prepared.route, outcome.applied { sentVersions[kind] = prepared.version }
         if let refused {
             guard let error = outcome.error else {

@@ -161,6 +161,30 @@ struct SessionClientTests {
         await #expect { try await journey.send("logIn", refused: "fenced") } throws: { "\($0)".contains("refused with staleIntent") }
     }
 
+    /// A retry of an intent whose first try was applied (its answer lost) reaches a view model
+    /// that was reset or restarted meanwhile and no longer knows its key: "stale". The session
+    /// has gone on to another screen; the journey goes on too, and its next step checks where.
+    @Test func aStaleRefusalAfterTheSessionWentOnLetsTheNextStepDecide() async throws {
+        let bus = try await BusFixture()
+        try await bus.serveApp(session: "mo1", navigation: Self.signin)
+        try await bus.serve("vm.signin") { _ in
+            // What the first try did: the session is on Home, the sign-in screen reset.
+            try? bus.publish(BusFixture.stack([BusFixture.screen("home", owner: "home")], version: 2), at: "/s/mo1/nav")
+            try? bus.publishState("mo1", kind: "signin", phase: .none, version: 4, actions: ["logIn"])
+            var reply = BusFixture.refused(.staleIntent, "the signin screen changed since this action was made (it was at version 1, it is now at 4)")
+            reply.screenVersion = 4
+            return reply
+        }
+        try bus.publishState("mo1", kind: "signin", phase: .none, version: 1, actions: ["logIn"])
+        let journey = Journey(endpoints: bus.endpoints, options: BusFixture.options, defaultTimeout: .seconds(5), logger: quietLogger)
+        defer { journey.stop() }
+        try await journey.attach("mo1")
+        try await journey.expect(Expectation(screen: "signin"))
+        let outcome = try await journey.send("logIn")
+        #expect(outcome.isStale, "the refusal is what came back, and is reported as such")
+        try await journey.expect(Expectation(screen: "home"))
+    }
+
     @Test func aWaitThatRunsOutShowsExpectedAgainstActualAndTheLastEvents() async throws {
         let bus = try await BusFixture()
         try await bus.serveApp(session: "w1", navigation: Self.signin)
