@@ -21,21 +21,25 @@ struct PhotosChaosEndToEndTests {
         return (run.status, run.output, report)
     }
 
-    @Test("the Photos app survives its plan", .timeLimit(.minutes(3)))
-    func photosSurvive() async throws {
-        let run = try await Self.chaos("survive", ["--duration", "12"])
+    /// Plays `plan`, expects it to pass, and returns its decision log.
+    @discardableResult
+    static func passingRun(_ plan: String, _ extra: [String] = []) async throws -> String {
+        let run = try await chaos(plan, extra)
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        return try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
+    }
+
+    @Test("the Photos app survives its plan", .timeLimit(.minutes(3)))
+    func photosSurvive() async throws {
+        try await Self.passingRun("survive", ["--duration", "12"])
     }
 
     @Test("every kind of Photos plugin killed and stopped once mid-journey: nothing lost or applied twice, every journey ends on its screen",
           .timeLimit(.minutes(3)))
     func everyPluginKilledAndStopped() async throws {
-        let run = try await Self.chaos("every-plugin")
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        let decisions = try await Self.passingRun("every-plugin")
         // Each of the 11 plugins was killed once and stopped once.
-        let decisions = try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
         #expect(decisions.components(separatedBy: " kill\n").count - 1 == 11, "\(decisions)")
         #expect(decisions.components(separatedBy: " stop\n").count - 1 == 11, "\(decisions)")
     }
@@ -43,11 +47,8 @@ struct PhotosChaosEndToEndTests {
     @Test("damaged requests and values, stale values, held heartbeats and skewed clocks: nothing lost, applied twice or shown stale",
           .timeLimit(.minutes(3)))
     func damageStaleAndTime() async throws {
-        let run = try await Self.chaos("damage-stale-and-time")
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("PASS: nothing lost"), "\(run.output)")
+        let decisions = try await Self.passingRun("damage-stale-and-time")
         // Every kind of the plan took effect.
-        let decisions = try String(contentsOfFile: run.report + "/decisions.txt", encoding: .utf8)
         for effect in [" truncate to ", " corrupt ", "previous value served again", " heartbeat vm.photo drop", "clock put right"] {
             #expect(decisions.contains(effect), "no \(effect) in \(decisions)")
         }
