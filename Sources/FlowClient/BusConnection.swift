@@ -23,6 +23,7 @@ public final class BusConnection: Sendable {
         var configuration = ClientConfiguration(timeout: options.requestTimeout, tries: options.requestTries, timeoutCap: options.requestTimeoutCap)
         configuration.routingID = nil
         configuration.resendWhenAnswered = ErrorReply.damagedFrame
+        configuration.retryWhenAnswered = ErrorReply.unsettledFrame
         requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
     }
 

@@ -1,10 +1,14 @@
+import FlowProtocol
 import Logging
+import ZeroMQ
 import Synchronization
 
 /// Holds a runtime's answer until the writes it stands for are in the Clone server
 /// (`StateMap.settle`): a caller told "done" does not ask again, so a kill right after the answer
-/// must not lose them. Waits at most `timeout`, then answers anyway (the writes are still sent
-/// again until confirmed) and says so in the log, the first time and every hundredth.
+/// must not lose them. Waits at most `timeout`; when the writes are still unconfirmed then, the
+/// answer is not sent: `ErrorReply.unsettledFrame` goes instead, and the caller asks again with
+/// the same key. This process answers that retry from memory once the writes are confirmed (they
+/// are sent again until they are); a restarted one, which never saw them, applies it afresh.
 final class AnswerSettling: Sendable {
     /// A host without faults confirms in about a millisecond.
     static let timeout: Duration = .seconds(2)
@@ -20,16 +24,20 @@ final class AnswerSettling: Sendable {
         self.logger = logger
     }
 
-    /// Answers sent before their writes were confirmed.
+    /// Answers held back because their writes were not confirmed in time.
     var unsettledAnswers: Int { unsettled.load(ordering: .relaxed) }
 
-    func waitForWrites() {
-        guard !map.settle(timeout: Self.timeout) else { return }
+    /// `answer` once the map's writes so far are confirmed; `ErrorReply.unsettledFrame` when they
+    /// are not within `timeout` (said in the log the first time and every hundredth).
+    func settled(_ answer: [Frame]) -> [Frame] {
+        guard !map.settle(timeout: Self.timeout) else { return answer }
         let count = unsettled.add(1, ordering: .relaxed).newValue
-        guard count == 1 || count % 100 == 0 else { return }
-        logger.warning("answered before the clone server confirmed the writes of \(service) (no confirmation in \(Self.timeout)); they are still sent again until confirmed", metadata: [
-            "flowbus.service": "\(service)", "flowbus.count": "\(count)",
-            "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
-        ])
+        if count == 1 || count % 100 == 0 {
+            logger.warning("held an answer back: the clone server has not confirmed the writes of \(service) (no confirmation in \(Self.timeout)); the caller is told to ask again, and they are still sent again until confirmed", metadata: [
+                "flowbus.service": "\(service)", "flowbus.count": "\(count)",
+                "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
+            ])
+        }
+        return [ErrorReply.unsettledFrame]
     }
 }

@@ -208,8 +208,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             case .envelope(let envelope):
                 // Decoded once, here, to find its lane (its session).
                 executor.run(lane: envelope.session) { [self] in
-                    let answer = [(try? respond(to: envelope, peer: request.peer).encoded()) ?? []]
-                    settling.waitForWrites()
+                    let answer = settling.settled([(try? respond(to: envelope, peer: request.peer).encoded()) ?? []])
                     answered.withLock { $0.append((request, answer)) }
                     wake.wake()
                 }

@@ -26,6 +26,7 @@ public final class PluginBus: Sendable {
         configuration.tries = tries
         configuration.timeoutCap = timeoutCap
         configuration.resendWhenAnswered = ErrorReply.damagedFrame
+        configuration.retryWhenAnswered = ErrorReply.unsettledFrame
         if let curve = environment.curve {
             configuration.curveServerKey = curve.serverKey
             configuration.curveKeyPair = curve.keyPair

@@ -115,8 +115,8 @@ public final class ViewModelRuntime {
         try lanes.run(until: stop) { request in
             let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { handle($0) }
             if bad { malformed += 1 }
-            settling.waitForWrites()
-            return frames
+            // Nothing was applied for a request that could not be read: no writes to wait for.
+            return bad ? frames : settling.settled(frames)
         }
         map.stop()
         logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])

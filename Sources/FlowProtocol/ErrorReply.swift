@@ -51,12 +51,26 @@ public enum ErrorReply {
     /// The one answer to a request that arrived damaged (`EnvelopeError.damaged`): always these
     /// bytes (no writer, no time), so a client tells it from a real answer by comparing them,
     /// without decoding every reply (`ClientConfiguration.resendWhenAnswered`).
-    public static let damagedFrame: [UInt8] = (try? envelope(
+    public static let damagedFrame = fixedFrame(
         .damaged,
         message: "The request arrived damaged (its check is missing or disagrees with its bytes) and was not applied.",
-        hint: "Send the same request again; Flowbus clients do so at once. If every try is damaged, look for a fault rule that truncates or corrupts this service (flowbus fault list), or a sender that writes no check (Protocols/README.md §5).",
-        sentAtUnixNanos: 0
-    ).encoded()) ?? []
+        hint: "Send the same request again; Flowbus clients do so at once. If every try is damaged, look for a fault rule that truncates or corrupts this service (flowbus fault list), or a sender that writes no check (Protocols/README.md §5).")
+
+    /// The answer a worker gives instead of its real one when the Clone server has not confirmed,
+    /// in time, the writes that answer stands for (`AnswerSettling`): the request was applied in
+    /// the worker's memory only, and a kill now would lose it. Always these bytes, so a client
+    /// tells it apart by comparing them (`ClientConfiguration.retryWhenAnswered`) and sends the
+    /// same request again: the worker answers it from memory once the writes are confirmed, and a
+    /// restarted one applies it afresh.
+    public static let unsettledFrame = fixedFrame(
+        .unavailable,
+        message: "The request was applied, but the clone server has not yet confirmed what it wrote, so it is not answered yet.",
+        hint: "Send the same request again (same idempotency key); Flowbus clients do so, as a try. If this lasts, look at `flowbus ps` (clone write counters) and any fault rule on the clone keys (flowbus fault list).")
+
+    /// An answer that is always the same bytes (no writer, no time), for a client to compare.
+    private static func fixedFrame(_ code: ErrorCode, message: String, hint: String) -> [UInt8] {
+        (try? envelope(code, message: message, hint: hint, sentAtUnixNanos: 0).encoded()) ?? []
+    }
 }
 
 extension Flowbus_V1_Envelope {

@@ -26,6 +26,11 @@ public struct ClientConfiguration: Sendable {
     /// At most this many such resends of one request; then the damage answer is returned.
     /// Damage is answered at once, so a resend costs a round trip, not a timeout.
     public var damagedResends = 8
+    /// A one-frame reply body that means "applied, but not yet durable; ask again": `request`
+    /// sends the request again at once, as its next try (the worker already waited before it
+    /// answered so). Flowbus sets it to `ErrorReply.unsettledFrame`; after the last try that
+    /// reply is returned. Nil: every reply is the answer.
+    public var retryWhenAnswered: Frame?
 
     public init(
         timeout: Duration = .milliseconds(2500),

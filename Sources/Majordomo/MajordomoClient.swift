@@ -18,6 +18,8 @@ public final class MajordomoClient {
     public private(set) var strayReplies = 0
     /// Requests sent again at once because the worker said it got them damaged.
     public private(set) var damagedResent = 0
+    /// Tries spent because the worker answered that its writes were not yet confirmed.
+    public private(set) var retriedWhenAnswered = 0
 
     public init(
         context: ZMQContext, endpoint: String,
@@ -55,7 +57,8 @@ public final class MajordomoClient {
     /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
     /// A reply equal to `ClientConfiguration.resendWhenAnswered` (the worker got the request
     /// damaged) sends it again at once on the same socket, without using up a try, at most
-    /// `damagedResends` times; after that, that reply is returned.
+    /// `damagedResends` times; after that, that reply is returned. A reply equal to
+    /// `retryWhenAnswered` (applied, not yet durable) sends it again at once as the next try.
     ///
     /// `accepts` tells a reply to this request from one left over from an earlier one (a reply to
     /// a duplicated or retried request that came late): those are dropped and counted
@@ -95,6 +98,15 @@ public final class MajordomoClient {
                 damagedResent += 1
                 logger.debug("the worker got the request damaged; sending it again", metadata: [
                     "flowbus.service": "\(service)", "flowbus.resend": "\(resent)",
+                ])
+                timedOut = false
+                continue
+            }
+            if let retry = configuration.retryWhenAnswered, attempt < tries, reply.count == 1, reply[0] == retry {
+                attempt += 1
+                retriedWhenAnswered += 1
+                logger.debug("the worker has not stored its answer yet; asking again", metadata: [
+                    "flowbus.service": "\(service)", "flowbus.try": "\(attempt)",
                 ])
                 timedOut = false
                 continue

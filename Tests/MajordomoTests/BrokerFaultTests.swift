@@ -276,6 +276,33 @@ struct BrokerFaultKindTests {
         #expect(fixture.broker.statistics.faults.damaged == 5)
     }
 
+    /// A worker that answers "applied, not stored yet" (here: to the first two requests) makes
+    /// the client ask again at once, each time as a try; the real answer is returned, and with
+    /// no try left the "not stored" answer itself.
+    @Test func aClientAsksAgainWhenTheWorkerHasNotStoredItsAnswer() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let unsettled = frames("UNSETTLED")
+        let seen = Atomic<Int>(0)
+        let worker = fixture.worker("store.one") { request in
+            seen.add(1, ordering: .relaxed).newValue <= 2 ? unsettled : request.body
+        }
+        defer { worker.stop() }
+        #expect(try await fixture.awaitWorkers("store.one", count: 1))
+        let (reply, retried, last) = try await onThread {
+            var configuration = ClientConfiguration(timeout: .seconds(5), tries: 3)
+            configuration.retryWhenAnswered = unsettled[0]
+            let client = try MajordomoClient(context: fixture.context, endpoint: fixture.endpoint, configuration: configuration, logger: quietLogger)
+            let reply = try client.request(service: "store.one", body: frames("first"))
+            seen.store(0, ordering: .relaxed)
+            let last = try client.request(service: "store.one", body: frames("second"), tries: 2)
+            return (reply, client.retriedWhenAnswered, last)
+        }
+        #expect(reply == frames("first"))
+        #expect(retried == 3, "two retries for the first request, one (its last try) for the second")
+        #expect(last == unsettled)
+    }
+
     @Test func heldHeartbeatsMakeTheBrokerExpireALiveWorker() async throws {
         let faults = FaultRules()
         let fixture = try BrokerFixture(faults: faults)

@@ -206,6 +206,39 @@ struct StallAndDropEndToEndTests {
         try await journey.expect(Expectation(screen: "likes", tab: "likes", phase: .success))
     }
 
+    /// When the writes are not confirmed in time, the answer is not "done": the caller is told
+    /// the request was applied but not yet stored, and to ask again with the same key. So a kill
+    /// then loses nothing: the next incarnation, which never saw the request, applies the retry.
+    /// (Answering "done" after a 2 s wait lost a Photos navigation in CI: the caller did not ask
+    /// again, and the owner was killed before its write went through.)
+    @Test("an answer whose writes are not confirmed is held back; after a kill the retry is applied by the next incarnation",
+          .timeLimit(.minutes(3)))
+    func unconfirmedWritesHoldTheAnswerBack() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        // Two tries of 3 s: each is held about 2 s and answered "not yet confirmed".
+        let journey = try AppJourneysEndToEndTests.journey(on: host) { options in
+            options.requestTimeout = .seconds(3)
+            options.requestTries = 2
+        }
+        defer { journey.stop() }
+        let client = try await AppJourneysEndToEndTests.openSignedIn(journey)
+        let dropped = try await host.run(["fault", "drop", "--key", "/s/\(client.session)/nav"])
+        try #require(dropped.status == 0, "\(dropped.output)")
+        let prepared = try await client.prepareWhenOffered(action: "selectTab", fields: ["tab": "likes"], wait: .seconds(20))
+        let held = try await client.send(prepared)
+        #expect(!held.applied, "answered \(held) while its navigation write was being dropped")
+        #expect(held.error?.code == .unavailable && held.error?.message.contains("not yet confirmed") == true, "\(held)")
+
+        let owner = try await AppJourneysEndToEndTests.kill("coord-app", on: host)
+        let cleared = try await host.run(["fault", "clear"])
+        try #require(cleared.status == 0, "\(cleared.output)")
+        try await AppJourneysEndToEndTests.restarted("coord-app", was: owner, on: host)
+        let retry = try await client.send(prepared)
+        #expect(retry.applied, "the retry (same key) after the kill: \(retry)")
+        try await journey.expect(Expectation(screen: "likes", tab: "likes", phase: .success))
+    }
+
     /// Starts the app, sets the fault rule `fault` (`flowbus fault drop …` arguments), plays each
     /// group of scripts side by side, and checks that every journey passed and the rule did drop.
     static func journeysUnderFault(_ fault: [String], groups: [[String]]) async throws {
