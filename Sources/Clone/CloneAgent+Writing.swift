@@ -32,6 +32,7 @@ extension CloneAgent {
         try enqueue { sequence in
             var numbered = properties
             numbered.set(CloneProperties.writeSequenceName, "\(agent):\(sequence)")
+            if let generation { numbered.set(CloneProperties.writerGenerationName, generation) }
             return CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: numbered, value: value)).frames
         }
         return uuid

@@ -15,6 +15,8 @@ public final class CloneAgent: Sendable {
     let writeIDs = WriteIDs()
     /// `ack=<agent>`, added to every KVSET when writes are confirmed.
     let confirmation: (name: String, value: String)?
+    /// `wgen=<writer>:<incarnation>`, added to every KVSET when the configuration names them.
+    let generation: String?
 
     /// Connects to the server's three endpoints on a new thread and starts the first snapshots.
     public init(
@@ -29,6 +31,7 @@ public final class CloneAgent: Sendable {
         self.maxHeldWrites = configuration.maxHeldWrites
         let ackID = configuration.confirmWrites ? writeIDs.agentID : nil
         self.confirmation = ackID.map { (CloneProperties.ackName, $0) }
+        self.generation = configuration.generation.map { "\($0.writer):\($0.number)" }
         let wake: WakeSignal
         do { wake = try WakeSignal() } catch { throw .system(error.description) }
         let shared = CloneAgentShared(wake: wake)

@@ -46,6 +46,9 @@ public struct CloneAgentConfiguration: Sendable {
     public var confirmAfter: Duration = .milliseconds(500)
     /// Tries of one write (while the collector is connected) before it is given up, logged and counted.
     public var confirmTries = 12
+    /// The writer and its incarnation (`wgen`): once a newer incarnation of the same writer has
+    /// written, the server refuses this one's later writes. Nil: not said.
+    public var generation: (writer: String, number: UInt64)?
     /// Bad input and resyncs are logged at most once per kind in this period; all are counted.
     public var logPeriod: Duration = .seconds(10)
     /// How often the loop publishes its counters for `statistics`.
@@ -57,6 +60,9 @@ public struct CloneAgentConfiguration: Sendable {
 
     func validate() throws(CloneStartError) {
         guard serverTimeout > .zero else { throw .invalidConfiguration("serverTimeout must be positive, e.g. 3 s") }
+        if let generation, generation.writer.isEmpty || generation.writer.contains("\n") {
+            throw .invalidConfiguration("the writer of generation must be a one-line name such as coord-app/0, got '\(generation.writer)'")
+        }
         guard confirmAfter > .zero, confirmTries > 0 else {
             throw .invalidConfiguration("confirmAfter and confirmTries must be positive, e.g. 500 ms and 12")
         }

@@ -23,6 +23,11 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
     /// (one that was delayed or reordered on the way), so an older value never replaces a newer
     /// one. Taken off before publishing.
     public static let writeSequenceName = "wseq"
+    /// `wgen=<writer>:<generation>`: the process a write comes from and its incarnation. Once
+    /// the server has applied a write of a newer generation of the same writer, it refuses the
+    /// older ones': a replaced process's late write would put an outdated value back. Taken off
+    /// before publishing.
+    public static let writerGenerationName = "wgen"
     /// The publisher topic prefix of write confirmations. It does not start with `/`, so no
     /// subtree subscription receives them; an agent subscribed to everything ignores them.
     public static let ackTopicPrefix = "ACK/"

@@ -19,25 +19,33 @@ struct AcceptedSet {
     var writer: String?
     /// The writing agent and its count of writes (`wseq`), when it said.
     var order: WriteOrder?
+    /// The writing process and its incarnation (`wgen`), when it said.
+    var generation: WriterGeneration?
 }
 
-/// A writing agent's id and how many writes it had queued with this one: two writes of one agent
-/// arrive in this order unless something on the way reordered them.
-struct WriteOrder: Equatable {
-    var agent: [UInt8]
-    var count: UInt64
+/// `<name>:<number>` as a Flowbus agent writes it in two properties: `wseq`, its id and how many
+/// writes it had queued with this one (two writes of one agent arrive in this order unless
+/// something on the way reordered them), and `wgen`, its writer and incarnation.
+struct NumberedName: Equatable {
+    var name: [UInt8]
+    var number: UInt64
 
-    /// `<agent>:<count>` as the agent writes it, or nil.
+    /// Split at the last colon (a name may hold colons), or nil.
     init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
-              let count = UInt64(text[text.index(after: colon)...]) else { return nil }
-        agent = Array(text[..<colon].utf8)
-        self.count = count
+              let number = UInt64(text[text.index(after: colon)...]) else { return nil }
+        name = Array(text[..<colon].utf8)
+        self.number = number
     }
 
-    /// Whether `self` was queued before `other` by the same agent.
-    func precedes(_ other: WriteOrder) -> Bool { agent == other.agent && count < other.count }
+    /// Whether `self` comes before `other` from the same agent or writer.
+    func precedes(_ other: NumberedName) -> Bool { name == other.name && number < other.number }
 }
+
+/// A writing agent's id and its count of writes (`wseq`).
+typealias WriteOrder = NumberedName
+/// A writing process and its incarnation (`wgen`).
+typealias WriterGeneration = NumberedName
 
 /// The write order of the last deleted keys, oldest forgotten first.
 typealias RecentDeletes = RecentValues<KeyBytes, WriteOrder>
@@ -110,6 +118,7 @@ extension CloneServerLoop {
         var ttl: Duration?
         var ackTo: [UInt8]?
         var order: WriteOrder?
+        var generation: WriterGeneration?
         if !propertiesFrame.isEmpty {
             var properties = try CloneProperties(decoding: propertiesFrame)
             if let agent = properties[CloneProperties.ackName] {
@@ -129,6 +138,14 @@ extension CloneServerLoop {
                 properties.set(CloneProperties.writeSequenceName, nil)
                 propertiesFrame = properties.encoded
             }
+            if let text = properties[CloneProperties.writerGenerationName] {
+                guard let parsed = WriterGeneration(text) else {
+                    throw .malformedProperties("wgen must be the writer's name and its incarnation, as in coord-app/0:2; got '\(text)'")
+                }
+                generation = parsed
+                properties.set(CloneProperties.writerGenerationName, nil)
+                propertiesFrame = properties.encoded
+            }
             if let text = properties[CloneProperties.ttlName] {
                 guard let duration = properties.ttl else {
                     throw .malformedProperties("ttl must be a positive number of seconds, got '\(text)'")
@@ -141,7 +158,7 @@ extension CloneServerLoop {
                 propertiesFrame = properties.encoded
             }
         }
-        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order)
+        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order, generation: generation)
     }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
@@ -245,6 +262,18 @@ extension CloneServerLoop {
                 acknowledge(update)
                 return
             }
+        }
+        if let generation = update.generation {
+            let newest = writerGenerations[generation.name] ?? 0
+            if generation.number < newest {
+                // From a process a newer incarnation has replaced (which has written since): its
+                // late write would put an outdated value back. Confirmed, so a writer still alive
+                // (paused, cut off) stops sending it.
+                statistics.fencedWrites += 1
+                acknowledge(update)
+                return
+            }
+            if generation.number > newest { writerGenerations[generation.name] = generation.number }
         }
         if !update.value.isEmpty, let why = quotaRefusal(update) {
             statistics.quotaRefused += 1

@@ -63,6 +63,8 @@ final class CloneServerLoop {
     /// The write order of recently deleted keys: a set that was sent before the delete but
     /// arrives after it must not bring the key back.
     var deletedOrders = RecentDeletes(capacity: 65_536)
+    /// The newest incarnation each writer has written as (`wgen`): one per plugin replica.
+    var writerGenerations: [[UInt8]: UInt64] = [:]
     /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
     let checkedPrefixes: [[UInt8]]
 

@@ -32,6 +32,9 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     /// KVSETs dropped because their writer had already written the key later (`wseq`): delayed
     /// or reordered on the way, they would have put an older value back.
     public var staleWritesDropped = 0
+    /// KVSETs dropped because a newer incarnation of their writer had written the key since
+    /// (`wgen`): a replaced process's late write.
+    public var fencedWrites = 0
     /// KVPUBs that at least one subscriber's full queue could not take (that subscriber sees a gap).
     public var publishBlocked = 0
     /// Keys restored from the journal at start; changes appended to it since; compactions; failures.

@@ -54,6 +54,9 @@ public final class PluginBus: Sendable {
         configuration.confirmWrites = true
         // A confirmation takes milliseconds on one host; one that is late costs a deduplicated resend.
         configuration.confirmAfter = .milliseconds(200)
+        // A replaced incarnation's late writes (held on the way, or sent by a process paused
+        // through its own restart) cannot put its outdated values back.
+        configuration.generation = (environment.writer, environment.incarnation)
         return try CloneAgent(context: context, endpoints: environment.clone, configuration: configuration, logger: logger)
     }
 

@@ -54,6 +54,44 @@ struct CloneFaultKindTests {
         #expect(fixture.server!.statistics.updatesPublished == 2, "\(fixture.server!.statistics)")
     }
 
+    /// A process replaced by a newer incarnation may still have writes on the way (held by a
+    /// reorder, or sent by a process paused through its own restart). Once the new incarnation
+    /// has written, the old one's writes are dropped and counted (`wgen`), deletes too, whatever
+    /// their key; another writer is never fenced by it, and the new one's writes go through.
+    @Test func aReplacedIncarnationsLateWritesAreDropped() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/g/"])
+        let old = try await fixture.syncedAgent(["/other/"]) { $0.confirmWrites = true; $0.generation = ("coord-app/0", 1) }
+        let new = try await fixture.syncedAgent(["/other/"]) { $0.confirmWrites = true; $0.generation = ("coord-app/0", 2) }
+        let other = try await fixture.syncedAgent(["/other/"]) { $0.confirmWrites = true; $0.generation = ("coord-home/0", 1) }
+        try old.set(key: "/g/before", value: "by 1".bytes)
+        #expect(await eventually { reader.text("/g/before") == "by 1" }, "an incarnation's writes before its successor's are applied")
+        try new.set(key: "/g/nav", value: "v4 by 2".bytes)
+        try new.set(key: "/g/meta", value: "by 2".bytes)
+        #expect(await eventually { reader.text("/g/meta") == "by 2" })
+        try old.set(key: "/g/nav", value: "v4 by 1".bytes)
+        try old.delete(key: "/g/meta")
+        try old.set(key: "/g/own", value: "by 1".bytes)
+        try other.set(key: "/g/other", value: "home".bytes)
+        #expect(await eventually { reader.text("/g/other") == "home" })
+        #expect(old.settle(timeout: .seconds(5)), "the fenced writes were not confirmed, so their writer would send them for good")
+        // The server publishes its counters every few milliseconds, not with each confirmation.
+        #expect(await eventually { fixture.server!.statistics.fencedWrites == 3 }, "\(fixture.server!.statistics)")
+        #expect(reader.text("/g/nav") == "v4 by 2")
+        #expect(reader.text("/g/meta") == "by 2")
+        #expect(reader.text("/g/own") == nil)
+        // The generation is the server's to weigh, not the subscribers' to see.
+        #expect(reader.get("/g/nav")?.properties[CloneProperties.writerGenerationName] == nil)
+        try new.set(key: "/g/nav", value: "v5 by 2".bytes)
+        #expect(await eventually { reader.text("/g/nav") == "v5 by 2" })
+        // A malformed generation is bad input, counted and not applied.
+        let raw = try CloneRobustnessTests.rawWriter(fixture)
+        try await Task.sleep(for: .milliseconds(200))
+        try raw.send(["/g/bad".bytes, [0, 0, 0, 0, 0, 0, 0, 0], Array(repeating: 2, count: 16), "wgen=nonumber\n".bytes, "x".bytes])
+        #expect(await eventually { fixture.server!.statistics.badInputTotal == 1 })
+        #expect(reader.text("/g/bad") == nil)
+    }
+
     /// A stale read: after the write, subscribers get the key's previous value once more (under
     /// a new sequence number, so the agent cannot tell); the map keeps the new one, which a
     /// snapshot serves.
