@@ -229,6 +229,8 @@ private struct SessionCheck {
         var incarnations: [String: [String: UInt64]] = [:]
         var callers: [String: UInt64] = [:]
         var staleCalls: [String: (caller: String, incarnation: UInt64, newest: UInt64)] = [:]
+        // Per caller and service: the newest incarnation whose request the receiver answered.
+        var answeredNewest: [String: UInt64] = [:]
         for event in trace.events {
             switch event.kind {
             case .intent, .call:
@@ -242,7 +244,22 @@ private struct SessionCheck {
                     callers[fence] = incarnation
                 }
             case .reply:
-                guard event.applied == true, let key = event.idempotencyKey, !key.isEmpty else { continue }
+                guard let key = event.idempotencyKey, !key.isEmpty else { continue }
+                if let asked = event.askedBy, asked > 0 {
+                    // Which request this answers is known: stale only if the receiver applied it
+                    // after it had answered a newer incarnation of the same caller (before that,
+                    // it could not know the caller was replaced: a receiver fences what it has seen).
+                    staleCalls[key] = nil
+                    let caller = (event.to ?? "").split(separator: "/").first.map(String.init) ?? ""
+                    let fence = caller + "\u{0}" + (event.service ?? "")
+                    let newest = answeredNewest[fence] ?? 0
+                    if event.applied == true, asked < newest {
+                        note(.staleWrite, at: event.atUnixNanos,
+                             "\(event.action ?? "?") from \(caller) incarnation \(asked) was applied after \(event.service ?? "the same service") had answered incarnation \(newest)")
+                    }
+                    answeredNewest[fence] = max(newest, asked)
+                }
+                guard event.applied == true else { continue }
                 if let stale = staleCalls.removeValue(forKey: key) {
                     note(.staleWrite, at: event.atUnixNanos,
                          "\(event.action ?? "?") from \(stale.caller) incarnation \(stale.incarnation) was applied after incarnation \(stale.newest) had called \(event.service ?? "the same service")")

@@ -112,6 +112,7 @@ struct RequestMatcher {
         event.action = request?.action
         if let key = request?.idempotencyKey ?? (envelope.idempotencyKey.isEmpty ? nil : envelope.idempotencyKey) { event.idempotencyKey = key }
         if envelope.incarnation > 0 { event.incarnation = envelope.incarnation }
+        if let asked = request?.incarnation { event.askedBy = asked }
         if let error = envelope.carriedError {
             event.applied = false
             event.error = TraceDecoding.describe(error)

@@ -56,6 +56,10 @@ public struct TraceEvent: Codable, Sendable, Equatable {
     public var version: UInt64?
     public var idempotencyKey: String?
     public var incarnation: UInt64?
+    /// On a reply: the incarnation of the request it answers (the broker pairs them by socket),
+    /// when that request said. Two incarnations' tries of one call share its key; this tells
+    /// which of them a receiver answered.
+    public var askedBy: UInt64?
     /// Whether a reply says the intent or call was applied.
     public var applied: Bool?
     /// The refusal of a reply: `STALE_INTENT: <message>`.

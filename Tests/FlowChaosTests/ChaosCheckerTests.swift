@@ -163,6 +163,43 @@ struct ChaosCheckerTests {
         #expect(Self.check(Self.run([Self.session([], trace: elsewhere)])).passed)
     }
 
+    /// When the broker says which request a reply answers (`askedBy`), a receiver is judged by
+    /// what it had seen: an older incarnation's try of a call applied before the receiver answered
+    /// the newer incarnation's try (it was stopped, and both waited in its queue) is not stale; one
+    /// applied after is. (A Photos chaos run failed on the first case.)
+    @Test func aReceiverIsJudgedByTheIncarnationsItHadAnswered() {
+        func call(incarnation: UInt64, at: Int64) -> TraceEvent {
+            var event = TraceEvent(kind: .call, session: "a", atUnixNanos: at, from: "coord-app/0")
+            event.service = "vm.likes"
+            event.idempotencyKey = "appear/a/likes/12"
+            event.incarnation = incarnation
+            event.action = "appear"
+            return event
+        }
+        func answer(askedBy: UInt64, applied: Bool, at: Int64) -> TraceEvent {
+            var event = TraceEvent(kind: .reply, session: "a", atUnixNanos: at, from: "vm-likes/0")
+            event.service = "vm.likes"
+            event.to = "coord-app/0"
+            event.idempotencyKey = "appear/a/likes/12"
+            event.askedBy = askedBy
+            event.applied = applied
+            event.version = 5
+            event.action = "appear"
+            return event
+        }
+        // Sent 1, 2, then 1's retry; the stopped receiver applies 1's first try, answers 2 from
+        // memory, and fences 1's retry.
+        let queued = [call(incarnation: 1, at: 1), call(incarnation: 2, at: 2), call(incarnation: 1, at: 3),
+                      answer(askedBy: 1, applied: true, at: 4), answer(askedBy: 2, applied: true, at: 5), answer(askedBy: 1, applied: false, at: 6)]
+        let findings = Self.check(Self.run([Self.session([], trace: queued)]))
+        #expect(findings.passed, "\(findings.counts)")
+        // The receiver answered 2, then applied 1's retry: it ignored its fence.
+        let ignored = [call(incarnation: 2, at: 1), answer(askedBy: 2, applied: true, at: 2), call(incarnation: 1, at: 3), answer(askedBy: 1, applied: true, at: 4)]
+        let stale = Self.check(Self.run([Self.session([], trace: ignored)]))
+        #expect(stale.counts == [.staleWrite: 1])
+        #expect(stale.sessions.first?.first?.detail == "appear from coord-app incarnation 1 was applied after vm.likes had answered incarnation 2")
+    }
+
     @Test func gapsAndResyncsAreCountedWithoutFailingTheRun() {
         var session = Self.session([])
         session.clients[0].gaps = 2
