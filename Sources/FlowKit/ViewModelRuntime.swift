@@ -169,11 +169,13 @@ public final class ViewModelRuntime {
         if !key.isEmpty, let version = instance.applied[key] {
             return reply(to: envelope, applied: true, version: version, error: nil)
         }
-        if !key.isEmpty, key == lastKey(session: session) {
+        // The retry of an action a restart interrupted runs again, though the state on the bus
+        // may still carry its key (the loading state it left, written again from the mirror).
+        let resumes = !key.isEmpty && key == instance.interrupted
+        if !key.isEmpty, !resumes, key == lastKey(session: session) {
             return reply(to: envelope, applied: true, version: instance.version, error: nil)
         }
         let isSystem = intent.action == "appear" || intent.action == "reset"
-        let resumes = !key.isEmpty && key == instance.interrupted
         if !isSystem, !resumes, plantedBug != .skipIdempotency, intent.screenVersion != 0, intent.screenVersion < instance.version {
             refused += 1
             return reply(to: envelope, applied: false, version: instance.version, error: WireError(

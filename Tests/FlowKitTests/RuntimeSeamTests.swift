@@ -242,20 +242,44 @@ struct ViewModelRuntimeSeamTests {
         #expect(try Envelope.decodeChecked(mirror).unwrap(Flowbus_V1_ViewState.self) == after)
     }
 
-    /// A client whose action was cut short by the restart sends it again with the same key: the
-    /// new process runs it, rather than answering "applied" for an action that never finished.
-    @Test func theRetryOfAnActionARestartInterruptedRunsItAgain() throws {
+    /// A `load` (key k1) of session s1 left in `loading` by a process that stopped, and the
+    /// process that replaced it; with the loading state's keys and values as the first one left them.
+    func interruptedLoad() throws -> (map: MemoryStateMap, second: ViewModelRuntime, load: Envelope, leftLoading: [(CloneKey, [UInt8])]) {
         let map = MemoryStateMap()
         let firstAgent = map.peer()
         let first = try tallyRuntime(firstAgent)
         let load = envelope(intent("load", screen: "tally"), session: "s1", key: "k1")
         _ = first.handle(load)
+        let copies = CloneKey.viewModelKeys(session: try SessionID("s1"), screen: try ScreenName("tally"))
+        let leftLoading = copies.compactMap { key in map.value(at: key).map { (key, $0) } }
         firstAgent.stop()
-        let second = try tallyRuntime(map.peer())
+        return (map, try tallyRuntime(map.peer()), load, leftLoading)
+    }
+
+    /// A client whose action was cut short by the restart sends it again with the same key: the
+    /// new process runs it, rather than answering "applied" for an action that never finished.
+    @Test func theRetryOfAnActionARestartInterruptedRunsItAgain() throws {
+        let (map, second, load, _) = try interruptedLoad()
         #expect(viewState(map, session: "s1")?.phase == .error)
         let retried = try intentReply(second.handle(load))
         #expect(retried.applied)
         #expect(viewState(map, session: "s1")?.phase == .loading, "the retried load runs again: \(String(describing: viewState(map, session: "s1")))")
+    }
+
+    /// On the real bus the interrupted loading state, with the action's key, can reach the map
+    /// again after the restart (the new process writes its session copy again from the mirror,
+    /// and the error after it): the retry must still run the action, not be answered "applied"
+    /// because the state on the bus carries its key. (A movies chaos run stayed on sign-in so.)
+    @Test func theRetryOfAnInterruptedActionRunsThoughTheBusStillShowsItsKey() throws {
+        let (map, second, load, leftLoading) = try interruptedLoad()
+        #expect(viewState(map, session: "s1")?.phase == .error)
+        for (key, value) in leftLoading { map.inject(key, value: value) }
+        let shown = try #require(viewState(map, session: "s1"))
+        #expect(shown.phase == .loading)
+        let retried = try intentReply(second.handle(load))
+        #expect(retried.applied)
+        let after = try #require(viewState(map, session: "s1"))
+        #expect(after.screenVersion > shown.screenVersion, "the retry was answered without running: \(after)")
     }
 
     /// The interruption's error moved the screen to a newer version than the one the client
