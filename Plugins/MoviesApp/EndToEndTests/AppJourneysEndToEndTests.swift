@@ -33,10 +33,12 @@ struct AppJourneysEndToEndTests {
         return host
     }
 
-    static func journey(on host: HostFixture) throws -> Journey {
+    /// A journey on `host`'s bus; `adjust` changes its client's options (tries, timeouts).
+    static func journey(on host: HostFixture, adjust: (inout SessionClientOptions) -> Void = { _ in }) throws -> Journey {
         var options = SessionClientOptions()
         options.name = "test/\(UUID().uuidString.prefix(6))"
         options.followCoordinators = true
+        adjust(&options)
         // A ceiling for each step, not a timing assertion: a restart under a loaded machine may take a while.
         return Journey(
             endpoints: try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory)), options: options,
