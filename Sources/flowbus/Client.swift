@@ -9,11 +9,12 @@ struct Client: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Opens the app of a running host in this terminal, on a new session or an existing one.",
         discussion: """
-        With no option the client opens a new session. --session ID attaches a second driver to a
-        session (both can act; of two intents on the same screen version one applies and the other
-        is refused with the reason); add --observe for a read-only mirror. --script FILE plays keys
+        With no option the client opens a new session. --session ID attaches a second driver to a \
+        session (both can act; of two intents on the same screen version one applies and the other \
+        is refused with the reason); add --observe for a read-only mirror. --script FILE plays keys \
         and expectations without a terminal and exits 1 on the first that fails.
-        Keys: Tab/Shift-Tab move, Enter acts, Esc goes back, 1-4 pick a tab, l shows the event log,
+
+        Keys: Tab/Shift-Tab move, Enter acts, Esc goes back, 1-4 pick a tab, l shows the event log, \
         ? shows every key, q quits. Logs go to <run-dir>/logs/client-<pid>.log.
         """
     )

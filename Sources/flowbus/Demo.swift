@@ -10,7 +10,7 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Starts an app (the package's default one unless told) and opens it in this terminal; quitting stops what it started.",
         discussion: """
-        Runs the package's default app (Plugins/apps.yaml), or --app NAME, or --manifest FILE, and
+        Runs the package's default app (Plugins/apps.yaml), or --app NAME, or --manifest FILE, and \
         prints the app's notes (its manifest's `app.notes`: a demo account, where to look next).
         If a host already runs in the run directory, the demo uses it and leaves it running.
         """

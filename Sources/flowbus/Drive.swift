@@ -13,10 +13,12 @@ struct Drive: AsyncParsableCommand {
           - call: {service: svc.mail, method: outbox, args: {email: "new-${unique}@x.dev"}, save: {token: token}}
           - send: {action: verify, fields: {token: "${token}"}}
           - close
+
         data checks values in the state's data by dotted path over its JSON form, e.g.
           - expect: {screen: cart, data: {cart.paid: false, cart.items: 3, cart.items.*.id: item:19}}
+
         (a number segment indexes a list, * is any element, a list compares by its length).
-        Each expect waits up to --timeout (per step: timeout: 10). On the first failure it prints the
+        Each expect waits up to --timeout (per step: timeout: 10). On the first failure it prints the \
         expected and actual screen, stack, tab, modal, phase and message and the last events, and exits 1.
         """
     )

@@ -6,8 +6,8 @@ struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Makes a CURVE key pair.",
         discussion: """
-        Without --out, prints the public and secret keys (z85). With --out NAME, writes NAME.key
-        (secret, mode 600) and NAME.pub (public). A host listening beyond loopback takes its own
+        Without --out, prints the public and secret keys (z85). With --out NAME, writes NAME.key \
+        (secret, mode 600) and NAME.pub (public). A host listening beyond loopback takes its own \
         secret with --curve-secret NAME.key and the clients' public keys with --allow FILE.
         """
     )

@@ -17,4 +17,36 @@ struct ClientOptionsTests {
         #expect(run.status != 0)
         for text in expected { #expect(run.output.contains(text), "\(run.output)") }
     }
+
+    /// A mistyped command is named as such, with the commands there are (issue 17: it used to
+    /// say "Unknown option '--run-dir'", about the options after it).
+    @Test func anUnknownCommandIsNamed() async throws {
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
+        let bogus = try await FlowbusProcesses.run(flowbus, ["bogus", "--run-dir", "/tmp/fbc-none"])
+        #expect(bogus.status == 64)
+        #expect(bogus.output.contains("'bogus' is not a flowbus command"), "\(bogus.output)")
+        #expect(bogus.output.contains("up, ps, down"), "\(bogus.output)")
+        #expect(!bogus.output.contains("Unknown option"), "\(bogus.output)")
+        let typo = try await FlowbusProcesses.run(flowbus, ["sesions"])
+        #expect(typo.output.contains("Did you mean `flowbus sessions`?"), "\(typo.output)")
+        // Commands and options still reach the parser.
+        let help = try await FlowbusProcesses.run(flowbus, ["--help"])
+        #expect(help.status == 0 && help.output.contains("SUBCOMMANDS"), "\(help.output)")
+    }
+
+    /// Help text is wrapped by the terminal's width only: a paragraph written with line breaks in
+    /// the source came out broken mid-sentence ("attaches a second driver to a" / "session").
+    @Test(arguments: [["client"], ["keys"], ["call"], ["demo"], ["drive"], []])
+    func helpParagraphsAreNotBrokenMidSentence(command: [String]) async throws {
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
+        let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
+        let prose = help.output.components(separatedBy: "USAGE:")[0].components(separatedBy: "\n")
+        for (line, next) in zip(prose, prose.dropFirst()) {
+            // Indented lines are examples, laid out by hand.
+            guard !line.hasPrefix("  ") else { continue }
+            let ends = line.trimmingCharacters(in: .whitespaces).last.map { ".:;)?`".contains($0) } ?? true
+            let continues = next.first.map { $0.isLetter || $0 == "(" } ?? false
+            #expect(line.count >= 50 || ends || !continues, "a line broken mid-sentence in `flowbus \(command.joined()) --help`: '\(line)' / '\(next)'")
+        }
+    }
 }
