@@ -64,10 +64,22 @@ struct ChaosEndToEndTests {
     @Test("heartbeats held back and clocks jumped and drifting: nothing lost or applied twice, every journey ends on its screen",
           .timeLimit(.minutes(3)))
     func heartbeatsAndClocksGoWrong() async throws {
-        let decisions = try await Self.passingRun("heartbeats-and-clocks")
-        // The faults took effect: heartbeats were held, and four clocks skewed and put right.
-        #expect(decisions.contains(" heartbeat vm.changepassword drop"), "\(decisions)")
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        // Journeys that never reach change password: its view model stays idle, so only its
+        // heartbeats tell the broker it is alive (a busy worker's replies would).
+        let run = try await Self.chaos(host, [Self.plan("heartbeats-and-clocks"), "--sessions", "3",
+                                              "--journeys", Self.journey("expense-report"), Self.journey("forgot-password")])
+        #expect(run.status == 0 && run.output.contains("PASS: nothing lost"), "\(run.output)")
+        let decisions = try String(contentsOfFile: host.runDirectory + "/chaos-report/decisions.txt", encoding: .utf8)
+        // The faults took effect: all eight of the idle worker's heartbeats the rule allows were
+        // held, the broker took it for dead, and four clocks were skewed and put right.
+        #expect(decisions.components(separatedBy: " heartbeat vm.changepassword drop\n").count - 1 == 8, "\(decisions)")
         #expect(decisions.components(separatedBy: "clock put right").count - 1 == 4, "\(decisions)")
+        let broker = try #require(try await host.status()["broker"] as? [String: Any])
+        #expect((broker["workersExpired"] as? Int ?? 0) >= 1, "\(broker)")
+        // The worker taken for dead registered again and serves: a journey through change password passes.
+        _ = try await AppJourneysEndToEndTests.play("signup-to-new-password.yaml", on: try AppJourneysEndToEndTests.journey(on: host))
     }
 
     @Test("requests and values cut short or with bytes changed are each told by their check, sent again, and never applied: every journey passes",
