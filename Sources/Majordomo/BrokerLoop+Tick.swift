@@ -37,6 +37,7 @@ extension BrokerLoop {
         for worker in dead {
             tally.workersExpired += 1
             removeWorker(worker)
+            expiredIdentities.insert(worker.identity)
             logger.info("worker expired: silent for \(workerExpiry)", metadata: [
                 "flowbus.peer": "\(worker.identity.printable)", "flowbus.service": "\(worker.service.displayName)",
             ])

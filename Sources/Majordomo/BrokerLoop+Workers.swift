@@ -122,6 +122,14 @@ extension BrokerLoop {
 
     /// Answers a valid but unexpected command with DISCONNECT, as 7/MDP says, and forgets the peer.
     func refuse(_ identity: Frame, _ detail: @autoclosure () -> String) {
+        if workers[identity] == nil, expiredIdentities.remove(identity) {
+            // A worker taken for dead speaks again (a HEARTBEAT or a late REPLY): the usual end of
+            // an expiry, not bad input. Its DISCONNECT makes it register again.
+            tally.expiredWorkersHeard += 1
+            logger.debug("a worker heard from after it was expired: told to reconnect", metadata: ["flowbus.peer": "\(identity.printable)"])
+            sendWorkerCommand(MDP.disconnectFrame, to: identity)
+            return
+        }
         countBadInput(.unexpectedCommand, peer: identity, detail())
         if let worker = workers[identity] {
             tally.workersDisconnected += 1

@@ -14,6 +14,8 @@ final class BrokerLoop {
 
     var services: [Frame: ServiceEntry] = [:]
     var workers: [Frame: WorkerEntry] = [:]
+    /// The identities of the last workers expired, so their next word is known for what it is.
+    var expiredIdentities = RecentKeys<Frame>(capacity: 1024)
     /// Counted in plain integers here, published to `shared` every tick.
     var tally = BrokerStatistics()
     var now = MonotonicTime.now()

@@ -29,6 +29,9 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var workersRegistered = 0
     /// Workers removed after `heartbeatLiveness` silent intervals.
     public var workersExpired = 0
+    /// HEARTBEATs and REPLYs from workers after they were expired (their own heartbeats were late
+    /// or lost, not they): told to reconnect, and not counted as bad input.
+    public var expiredWorkersHeard = 0
     /// Requests handed to a worker that, by its heartbeats' `held=N`, never reached it.
     public var requestsLostOnTheWay = 0
     /// Times a silent worker was not expired because the broker was still reading a backlog (a

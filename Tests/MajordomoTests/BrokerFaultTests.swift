@@ -317,5 +317,8 @@ struct BrokerFaultKindTests {
         faults.remove(id: "mute")
         #expect(try await fixture.awaitWorkers("beat.one", count: 1))
         #expect(try await onThread { try fixture.client(timeout: .seconds(3)).request(service: "beat.one", body: frames("ok")) } == frames("ok"))
+        // Its first heartbeat after the expiry was met with DISCONNECT, and is no bad input.
+        #expect(fixture.broker.statistics.expiredWorkersHeard >= 1)
+        #expect(fixture.broker.statistics.badInput.total == 0, "\(fixture.broker.statistics.badInput)")
     }
 }

@@ -26,6 +26,33 @@ struct BrokerLivenessTests {
         #expect(fixture.broker.workers.isEmpty)
     }
 
+    /// A worker taken for dead that speaks again is the usual end of an expiry (its heartbeats
+    /// were late, not it): it is told to reconnect and is not counted as bad input. A peer that
+    /// never registered and sends HEARTBEAT is.
+    @Test func anExpiredWorkerHeardFromAgainIsToldToReconnectWithoutABadInputCount() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let (expired, toldExpired, toldStranger) = try await onThread {
+            let ghost = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "ghost/1/1")
+            try ghost.send(.ready(service: Array("vm.ghost".utf8)))
+            _ = waitUntil { fixture.broker.statistics.workersPerService["vm.ghost"] == 1 }
+            let expired = waitUntil { fixture.broker.statistics.workersExpired == 1 }
+            try ghost.send(.heartbeat)
+            let toldExpired = try ghost.receiveCommand(timeout: .seconds(2))
+            let stranger = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "stranger/1/1")
+            try stranger.send(.heartbeat)
+            let toldStranger = try stranger.receiveCommand(timeout: .seconds(2))
+            return (expired, toldExpired, toldStranger)
+        }
+        #expect(expired)
+        #expect(toldExpired == .disconnect && toldStranger == .disconnect)
+        // Counters are published on the broker's tick.
+        #expect(try await eventually(timeout: .seconds(3)) { fixture.broker.statistics.badInput.unexpectedCommand == 1 })
+        let statistics = fixture.broker.statistics
+        #expect(statistics.expiredWorkersHeard == 1, "\(statistics)")
+        #expect(statistics.badInput.unexpectedCommand == 1, "only the stranger's HEARTBEAT is bad input: \(statistics.badInput)")
+    }
+
     /// A broker that forgets a worker after 3 × 100 ms of silence.
     static func shortLiveness() throws -> (BrokerFixture, BrokerConfiguration) {
         var configuration = fastBrokerConfiguration()
