@@ -15,7 +15,10 @@ public final class BusConnection: Sendable {
     public let requester: BusRequester
     let logger: Logger
 
-    public init(endpoints: BusEndpoints, options: SessionClientOptions = .init(), logger: Logger = Logger(label: "flowbus.client")) throws(SessionClientError) {
+    /// `lanes` requests may be in flight at once (one per thread; see `BusRequester`).
+    public init(
+        endpoints: BusEndpoints, options: SessionClientOptions = .init(), lanes: Int = 1, logger: Logger = Logger(label: "flowbus.client")
+    ) throws(SessionClientError) {
         self.endpoints = endpoints
         self.options = options
         self.logger = logger
@@ -24,7 +27,7 @@ public final class BusConnection: Sendable {
         configuration.routingID = nil
         configuration.resendWhenAnswered = ErrorReply.damagedFrame
         configuration.retryWhenAnswered = ErrorReply.unsettledFrame
-        requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, logger: logger)
+        requester = try BusRequester(context: context, endpoints: endpoints, configuration: configuration, lanes: lanes, logger: logger)
     }
 
     /// Asks coord.app for a new session (or to attach to `requested`, presenting `capability`);
