@@ -47,14 +47,20 @@ public final class Journey {
     public var terminal: (any JourneyTerminal)?
     let logger: Logger
     private var connection: BusConnection?
+    /// A request pool and Clone feed shared with other journeys (the simulator's), or nil: each
+    /// session then has its own.
+    private let shared: (connection: BusConnection, feed: SharedSessionFeed)?
     /// Per screen kind, the version the last data intent was made on: later expectations of that
     /// kind's phase count only newer states.
     private var sentVersions: [String: UInt64] = [:]
 
     public init(
         endpoints: BusEndpoints, options: SessionClientOptions = .init(), variables: [String: String] = [:],
-        defaultTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "flowbus.drive")
+        defaultTimeout: Duration = .seconds(5), shared: (connection: BusConnection, feed: SharedSessionFeed)? = nil,
+        logger: Logger = Logger(label: "flowbus.drive")
     ) {
+        self.shared = shared
+        connection = shared?.connection
         self.endpoints = endpoints
         self.options = options
         self.defaultTimeout = defaultTimeout
@@ -66,13 +72,14 @@ public final class Journey {
 
     deinit {
         client?.stop()
-        connection?.stop()
+        if shared == nil { connection?.stop() }
     }
 
     /// Stops following the session (it stays open on the bus unless a step closed it).
     public func stop() {
         client?.stop()
         client = nil
+        guard shared == nil else { return }
         connection?.stop()
         connection = nil
     }
@@ -83,6 +90,10 @@ public final class Journey {
     @discardableResult
     public func open(session: String? = nil) async throws -> SessionClient {
         client?.stop()
+        if let shared {
+            guard session == nil else { throw JourneyFailure(Self.sharedOpensOnly) }
+            return adopt(try await SessionClient.open(on: shared.connection, feed: shared.feed, options: options))
+        }
         let opened = if let session {
             try await SessionClient.attach(session, endpoints: endpoints, options: options, logger: logger)
         } else {
@@ -93,6 +104,7 @@ public final class Journey {
 
     @discardableResult
     public func attach(_ session: String, observe: Bool = false) async throws -> SessionClient {
+        if shared != nil { throw JourneyFailure(Self.sharedOpensOnly) }
         client?.stop()
         let attached = adopt(try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger))
         observing = observe
@@ -237,6 +249,17 @@ public final class Journey {
         return JourneyReport(script: script.name, session: client?.session, passed: passed, steps: reports, variables: variables)
     }
 
+    /// Plays one step of a script (variables expanded, its timeout at least `minimumStepTimeout`):
+    /// what `run` does for each, for a caller that times or paces the steps itself (`flowbus sim`).
+    public func play(_ step: ScriptStep) async throws {
+        try await perform(try substitute(step.step), timeout: step.timeout.map { max($0, minimumStepTimeout) })
+    }
+
+    /// Sets `${name}` for the steps that follow.
+    public func setVariable(_ name: String, _ value: String) {
+        variables[name] = value
+    }
+
     func perform(_ step: DriveStep, timeout: Duration?) async throws {
         switch step {
         case .open(let session): try await open(session: session)
@@ -255,6 +278,8 @@ public final class Journey {
             try await terminal.see(text, absent: absent, journey: self, timeout: timeout ?? defaultTimeout)
         }
     }
+
+    static let sharedOpensOnly = "a simulated journey opens a session of its own: use `- open: {}` (attach to a named session with `flowbus drive`)"
 
     static let needsTerminal = "keys and see steps drive the terminal client's screen: play this script with `flowbus client --script FILE`"
 

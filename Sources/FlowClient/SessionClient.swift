@@ -53,10 +53,14 @@ public final class SessionClient: Sendable {
     /// The session's watch capability, when openSession gave one: what to hand an observer.
     public let watchCapability: String?
     let requester: BusRequester
-    let agent: CloneAgent
+    /// The client's own Clone agent, or nil when a `SharedSessionFeed` feeds it.
+    let agent: CloneAgent?
+    let shared: SharedSessionFeed?
     let store: SessionStore
     let logger: Logger
     private let following: Mutex<Task<Void, Never>?>
+    /// False on a shared request pool, which outlives this client.
+    private let ownsRequester: Bool
     private let coordinatorsFollowed = Mutex<Task<Void, Never>?>(nil)
     private let keepingAlive = Mutex<Task<Void, Never>?>(nil)
     private let counter = Atomic<Int>(0)
@@ -102,6 +106,41 @@ public final class SessionClient: Sendable {
         }
     }
 
+    /// Opens a new session on a shared request pool and Clone feed (the simulator's way: many
+    /// sessions, one process). `stop()` leaves both running for the other sessions.
+    public static func open(
+        on connection: BusConnection, feed: SharedSessionFeed, options: SessionClientOptions? = nil
+    ) async throws(SessionClientError) -> SessionClient {
+        let grant = try await connection.openSession(requested: nil)
+        let client = try await SessionClient(grant: grant, capability: grant.drive, connection: connection, feed: feed, options: options)
+        if client.options.keepAlive { client.keepAlive() }
+        return client
+    }
+
+    private init(
+        grant: SessionGrant, capability: String?, connection: BusConnection, feed: SharedSessionFeed, options: SessionClientOptions?
+    ) async throws(SessionClientError) {
+        let session = grant.session
+        do {
+            sessionID = try SessionID(session)
+        } catch {
+            throw .invalidSession(session, reason: "\(error)")
+        }
+        self.capability = capability
+        watchCapability = grant.watch
+        endpoints = connection.endpoints
+        self.options = options ?? connection.options
+        requester = connection.requester
+        logger = connection.logger
+        store = SessionStore(session: sessionID, maxEvents: self.options.maxEvents)
+        agent = nil
+        shared = feed
+        following = Mutex(nil)
+        ownsRequester = false
+        feed.register(store)
+        if self.options.followCoordinators { store.state.withLock { $0.view.followsCoordinators = true } }
+    }
+
     private init(grant: SessionGrant, capability: String?, connection: BusConnection) async throws(SessionClientError) {
         let session = grant.session
         do {
@@ -116,10 +155,13 @@ public final class SessionClient: Sendable {
         requester = connection.requester
         logger = connection.logger
         store = SessionStore(session: sessionID, maxEvents: options.maxEvents)
+        shared = nil
+        ownsRequester = true
         // The apps' schemas come with the session, so scripts can read app payloads by path.
         var configuration = CloneAgentConfiguration(subtrees: [CloneSubtree.session(sessionID).text, CloneSubtree.schemas.text])
         configuration.serverTimeout = options.cloneServerTimeout
         configuration.capability = capability
+        let agent: CloneAgent
         do {
             configuration.curve = try endpoints.curve()
             agent = try CloneAgent(context: connection.context, endpoints: endpoints.clone, configuration: configuration, logger: logger)
@@ -128,6 +170,7 @@ public final class SessionClient: Sendable {
         } catch {
             throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)")
         }
+        self.agent = agent
         // One stream for the session and the schemas, in the agent's order (`/c/` has its own).
         let updates = agent.updates(prefix: "")
         following = Mutex(Task { [store] in
@@ -150,10 +193,11 @@ public final class SessionClient: Sendable {
     public var view: SessionView { store.view }
 
     /// Whether the Clone agent holds a current snapshot (false while it resyncs after a silence).
-    public var isSynced: Bool { agent.isSynced }
+    public var isSynced: Bool { agent?.isSynced ?? shared?.isSynced ?? false }
 
     /// What this client's Clone agent counted: gaps in the session's chain, snapshots taken again…
-    public var agentStatistics: CloneAgentStatistics { agent.statistics }
+    /// (with a shared feed, what its agent counted for every session).
+    public var agentStatistics: CloneAgentStatistics { agent?.statistics ?? shared?.statistics ?? CloneAgentStatistics() }
 
     /// The ordered log of what this client saw and sent (the last `count`, or all kept).
     public func events(last count: Int? = nil) -> [SessionEvent] { store.events(last: count) }
@@ -164,6 +208,11 @@ public final class SessionClient: Sendable {
     /// Also follows the session's live coordinator instances (`/c/<name>/<session>`) into
     /// `SessionView.coordinators`; returns once they are in the view.
     public func followCoordinators() async throws(SessionClientError) {
+        // A shared feed follows every coordinator instance already.
+        guard let agent else {
+            store.state.withLock { $0.view.followsCoordinators = true }
+            return
+        }
         let start = coordinatorsFollowed.withLock { task -> Bool in
             guard task == nil else { return false }
             let updates = agent.updates(prefix: CloneSubtree.allCoordinators.text)
@@ -252,8 +301,9 @@ public final class SessionClient: Sendable {
         keepingAlive.withLock { $0?.cancel() }
         following.withLock { $0?.cancel() }
         coordinatorsFollowed.withLock { $0?.cancel() }
-        agent.stop()
-        requester.stop()
+        agent?.stop()
+        shared?.unregister(session)
+        if ownsRequester { requester.stop() }
         store.finish()
     }
 
