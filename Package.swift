@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "FlowKit", targets: ["FlowKit"]),
         .library(name: "FlowClient", targets: ["FlowClient"]),
         .library(name: "FlowChaos", targets: ["FlowChaos"]),
+        .library(name: "FlowSim", targets: ["FlowSim"]),
         .library(name: "FlowTerminal", targets: ["FlowTerminal"]),
         // The fuzz targets' decoders and properties, for the libFuzzer package in Fuzz/.
         .library(name: "FlowbusFuzzing", targets: ["FlowbusFuzzing"]),
@@ -41,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // SQLite for the sample apps' durable data (plugin-side only: the core never links it).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // Exact latency percentiles in fixed memory, mergeable across simulator agents.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev, found through pkg-config.
@@ -97,11 +100,23 @@ let package = Package(
             dependencies: ["FlowHost", "FlowClient", "MessagePath", "FlowbusEnvironment", "Clone", "FlowProtocol", "Supervision"],
             swiftSettings: strictSettings
         ),
+        // Simulated users playing journeys on the real app: plans, load models, histograms, reports.
+        .target(
+            name: "FlowSim",
+            dependencies: [
+                "FlowClient", "FlowProtocol", "MessagePath", "Supervision", "ZeroMQ",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "flowbus",
             dependencies: [
                 "FlowHost", "Majordomo", "Clone", "ZeroMQ", "FlowProtocol", "MessagePath", "Supervision",
-                "FlowClient", "FlowTerminal", "FlowChaos",
+                "FlowClient", "FlowTerminal", "FlowChaos", "FlowSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -149,6 +164,7 @@ let package = Package(
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
         .testTarget(name: "FlowChaosTests", dependencies: ["FlowChaos", "FlowHost", "FlowClient", "MessagePath"]),
+        .testTarget(name: "FlowSimTests", dependencies: ["FlowSim", "FlowClient", .product(name: "Histogram", package: "hdrhistogram-swift")]),
         .testTarget(
             name: "FlowClientTests",
             dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",
