@@ -75,13 +75,7 @@ struct Chaos: AsyncParsableCommand {
             let manifest = try self.manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
             let scripts = try Self.scripts(journeys, default: manifest.deletingLastPathComponent().appendingPathComponent("Journeys"))
             let directory = global.runDirectory
-            var started = false
-            if try directory.liveHost() == nil {
-                print("flowbus chaos: starting the app (\(manifest.path), run directory \(directory.path))")
-                try Detached.start(arguments: [ExecutablePath.path, "up", "--manifest", manifest.path, "--run-dir", directory.path, "--log-level", global.logLevel],
-                                   runDirectory: directory)
-                started = true
-            }
+            let started = try Demo.startHostIfNone(directory, manifest: manifest, logLevel: global.logLevel, label: "flowbus chaos")
             defer { if started { Demo.stopHost(directory, label: "flowbus chaos") } }
             try await Demo.waitForApp(directory, timeout: 60, label: "flowbus chaos")
             print(ChaosReport.planText(plan), terminator: "")

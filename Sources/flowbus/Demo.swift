@@ -115,6 +115,16 @@ struct Demo: AsyncParsableCommand {
 
     private func stopHost(_ directory: RunDirectory) { Self.stopHost(directory) }
 
+    /// Starts `manifest`'s app detached in `directory` when no host runs there (saying so as
+    /// `label`); returns whether it started one, which the caller stops at the end.
+    static func startHostIfNone(_ directory: RunDirectory, manifest: URL, logLevel: String, label: String) throws -> Bool {
+        guard try directory.liveHost() == nil else { return false }
+        print("\(label): starting the app (\(manifest.path), run directory \(directory.path))")
+        try Detached.start(arguments: [ExecutablePath.path, "up", "--manifest", manifest.path, "--run-dir", directory.path, "--log-level", logLevel],
+                           runDirectory: directory)
+        return true
+    }
+
     static func stopHost(_ directory: RunDirectory, label: String = "flowbus demo") {
         guard let descriptor = try? directory.liveHost() else { return }
         let control = ControlClient(runDirectory: directory)

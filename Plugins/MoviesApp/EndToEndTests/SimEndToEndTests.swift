@@ -1,0 +1,72 @@
+import FlowbusTesting
+import Foundation
+import Testing
+
+/// `flowbus sim` on the real movies app: simulated users on the 19 processes, a JSON and an HTML
+/// report, and thresholds that decide the exit code.
+@Suite("Sim end to end", .serialized)
+struct SimEndToEndTests {
+    static let plans = ChaosEndToEndTests.appDirectory.appendingPathComponent("SimPlans")
+
+    /// A plan of the sample journeys with `extra` lines added (load, thresholds), written beside them.
+    static func plan(_ extra: String) throws -> String {
+        let path = plans.appendingPathComponent("test-\(UUID().uuidString.prefix(8)).yaml").path
+        try """
+        name: movies-test
+        seed: 11
+        setup: sign-up.yaml
+        journeys:
+          - {script: browse.yaml, weight: 3}
+          - {script: wrong-password.yaml, weight: 1}
+        think: {uniform: [10ms, 50ms]}
+        \(extra)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("four users play the sample plan: exit 0, every journey passes, report.json holds the figures and report.html draws them",
+          .timeLimit(.minutes(3)))
+    func fourUsersPass() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let path = try Self.plan("users: 4\nduration: 6s\nthresholds:\n  - errors < 1%\n  - journeys >= 4\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let report = host.runDirectory + "/sim-report"
+        let run = try await host.run(["sim", path, "--report", report])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS") && run.output.contains("schedule hash"), "\(run.output)")
+        let data = try #require(FileManager.default.contents(atPath: report + "/report.json"))
+        let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((figures["journeysCompleted"] as? Int ?? 0) >= 8, "four setups and at least four journeys: \(figures["journeysCompleted"] ?? "none")")
+        #expect(figures["journeysFailed"] as? Int == 0 && figures["failedRequests"] as? Int == 0, "\(run.output)")
+        let names = (figures["metrics"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        for name in ["logIn→home", "intent logIn", "journey setup", "verify→home"] {
+            #expect(names.contains(name), "no \(name) among \(names)")
+        }
+        let html = try String(contentsOfFile: report + "/report.html", encoding: .utf8)
+        #expect(html.contains("<svg") && html.contains("logIn→home") && html.contains("PASS"))
+        #expect(!html.contains("<script src") && !html.contains("<link "), "the page needs no network")
+    }
+
+    @Test("an impossible threshold makes the exit code 1 and is named with what was measured", .timeLimit(.minutes(3)))
+    func anImpossibleThresholdFails() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let path = try Self.plan("users: 2\nduration: 3s\nthresholds:\n  - p99(logIn->home) < 1ms\n  - errors < 1%\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try await host.run(["sim", path, "--report", host.runDirectory + "/sim-report"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("threshold p99(logIn→home) < 1ms: FAIL, was "), "\(run.output)")
+        #expect(run.output.contains("threshold errors < 1%: pass"), "\(run.output)")
+    }
+
+    @Test("a plan that cannot be read exits 64 with what is wrong")
+    func anUnreadablePlanIsRefused() async throws {
+        let path = try Self.plan("users: 2\nrate: 3\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
+        let run = try await FlowbusProcesses.run(flowbus, ["sim", path, "--run-dir", "/tmp/flowbus-sim-unused"])
+        #expect(run.status == 64, "\(run.output)")
+        #expect(run.output.contains("give only one of users, rate or stages"), "\(run.output)")
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import FlowClient
+import FlowHost
+import FlowSim
+import Foundation
+import Logging
+
+struct Sim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Plays many simulated users on the running app, from a plan: latencies per step, intent and journey, errors by kind, a JSON and an HTML report, and pass/fail thresholds.",
+        discussion: """
+            A plan (YAML) names journeys (drive scripts) with weights, the pause before each action, \
+            and the load: `users: N` (each plays journey after journey) or `rate: R` (arrivals per \
+            second, one journey each), or `stages:` that ramp either. All users share one request \
+            pool and one Clone feed. The same plan and seed give every user the same journeys and \
+            pauses; the report names that schedule by a hash. Exit code 0 when every threshold \
+            holds, 1 when one fails (each is named), 64 for a plan that cannot be read. Example: \
+            `flowbus sim Plugins/MoviesApp/SimPlans/mixed.yaml --report /tmp/sim`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The sim plan (YAML).")
+    var plan: String
+
+    @Option(name: .long, help: "The seed of users' journeys and pauses (default: the plan's own).")
+    var seed: UInt64?
+
+    @Option(name: .long, help: "The report folder (default: <run-dir>/sim/<plan>-<seed>-<time>).")
+    var report: String?
+
+    @Option(name: .long, help: "Requests in flight at once: threads of the shared request pool.")
+    var lanes: Int = 32
+
+    @Option(name: .customLong("run-tag"), help: "Tells this run's accounts apart from an earlier run's on the same host (${run}; ${unique} starts with it). Default: random.")
+    var runTag: String?
+
+    @Option(name: .long, help: "The app to start when no host runs (default: the package's default app).")
+    var app: String?
+
+    @Option(name: .long, help: "The manifest to start when no host runs, instead of an app's.")
+    var manifest: String?
+
+    func validate() throws {
+        if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
+        guard (1...1024).contains(lanes) else { throw ValidationError("--lanes must be between 1 and 1024") }
+        if let runTag, runTag.isEmpty || !runTag.allSatisfy({ $0.isLetter || $0.isNumber }) {
+            throw ValidationError("--run-tag must be letters and digits (it goes into e-mail addresses and ids)")
+        }
+    }
+
+    func run() async throws {
+        global.bootstrapLogging(quiet: .warning)
+        let plan: SimPlan
+        do {
+            plan = try SimPlan.load(path: self.plan, seed: seed)
+        } catch {
+            FileHandle.standardError.write(Data("flowbus sim: \(error)\n".utf8))
+            throw ExitCode(64)
+        }
+        let manifest = try self.manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
+        let directory = global.runDirectory
+        let started = try Demo.startHostIfNone(directory, manifest: manifest, logLevel: global.logLevel, label: "flowbus sim")
+        defer { if started { Demo.stopHost(directory, label: "flowbus sim") } }
+        try await Demo.waitForApp(directory, timeout: 60, label: "flowbus sim")
+        var options = SimRunner.Options(endpoints: try BusEndpoints.announced(by: directory))
+        options.lanes = lanes
+        if let runTag { options.runTag = runTag }
+        let model = plan.load.isOpen ? "up to \(plan.load.peak) arrivals/s" : "up to \(Int(plan.load.peak)) users"
+        print("flowbus sim: \(plan.name), seed \(plan.seed), \(model), \(plan.journeys.count) journeys, pauses \(plan.think), \(Int(plan.duration / .seconds(1))) s, run \(options.runTag)")
+        let runner = SimRunner(plan: plan, options: options)
+        let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
+        let result = try await runner.runToResult { elapsed in
+            let figures = runner.metrics.progress()
+            progress.show(String(
+                format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · journeys %d ok, %d failed",
+                elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors,
+                figures.journeysCompleted, figures.journeysFailed))
+        }
+        progress.end()
+        let folder = report ?? Self.defaultReport(directory.path, plan)
+        try SimReport.write(result, to: folder)
+        print(Self.summary(result))
+        print("report: \(folder)/report.html (figures: \(folder)/report.json)")
+        if !result.passed { throw ExitCode(1) }
+    }
+
+    static func summary(_ result: SimResult) -> String {
+        var lines = [String(
+            format: "%d journeys completed, %d failed, %d timed out, %d cut short at the end; %d requests, %d failed (%.3f%%); %.1f intents/s",
+            result.journeysCompleted, result.journeysFailed, result.journeysTimedOut, result.journeysCutShort, result.requests,
+            result.failedRequests, result.errorShare * 100, result.intentsPerSecond)]
+        for metric in result.metrics where metric.family != "intent" {
+            lines.append(String(format: "  %-34@ n=%-6llu p50 %8.2f  p90 %8.2f  p99 %8.2f  p99.9 %8.2f  max %8.2f ms", metric.name as NSString,
+                                metric.count, metric.p50, metric.p90, metric.p99, metric.p999, metric.max))
+        }
+        for error in result.errors.prefix(8) { lines.append("  error ×\(error.count): \(error.kind)") }
+        lines.append("the app \(result.keptUp ? "kept up" : "did not keep up"): \(result.keptUpReason)")
+        lines.append(String(format: "simulator: %.2f s CPU (%.0f µs per intent), %d MiB resident, ~%d KiB per user; schedule hash %@ (seed %llu)",
+                            result.simulator.cpuSeconds, result.simulator.cpuMicrosecondsPerIntent, result.simulator.residentBytes / 1_048_576,
+                            result.simulator.bytesPerUser / 1024, result.scheduleHash, result.seed))
+        for threshold in result.thresholds {
+            lines.append(threshold.passed ? "threshold \(threshold.rule): pass" : "threshold \(threshold.rule): FAIL, \(threshold.detail)")
+        }
+        lines.append(result.passed ? "PASS" : "FAIL: \(result.thresholds.filter { !$0.passed }.count) threshold(s) failed")
+        return lines.joined(separator: "\n")
+    }
+
+    static func defaultReport(_ runDirectory: String, _ plan: SimPlan) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "\(runDirectory)/sim/\(plan.name)-\(plan.seed)-\(formatter.string(from: Date()))"
+    }
+}
+
+/// One line a second: rewritten in place on a terminal, printed as plain lines otherwise.
+final class ProgressLine: Sendable {
+    let terminal: Bool
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    func show(_ text: String) {
+        if terminal {
+            FileHandle.standardOutput.write(Data("\r\u{1B}[K\(text)".utf8))
+        } else {
+            print(text)
+        }
+    }
+
+    func end() {
+        if terminal { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    }
+}
