@@ -10,7 +10,7 @@ extension SimPlan {
     /// Reads a plan; script paths are relative to `directory` (the plan's own folder):
     ///
     /// ```yaml
-    /// name: movies-mix
+    /// name: checkout-mix
     /// seed: 7                          # --seed overrides it
     /// journeys:                        # picked by weight for each journey a user plays
     ///   - {script: ../Journeys/expense-report.yaml, weight: 3}
@@ -24,7 +24,7 @@ extension SimPlan {
     /// duration: 60s                    # default: the stages' length, else 30s
     /// journey-limit: 1000              # optional: stop once this many journeys ended
     /// data:                            # optional: user i gets entry i % count as variables
-    ///   - {email: demo@flowbus.dev, password: flowbus123}
+    ///   - {email: user1@example.com, password: secret1}
     /// step-timeout: 20s                # the longest a step waits (default 20s)
     /// thresholds:                      # any that fails makes the exit code 1
     ///   - p99(logIn→home) < 50ms
@@ -62,7 +62,7 @@ extension SimPlan {
         var data: [[String: String]] = []
         if let value = top["data"] {
             guard let list = value as? [[String: Any]], !list.isEmpty else {
-                throw SimPlanError("`data` is a list of mappings of variables, such as `- {email: demo@flowbus.dev, password: flowbus123}`")
+                throw SimPlanError("`data` is a list of mappings of variables, such as `- {email: user1@example.com, password: secret1}`")
             }
             data = list.map { $0.mapValues { "\($0)" } }
         }

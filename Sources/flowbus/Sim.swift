@@ -15,7 +15,7 @@ struct Sim: AsyncParsableCommand {
             pool and one Clone feed. The same plan and seed give every user the same journeys and \
             pauses; the report names that schedule by a hash. Exit code 0 when every threshold \
             holds, 1 when one fails (each is named), 64 for a plan that cannot be read. Example: \
-            `flowbus sim Plugins/MoviesApp/SimPlans/mixed.yaml --report /tmp/sim`.
+            `flowbus sim Plugins/<App>/SimPlans/mixed.yaml --report /tmp/sim`.
             """)
 
     @OptionGroup var global: GlobalOptions
