@@ -202,9 +202,15 @@ extension CoordinatorRuntime {
                     navigation.appliedKeys.removeFirst(navigation.appliedKeys.count - Self.rememberedNavigationKeys)
                 }
             }
+            let appearing = screenToAppear(session: session, before: before, after: navigation)
+            if let appearing {
+                navigation.topAppearKey = Self.appearKey(session: session, screen: appearing, version: navigation.version)
+            } else if navigation.topScreen?.id != before.topScreen?.id {
+                navigation.topAppearKey = ""
+            }
             state.navigations[session] = navigation
             write(.navigation(session), navigation, keyVersion: navigation.version)
-            followUp(session: session, before: before, after: navigation)
+            followUp(session: session, before: before, after: navigation, appearing: appearing)
         }
         var reply = Flowbus_V1_CoordinatorReply()
         reply.ok = true
@@ -212,25 +218,44 @@ extension CoordinatorRuntime {
         return reply
     }
 
-    /// `appear` to the view model of a new top screen (it loads, or publishes its state with its
-    /// presentation and actions); `reset` to the view models whose last screen left the navigation.
+    /// The new top screen whose view model gets `appear` (it loads, or publishes its state with
+    /// its presentation and actions), or nil when none does.
     ///
     /// A screen a modal was dismissed from does not appear again (a sheet's semantics: it stayed
     /// loaded underneath), so its state keeps the version a client acted on — unless its view
     /// model shows no state for it (its `appear` was lost with an owner that died).
-    func followUp(session: SessionID, before: Navigation, after: Navigation) {
-        guard isOwner else { return }
+    func screenToAppear(session: SessionID, before: Navigation, after: Navigation) -> Screen? {
+        guard isOwner else { return nil }
         func same(_ one: Screen?, _ other: Screen?) -> Bool {
             one?.id == other?.id && one?.kind == other?.kind && one?.params == other?.params
         }
         let uncovered = before.hasModal && !after.hasModal && same(before.selectedStack?.screens.last, after.topScreen)
-        if let top = after.topScreen, !top.viewModel.isEmpty, !same(before.topScreen, top), !uncovered || !viewModelShows(top, in: session) {
-            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: after.version)
+        guard let top = after.topScreen, !top.viewModel.isEmpty, !same(before.topScreen, top),
+              !uncovered || !viewModelShows(top, in: session) else { return nil }
+        return top
+    }
+
+    /// `appear` to `appearing` (`screenToAppear`); `reset` to the view models whose last screen
+    /// left the navigation.
+    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?) {
+        guard isOwner else { return }
+        if let appearing {
+            sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version)
         }
         let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
         for kind in left.sorted() {
             sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version)
         }
+    }
+
+    /// The idempotency key of the `appear` (or `reset`, `close`) the owner sends for a change:
+    /// the same for every try and every incarnation of the owner.
+    static func lifecycleKey(action: String, session: SessionID, target: String, version: UInt64) -> String {
+        "\(action)/\(session)/\(target)/\(version)"
+    }
+
+    static func appearKey(session: SessionID, screen: Screen, version: UInt64) -> String {
+        lifecycleKey(action: "appear", session: session, target: screen.id, version: version)
     }
 
     func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64) {
@@ -241,7 +266,7 @@ extension CoordinatorRuntime {
             intent.screenID = screen.id
             intent.params = screen.params
         }
-        let key = "\(action)/\(session)/\(screen?.id ?? kind)/\(version)"
+        let key = Self.lifecycleKey(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return }
         viewModelCalls?.post(service: "vm.\(kind)", body: body, lane: session.text)

@@ -49,25 +49,52 @@ extension CoordinatorRuntime {
 
     /// After a restart of the navigation owner: the `appear` of a session's new top screen may
     /// have been lost with the process that died (its calls to view models wait in memory, one
-    /// session at a time). A top screen whose view model shows no state for it appears again,
-    /// under the key the first `appear` had, so a view model that did get it answers from memory.
+    /// session at a time). The navigation records the key of the `appear` its top screen was sent
+    /// (`topAppearKey`), and a view model's state the key of the last `appear` it ran: where they
+    /// differ, the top screen appears again under the recorded key, so a view model that did get
+    /// it (its state not written yet) answers from memory instead of running it twice. A top
+    /// screen uncovered without an `appear` (a dismissed sheet) appears again only when its view
+    /// model shows no state for it.
     func appearLostTopScreens() {
         let navigations = state.withLock { $0.navigations }
         var sent = 0
         for (session, navigation) in navigations {
-            guard let top = navigation.topScreen, !top.viewModel.isEmpty, !viewModelShows(top, in: session) else { continue }
-            sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
+            guard let top = navigation.topScreen, !top.viewModel.isEmpty else { continue }
+            let key = navigation.topAppearKey
+            if key.isEmpty {
+                guard !viewModelShows(top, in: session) else { continue }
+                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
+            } else {
+                guard let version = Self.version(ofAppearKey: key), shownAppearKey(of: top, in: session) != key else { continue }
+                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: version)
+            }
             sent += 1
         }
         if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
     }
 
+    /// The navigation version an `appear` key names (its last part).
+    static func version(ofAppearKey key: String) -> UInt64? {
+        key.split(separator: "/").last.flatMap { UInt64($0) }
+    }
+
     /// Whether the session's copy of `screen`'s view-model state is for that screen.
     func viewModelShows(_ screen: Screen, in session: SessionID) -> Bool {
         guard let name = try? ScreenName(screen.kind) else { return true }
-        let shown = map.value(at: .viewModel(session, name)).flatMap { bytes in
+        return shownState(of: name, in: session)?.screenID == screen.id
+    }
+
+    /// The key of the last `appear` the view model of `screen` ran for it in the session, as its
+    /// state on the bus says ("" when it shows another screen or none).
+    func shownAppearKey(of screen: Screen, in session: SessionID) -> String {
+        guard let name = try? ScreenName(screen.kind), let shown = shownState(of: name, in: session),
+              shown.screenID == screen.id else { return "" }
+        return shown.appearKey
+    }
+
+    private func shownState(of name: ScreenName, in session: SessionID) -> Flowbus_V1_ViewState? {
+        map.value(at: .viewModel(session, name)).flatMap { bytes in
             try? Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_ViewState.self)
         }
-        return shown?.screenID == screen.id
     }
 }

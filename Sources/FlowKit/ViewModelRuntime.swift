@@ -26,6 +26,9 @@ public final class ViewModelRuntime {
         /// The key of the action a restart interrupted: its retry runs although the screen
         /// moved on meanwhile (the interruption's error is what moved it).
         var interrupted: String?
+        /// The key of the last `appear` run for the screen shown, written with every state
+        /// (`ViewState.appear_key`) so a restarted navigation owner knows which one arrived.
+        var appearKey = ""
     }
 
     public let screen: String
@@ -164,7 +167,7 @@ public final class ViewModelRuntime {
         }
         if let fenced = fence(envelope) { return fenced }
         if intent.action == "close" { return close(session, answering: envelope) }
-        let instance = instance(for: session, atLeast: intent.screenVersion)
+        var instance = instance(for: session, atLeast: intent.screenVersion)
         let key = plantedBug == .skipIdempotency ? "" : envelope.idempotencyKey
         if !key.isEmpty, let version = instance.applied[key] {
             return reply(to: envelope, applied: true, version: version, error: nil)
@@ -186,6 +189,8 @@ public final class ViewModelRuntime {
         currentKey = key
         currentScreenID = intent.screenID
         defer { currentKey = ""; currentScreenID = "" }
+        if intent.action == "appear" { instance.appearKey = key }
+        if intent.action == "reset" { instance.appearKey = "" }
         instances[session] = instance
         let input = IntentInput(
             action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
@@ -216,6 +221,9 @@ public final class ViewModelRuntime {
         }
         served += 1
         var updated = instances[session] ?? instance
+        if intent.action == "appear", updated.version == instance.version, !key.isEmpty {
+            recordAppear(key, session: session)
+        }
         // Once the person acted again (or the retry ran), a late retry is stale as any other.
         if !isSystem { updated.interrupted = nil }
         if !key.isEmpty {
@@ -227,6 +235,23 @@ public final class ViewModelRuntime {
         }
         instances[session] = updated
         return reply(to: envelope, applied: true, version: updated.version, error: nil)
+    }
+
+    /// An `appear` that published nothing (its state was on the bus already) still leaves its key
+    /// there: the state is written again, at the same version, carrying it (`appear_key`), so a
+    /// restarted navigation owner sees that this `appear` arrived and does not send it again.
+    func recordAppear(_ key: String, session: SessionID) {
+        guard let stored = stored(session: session), stored.state.screenID == currentScreenID, stored.state.appearKey != key else { return }
+        var value = stored.state
+        value.appearKey = key
+        do {
+            let bytes = try Envelope.wrapping(
+                value, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation, keyVersion: value.screenVersion
+            ).encoded()
+            for clone in CloneKey.viewModelKeys(session: session, screen: screenName) { try map.set(clone, value: bytes) }
+        } catch {
+            logger.error("an appear was not recorded with the state", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
+        }
     }
 
     /// The session was closed (the navigation owner says so): its state leaves the map, both
@@ -281,6 +306,7 @@ public final class ViewModelRuntime {
             if version > known.version, let newer = waitForStored(session: session, version: version) {
                 known.viewModel.restore(state: newer.viewModelState, data: newer.data)
                 known.version = newer.state.screenVersion
+                known.appearKey = newer.state.appearKey
                 instances[session] = known
             }
             return known
@@ -293,7 +319,7 @@ public final class ViewModelRuntime {
         viewModel.restore(state: stored?.viewModelState ?? .none, data: stored?.data)
         viewModel.hasPublished = stored != nil
         attach(viewModel, session: session)
-        var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0)
+        var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0, appearKey: stored?.state.appearKey ?? "")
         if let key = stored?.idempotencyKey, !key.isEmpty {
             instance.applied[key] = instance.version
             instance.appliedOrder.append(key)
@@ -412,6 +438,7 @@ public final class ViewModelRuntime {
         var value = Flowbus_V1_ViewState(state: state, shown: data)
         value.screenVersion = version
         value.screenID = currentScreenID
+        value.appearKey = instance?.appearKey ?? ""
         if let viewModel = instance?.viewModel {
             value.presentation = viewModel.presentation()
             value.actions = viewModel.offeredActions()

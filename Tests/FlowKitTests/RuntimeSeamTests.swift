@@ -393,6 +393,8 @@ final class TallyBus {
     var owner: CoordinatorRuntime!
     var ledger: CoordinatorRuntime!
     var tally: ViewModelRuntime!
+    /// How the latest owner calls view models: `waitUntilIdle` on it waits for what it sent.
+    var ownerViewModelCalls: InProcessCalls!
 
     /// The owner's clock: tests move it to play idle time.
     let clock = ManualClock()
@@ -418,10 +420,11 @@ final class TallyBus {
 
     /// `calls`: how it calls other coordinators (the bus's, unless a test says otherwise).
     func startOwner(incarnation: UInt64, calls: (any ServiceCalls)? = nil) throws -> CoordinatorRuntime {
+        ownerViewModelCalls = bus.calls(name: "app-vm")
         let owner = try CoordinatorRuntime(
             coordinator: TallyAppCoordinator.self, peers: [LedgerCoordinator.self], navigationOwner: true,
             writer: "coord-app/0", incarnation: incarnation, map: map.peer(), calls: calls ?? bus.calls(name: "app"),
-            viewModelCalls: bus.calls(name: "app-vm"), sessionIdleLimit: idleLimit, sessionLimits: limits,
+            viewModelCalls: ownerViewModelCalls, sessionIdleLimit: idleLimit, sessionLimits: limits,
             clock: { [clock] in clock.now }, logger: quiet, plantedBug: plantedBug)
         // Reachable before it starts, as a worker is: calls it sends again when it starts are answered to it.
         bus.register("coord.app") { [owner] in owner.respond(to: $0) }
@@ -551,6 +554,41 @@ struct CoordinatorRuntimeSeamTests {
         app.bus.register("vm.tally") { fresh.value.handle($0) }
         app.owner = try app.startOwner(incarnation: 2)
         #expect(await eventually { viewState(app.map, session: session)?.screenID == navigation(app.map, session: session)?.topScreen?.id })
+    }
+
+    /// The Photos `every-plugin` failure: `back` to a screen whose view model still shows the
+    /// state of the screen's first `appear` (same screen id), and that `appear` lost with the
+    /// owner. The restarted owner must send it again, though the view model shows a state for the
+    /// screen; and once the state carries the key, a later restart sends nothing.
+    @Test func aRestartedOwnerAppearsAScreenReturnedToWhoseAppearWasLost() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        let firstKey = try #require(viewState(app.map, session: session)).appearKey
+        #expect(firstKey == "appear/\(session)/tally/1")
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        // The view model is out of reach when the owner goes back: the `appear` is lost.
+        app.bus.unregister("vm.tally")
+        let pushed = try #require(navigation(app.map, session: session))
+        let back = try intentReply(app.owner.respond(to: envelope(intent("back", screen: "ledger", version: pushed.version), session: session)))
+        #expect(back.applied)
+        let returned = try #require(navigation(app.map, session: session))
+        #expect(returned.topScreen?.kind == "tally")
+        #expect(returned.topAppearKey == "appear/\(session)/tally/\(returned.version)")
+        #expect(viewState(app.map, session: session)?.appearKey == firstKey)
+        app.owner.shutdown()
+
+        let tally = UncheckedBox(try #require(app.tally))
+        app.bus.register("vm.tally") { tally.value.handle($0) }
+        app.owner = try app.startOwner(incarnation: 2)
+        #expect(await eventually { viewState(app.map, session: session)?.appearKey == returned.topAppearKey })
+        let appears = { app.bus.delivered(to: "vm.tally").filter { $0.idempotencyKey == returned.topAppearKey }.count }
+        #expect(appears() == 1)
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 3)
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
+        #expect(appears() == 1)
     }
 
     /// A coordinator answers an action whose effects are calls to others (a child flow started)

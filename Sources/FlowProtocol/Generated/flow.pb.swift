@@ -133,6 +133,11 @@ public nonisolated struct Flowbus_V1_ViewState: Sendable {
   /// The actions of the screen's view model, enabled or not now.
   public var actions: [Flowbus_V1_Action] = []
 
+  /// The idempotency key of the last `appear` the view model ran for this screen (the navigation
+  /// owner's `Navigation.top_appear_key` when it got it): a restarted owner sends `appear` again
+  /// to a top screen whose state does not carry the key it last sent. Clients ignore it.
+  public var appearKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum Phase: SwiftProtobuf.Enum, Swift.CaseIterable {
@@ -228,40 +233,66 @@ public nonisolated struct Flowbus_V1_Screen: Sendable {
 }
 
 /// A session's whole navigation picture, published under /s/<session>/nav.
-public nonisolated struct Flowbus_V1_Navigation: Sendable {
+public nonisolated struct Flowbus_V1_Navigation: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var root: Flowbus_V1_Navigation.RootKind = .stack
+  public var root: Flowbus_V1_Navigation.RootKind {
+    get {_storage._root}
+    set {_uniqueStorage()._root = newValue}
+  }
 
   /// One stack for ROOT_KIND_STACK; one per tab, in tab-bar order, for ROOT_KIND_TABS.
-  public var stacks: [Flowbus_V1_Navigation.Stack] = []
+  public var stacks: [Flowbus_V1_Navigation.Stack] {
+    get {_storage._stacks}
+    set {_uniqueStorage()._stacks = newValue}
+  }
 
   /// Name of the selected tab; empty for ROOT_KIND_STACK.
-  public var selectedTab: String = String()
+  public var selectedTab: String {
+    get {_storage._selectedTab}
+    set {_uniqueStorage()._selectedTab = newValue}
+  }
 
   /// The modal presented over everything, if any.
   public var modal: Flowbus_V1_Screen {
-    get {_modal ?? Flowbus_V1_Screen()}
-    set {_modal = newValue}
+    get {_storage._modal ?? Flowbus_V1_Screen()}
+    set {_uniqueStorage()._modal = newValue}
   }
   /// Returns true if `modal` has been explicitly set.
-  public var hasModal: Bool {self._modal != nil}
+  public var hasModal: Bool {_storage._modal != nil}
   /// Clears the value of `modal`. Subsequent reads from it will return its default value.
-  public mutating func clearModal() {self._modal = nil}
+  public mutating func clearModal() {_uniqueStorage()._modal = nil}
 
   /// Grows by one with each change of this session's navigation.
-  public var version: UInt64 = 0
+  public var version: UInt64 {
+    get {_storage._version}
+    set {_uniqueStorage()._version = newValue}
+  }
 
   /// What every screen may offer, filled by the navigation owner: "back" (a stack deeper than
   /// one, or a modal), "selectTab" (field "tab"), "ok" (a modal to close).
-  public var actions: [Flowbus_V1_Action] = []
+  public var actions: [Flowbus_V1_Action] {
+    get {_storage._actions}
+    set {_uniqueStorage()._actions = newValue}
+  }
 
   /// The idempotency keys of the last changes (newest last, at most 16), written with the change
   /// itself: a retried intent or navigate call whose key is here was applied, and is answered
   /// with the current version instead of being applied again, even by a restarted owner.
-  public var appliedKeys: [String] = []
+  public var appliedKeys: [String] {
+    get {_storage._appliedKeys}
+    set {_uniqueStorage()._appliedKeys = newValue}
+  }
+
+  /// The idempotency key of the `appear` the owner sent to the top screen's view model when it
+  /// became top; empty when no `appear` was sent (a screen a sheet was dismissed from). A
+  /// restarted owner sends it again, under this key, when the view model's state does not carry it.
+  public var topAppearKey: String {
+    get {_storage._topAppearKey}
+    set {_uniqueStorage()._topAppearKey = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -317,7 +348,7 @@ public nonisolated struct Flowbus_V1_Navigation: Sendable {
 
   public init() {}
 
-  fileprivate var _modal: Flowbus_V1_Screen? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// Request and reply payload of the example service flowbus.echo.
@@ -438,7 +469,7 @@ nonisolated extension Flowbus_V1_IntentReply: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ViewState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0\u{3}appear_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -455,6 +486,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
       case 7: try { try decoder.decodeSingularStringField(value: &self.notice) }()
       case 8: try { try decoder.decodeSingularMessageField(value: &self._presentation) }()
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.appearKey) }()
       default: break
       }
     }
@@ -492,6 +524,9 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if !self.actions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 9)
     }
+    if !self.appearKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.appearKey, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -505,6 +540,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.notice != rhs.notice {return false}
     if lhs._presentation != rhs._presentation {return false}
     if lhs.actions != rhs.actions {return false}
+    if lhs.appearKey != rhs.appearKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -585,63 +621,118 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Navigation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0\u{3}applied_keys\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0\u{3}applied_keys\0\u{3}top_appear_key\0")
+
+  fileprivate class _StorageClass {
+    var _root: Flowbus_V1_Navigation.RootKind = .stack
+    var _stacks: [Flowbus_V1_Navigation.Stack] = []
+    var _selectedTab: String = String()
+    var _modal: Flowbus_V1_Screen? = nil
+    var _version: UInt64 = 0
+    var _actions: [Flowbus_V1_Action] = []
+    var _appliedKeys: [String] = []
+    var _topAppearKey: String = String()
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _root = source._root
+      _stacks = source._stacks
+      _selectedTab = source._selectedTab
+      _modal = source._modal
+      _version = source._version
+      _actions = source._actions
+      _appliedKeys = source._appliedKeys
+      _topAppearKey = source._topAppearKey
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularEnumField(value: &self.root) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.stacks) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.selectedTab) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._modal) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
-      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
-      case 7: try { try decoder.decodeRepeatedStringField(value: &self.appliedKeys) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._root) }()
+        case 2: try { try decoder.decodeRepeatedMessageField(value: &_storage._stacks) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._selectedTab) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._modal) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._version) }()
+        case 6: try { try decoder.decodeRepeatedMessageField(value: &_storage._actions) }()
+        case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._appliedKeys) }()
+        case 8: try { try decoder.decodeSingularStringField(value: &_storage._topAppearKey) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.root != .stack {
-      try visitor.visitSingularEnumField(value: self.root, fieldNumber: 1)
-    }
-    if !self.stacks.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.stacks, fieldNumber: 2)
-    }
-    if !self.selectedTab.isEmpty {
-      try visitor.visitSingularStringField(value: self.selectedTab, fieldNumber: 3)
-    }
-    try { if let v = self._modal {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
-    if self.version != 0 {
-      try visitor.visitSingularUInt64Field(value: self.version, fieldNumber: 5)
-    }
-    if !self.actions.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 6)
-    }
-    if !self.appliedKeys.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.appliedKeys, fieldNumber: 7)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._root != .stack {
+        try visitor.visitSingularEnumField(value: _storage._root, fieldNumber: 1)
+      }
+      if !_storage._stacks.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._stacks, fieldNumber: 2)
+      }
+      if !_storage._selectedTab.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._selectedTab, fieldNumber: 3)
+      }
+      try { if let v = _storage._modal {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if _storage._version != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._version, fieldNumber: 5)
+      }
+      if !_storage._actions.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._actions, fieldNumber: 6)
+      }
+      if !_storage._appliedKeys.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._appliedKeys, fieldNumber: 7)
+      }
+      if !_storage._topAppearKey.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._topAppearKey, fieldNumber: 8)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Flowbus_V1_Navigation, rhs: Flowbus_V1_Navigation) -> Bool {
-    if lhs.root != rhs.root {return false}
-    if lhs.stacks != rhs.stacks {return false}
-    if lhs.selectedTab != rhs.selectedTab {return false}
-    if lhs._modal != rhs._modal {return false}
-    if lhs.version != rhs.version {return false}
-    if lhs.actions != rhs.actions {return false}
-    if lhs.appliedKeys != rhs.appliedKeys {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._root != rhs_storage._root {return false}
+        if _storage._stacks != rhs_storage._stacks {return false}
+        if _storage._selectedTab != rhs_storage._selectedTab {return false}
+        if _storage._modal != rhs_storage._modal {return false}
+        if _storage._version != rhs_storage._version {return false}
+        if _storage._actions != rhs_storage._actions {return false}
+        if _storage._appliedKeys != rhs_storage._appliedKeys {return false}
+        if _storage._topAppearKey != rhs_storage._topAppearKey {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
