@@ -172,7 +172,8 @@ let package = Package(
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: [
-            "FlowKit", "FlowProtocol", .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            "FlowKit", "FlowProtocol", "Majordomo", "MessagePath", "Clone", "ZeroMQ",
+            .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         // Shared fixtures of the tests that start real processes (the core's and every app's).
         .target(
@@ -246,7 +247,7 @@ if present("Plugins/MoviesApp") {
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/MoviesApp",
-            exclude: ["Protocols", "Executables", "Tests", "ScreenTests", "EndToEndTests", "Journeys", "ClientScripts", "manifest.yaml"],
+            exclude: ["Protocols", "Executables", "Tests", "ScreenTests", "EndToEndTests", "Journeys", "ClientScripts", "FaultPlans", "SimPlans", "manifest.yaml"],
             resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),
@@ -303,7 +304,7 @@ if present("Plugins/Photos") {
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Plugins/Photos",
-            exclude: ["Executables", "Protocols", "Journeys", "Tests", "ScreenTests", "EndToEndTests", "manifest.yaml"],
+            exclude: ["Executables", "Protocols", "Journeys", "FaultPlans", "SimPlans", "Tests", "ScreenTests", "EndToEndTests", "manifest.yaml"],
             resources: [.copy("Resources/catalog.json"), .copy("Resources/schema.pb")],
             swiftSettings: strictSettings
         ),

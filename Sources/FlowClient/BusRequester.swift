@@ -78,7 +78,7 @@ public final class BusRequester: Sendable {
             // The reply is decoded once, to tell whose it is; the one accepted is returned as is.
             var accepted: Envelope?
             let frames = try client.request(service: service, body: [body], timeout: timeout) { frames in
-                let (answers, envelope) = Self.answers(key, frames)
+                let (answers, envelope) = Envelope.reply(frames, answers: key)
                 if answers { accepted = envelope }
                 return answers
             }
@@ -91,15 +91,6 @@ public final class BusRequester: Sendable {
         } catch {
             return .failure(.unexpectedReply(service: service, kind: "undecodable reply (\(error))"))
         }
-    }
-
-    /// Whether a reply answers the request with idempotency key `key`: one that names another key
-    /// answered an earlier request (its duplicate or an earlier try came back late) and is not
-    /// this one's. A reply without a key (the broker's refusals) answers whatever was asked.
-    /// Also returns the reply's envelope when it decoded.
-    static func answers(_ key: String, _ frames: [Frame]) -> (Bool, Envelope?) {
-        guard frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return (true, nil) }
-        return (key.isEmpty || envelope.idempotencyKey.isEmpty || envelope.idempotencyKey == key, envelope)
     }
 
     /// Ends the threads after the requests already queued; later requests fail with `.stopped`.

@@ -23,6 +23,7 @@ public final class BusCaller: @unchecked Sendable {
         var body: [Frame]
         var timeout: Duration
         var tries: Int
+        var accepts: @Sendable ([Frame]) -> Bool
         var completion: @Sendable (Outcome) -> Void
     }
 
@@ -48,13 +49,15 @@ public final class BusCaller: @unchecked Sendable {
     }
 
     /// Queues a request on `lane` (behind that lane's earlier ones); `completion` gets the reply
-    /// frames or why there was none.
+    /// frames or why there was none. `accepts` tells this request's reply from a late one of an
+    /// earlier request on the same socket (`Envelope.reply(_:answers:)`), which is dropped.
     public func call(
         service: String, body: [Frame], lane: String = "", timeout: Duration = .seconds(2), tries: Int = 3,
+        accepts: @escaping @Sendable ([Frame]) -> Bool = { _ in true },
         completion: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         condition.lock()
-        lanes.append(Job(service: service, body: body, timeout: timeout, tries: tries, completion: completion), lane: lane)
+        lanes.append(Job(service: service, body: body, timeout: timeout, tries: tries, accepts: accepts, completion: completion), lane: lane)
         condition.signal()
         condition.unlock()
     }
@@ -107,7 +110,7 @@ public final class BusCaller: @unchecked Sendable {
     private func loop(_ client: MajordomoClient, logger: Logger) {
         while let (lane, job) = next() {
             do {
-                let reply = try client.request(service: job.service, body: job.body, timeout: job.timeout, tries: job.tries)
+                let reply = try client.request(service: job.service, body: job.body, timeout: job.timeout, tries: job.tries, accepts: job.accepts)
                 job.completion(Outcome(reply: reply, failure: nil))
             } catch {
                 logger.warning("call failed", metadata: [

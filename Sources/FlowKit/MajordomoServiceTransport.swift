@@ -22,16 +22,18 @@ public final class MajordomoServiceTransport: ServiceTransport {
 
     public func call(service: String, _ call: Flowbus_V1_ServiceCall) throws(ServiceTransportError) -> Flowbus_V1_ServiceReply {
         let body: [UInt8]
+        let key: String
         do {
             calls += 1
-            let key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(calls)" }
+            key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(calls)" }
             body = try Envelope.wrapping(call, idempotencyKey: key, writer: writer).encoded()
         } catch {
             throw ServiceTransportError(service: service, reason: "the call could not be encoded: \(error)")
         }
         let reply: [Frame]
         do {
-            reply = try client.request(service: service, body: [body])
+            // A late answer to an earlier call (a duplicate's, a slow try's) is not this call's.
+            reply = try client.request(service: service, body: [body]) { Envelope.reply($0, answers: key).answers }
         } catch {
             throw ServiceTransportError(service: service, reason: "\(error)")
         }

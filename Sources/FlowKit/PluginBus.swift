@@ -60,10 +60,11 @@ public final class PluginBus: Sendable {
         return try CloneAgent(context: context, endpoints: environment.clone, configuration: configuration, logger: logger)
     }
 
-    public func makeCaller(name: String, timeout: Duration = .seconds(2)) throws(MajordomoClientError) -> BusCaller {
+    public func makeCaller(name: String, timeout: Duration = .seconds(2), threads: Int = 4) throws(MajordomoClientError) -> BusCaller {
         try BusCaller(
             context: context, endpoint: environment.broker,
-            configuration: clientConfiguration(timeout: timeout, timeoutCap: ServiceCallPolicy.timeoutCap), name: name, logger: logger)
+            configuration: clientConfiguration(timeout: timeout, timeoutCap: ServiceCallPolicy.timeoutCap), name: name, logger: logger,
+            threads: threads)
     }
 
     /// A service transport for one thread (an MDP client is not thread-safe).

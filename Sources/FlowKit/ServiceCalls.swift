@@ -57,13 +57,16 @@ public final class MajordomoCalls: ServiceCalls, @unchecked Sendable {
     let caller: BusCaller
     let clients = Mutex<[ClientBox]>([])
 
-    public init(bus: PluginBus, name: String) throws(MajordomoClientError) {
+    /// `threads`: posts in flight at once (one MDP client each).
+    public init(bus: PluginBus, name: String, threads: Int = 4) throws(MajordomoClientError) {
         self.bus = bus
-        self.caller = try bus.makeCaller(name: name)
+        self.caller = try bus.makeCaller(name: name, threads: threads)
     }
 
     public func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
-        caller.call(service: service, body: [body], lane: lane, timeout: ServiceCallPolicy.postTimeout, tries: tries) { outcome in
+        let key = Self.key(of: body)
+        caller.call(service: service, body: [body], lane: lane, timeout: ServiceCallPolicy.postTimeout, tries: tries,
+                    accepts: { Envelope.reply($0, answers: key).answers }) { outcome in
             if let reply = outcome.reply {
                 guard reply.count == 1 else {
                     return answer(.failure(ServiceTransportError(service: service, reason: "the reply had \(reply.count) body frames instead of one envelope")))
@@ -73,6 +76,11 @@ public final class MajordomoCalls: ServiceCalls, @unchecked Sendable {
                 answer(.failure(ServiceTransportError(service: service, reason: outcome.failure ?? "no reply")))
             }
         }
+    }
+
+    /// The idempotency key of a request envelope ("" when it has none or is not one).
+    static func key(of body: [UInt8]) -> String {
+        (try? Envelope.decodeChecked(body))?.idempotencyKey ?? ""
     }
 
     public func waitUntilIdle(lane: String?, timeout: Duration) -> Bool {
@@ -101,7 +109,8 @@ public final class MajordomoCalls: ServiceCalls, @unchecked Sendable {
         defer { clients.withLock { $0.append(box) } }
         let reply: [Frame]
         do {
-            reply = try box.client.request(service: service, body: [body])
+            let key = Self.key(of: body)
+            reply = try box.client.request(service: service, body: [body]) { Envelope.reply($0, answers: key).answers }
         } catch {
             throw ServiceTransportError(service: service, reason: "\(error)")
         }

@@ -48,3 +48,16 @@ extension Flowbus_V1_Envelope {
         }
     }
 }
+
+extension Envelope {
+    /// Whether the reply `frames` answers the request whose idempotency key is `key`. MDP has no
+    /// request id: the second answer to a duplicated request, or an earlier try's answer come back
+    /// late, waits on the socket and would be taken for the next request's answer. A reply that
+    /// names another key answered an earlier request and is not this one's; a reply without a key,
+    /// or not an envelope (the broker's refusals, `ErrorReply`'s frames), answers whatever was
+    /// asked. Also returns the reply's envelope when it decoded.
+    public static func reply(_ frames: [[UInt8]], answers key: String) -> (answers: Bool, envelope: Envelope?) {
+        guard frames.count == 1, let envelope = try? Envelope.decodeChecked(frames[0]) else { return (true, nil) }
+        return (key.isEmpty || envelope.idempotencyKey.isEmpty || envelope.idempotencyKey == key, envelope)
+    }
+}

@@ -1,0 +1,116 @@
+import Clone
+import FlowKit
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import MessagePath
+import Synchronization
+import Testing
+import ZeroMQ
+
+/// A runtime's calls over a real broker: MDP has no request id, so the second answer to a
+/// duplicated call waits on the caller's socket. It must not be taken for the next call's answer
+/// (the Photos `survive` failure: a navigation whose answer was a late copy of another call's
+/// was never asked again, and the session showed no screen).
+@Suite("Service calls over a broker", .serialized)
+struct ServiceCallsOverBrokerTests {
+    static let quiet = Logger(label: "flowbus.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// A broker duplicating the first request to `coord.dup`, and a worker that answers each
+    /// request (20 ms later) with an envelope carrying the request's key.
+    final class DuplicatingBus: @unchecked Sendable {
+        let context: ZMQContext
+        let broker: BrokerHandle
+        let faults = FaultRules()
+        let endpoint: String
+        let stopping = Atomic<Bool>(false)
+        let finished = DispatchSemaphore(value: 0)
+
+        init() throws {
+            let folder = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            endpoint = "ipc://\(folder)/broker"
+            context = try ZMQContext()
+            broker = try MajordomoBroker.start(context: context, endpoints: [endpoint], faults: faults, logger: ServiceCallsOverBrokerTests.quiet)
+            let thread = Thread { [self] in
+                defer { finished.signal() }
+                guard let worker = try? MajordomoWorker(context: context, endpoint: endpoint, service: "coord.dup",
+                                                        configuration: WorkerConfiguration(), logger: ServiceCallsOverBrokerTests.quiet) else { return }
+                try? worker.run(until: { [self] in stopping.load(ordering: .relaxed) }) { request in
+                    Thread.sleep(forTimeInterval: 0.02)
+                    guard let asked = try? Envelope.decodeChecked(request.body.first ?? []),
+                          let reply = try? Envelope.wrapping(Flowbus_V1_CoordinatorReply.with { $0.ok = true; $0.result = ["key": asked.idempotencyKey] },
+                                                             idempotencyKey: asked.idempotencyKey, writer: "dup/0").encoded()
+                    else { return [] }
+                    return [reply]
+                }
+            }
+            thread.start()
+        }
+
+        func waitForWorker() async throws -> Bool {
+            for _ in 0..<250 {
+                if broker.statistics.workersPerService["coord.dup", default: 0] == 1 { return true }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return false
+        }
+
+        func stop() {
+            stopping.store(true, ordering: .relaxed)
+            finished.wait()
+            broker.stop()
+        }
+
+        /// One thread: every post goes through the one socket the late answer waits on.
+        func calls() throws -> MajordomoCalls {
+            let clone = CloneEndpoints(snapshot: endpoint + "-s", publisher: endpoint + "-p", collector: endpoint + "-c")
+            let bus = try PluginBus(environment: PluginEnvironment(broker: endpoint, clone: clone, plugin: "caller"), logger: ServiceCallsOverBrokerTests.quiet)
+            return try MajordomoCalls(bus: bus, name: "caller", threads: 1)
+        }
+
+        static func call(_ key: String) throws -> [UInt8] {
+            try Envelope.wrapping(Flowbus_V1_CoordinatorCall.with { $0.method = "navigate" }, session: "s1", idempotencyKey: key, writer: "caller/0").encoded()
+        }
+
+        static func answeredKey(_ bytes: [UInt8]) throws -> String? {
+            try Envelope.decodeChecked(bytes).unwrap(Flowbus_V1_CoordinatorReply.self).result["key"]
+        }
+    }
+
+    @Test func aPostedCallIsNotAnsweredByTheSecondAnswerToTheCallBeforeIt() async throws {
+        let bus = try DuplicatingBus()
+        defer { bus.stop() }
+        #expect(try await bus.waitForWorker())
+        let calls = try bus.calls()
+        defer { calls.stop() }
+        try bus.faults.install(FaultRule(id: "twice", scope: .service, prefix: "coord.dup", action: .duplicate(copies: 1), limit: 1))
+        let answers = Mutex<[String: String]>([:])
+        for key in ["k1", "k2"] {
+            calls.post(service: "coord.dup", body: try DuplicatingBus.call(key), lane: "s1", tries: 3) { outcome in
+                let answered = (try? outcome.get()).flatMap { try? DuplicatingBus.answeredKey($0) } ?? "none"
+                answers.withLock { $0[key] = answered }
+            }
+        }
+        #expect(calls.waitUntilIdle(lane: "s1", timeout: .seconds(10)))
+        #expect(answers.withLock { $0 } == ["k1": "k1", "k2": "k2"])
+        #expect(bus.broker.statistics.faults.duplicated == 1)
+    }
+
+    @Test func anAwaitedCallIsNotAnsweredByTheSecondAnswerToTheCallBeforeIt() async throws {
+        let bus = try DuplicatingBus()
+        defer { bus.stop() }
+        #expect(try await bus.waitForWorker())
+        let calls = try bus.calls()
+        defer { calls.stop() }
+        try bus.faults.install(FaultRule(id: "twice", scope: .service, prefix: "coord.dup", action: .duplicate(copies: 1), limit: 1))
+        let (first, second) = try await Task.detached {
+            let first = try DuplicatingBus.answeredKey(try calls.request(service: "coord.dup", body: try DuplicatingBus.call("k1")))
+            let second = try DuplicatingBus.answeredKey(try calls.request(service: "coord.dup", body: try DuplicatingBus.call("k2")))
+            return (first, second)
+        }.value
+        #expect(first == "k1" && second == "k2")
+        #expect(bus.broker.statistics.faults.duplicated == 1)
+    }
+}
