@@ -40,10 +40,8 @@ public struct ChaosRunner: Sendable {
     }
 
     public func run(_ options: ChaosOptions, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> ChaosRun {
-        let control = ControlClient(runDirectory: runDirectory, timeout: .seconds(10))
         let endpoints = try BusEndpoints.announced(by: runDirectory)
-        let started = Self.nowNanos()
-        let _: Empty = try control.send(ControlRequest(command: .faultPlan, plan: options.plan))
+        let started = try startPlan(options.plan)
         progress("playing plan \(options.plan.name) (seed \(options.plan.seed), \(options.plan.events.count) events) with \(options.sessions) sessions for \(Self.seconds(options.duration)) s")
         let end = ContinuousClock.now + options.duration
         let records = await withTaskGroup(of: [ChaosSessionRecord].self) { group in
@@ -65,7 +63,21 @@ public struct ChaosRunner: Sendable {
             for await played in group { all += played }
             return all
         }
-        // The plan ends with the journeys: what it stopped is woken, its rules go.
+        return try await endPlan(options.plan, startedAt: started, records: records)
+    }
+
+    /// Sets `plan` playing on the host; returns when it started (Unix ns), for `endPlan`.
+    public func startPlan(_ plan: FaultPlan) throws -> Int64 {
+        let control = ControlClient(runDirectory: runDirectory, timeout: .seconds(10))
+        let started = Self.nowNanos()
+        let _: Empty = try control.send(ControlRequest(command: .faultPlan, plan: plan))
+        return started
+    }
+
+    /// Ends the plan (what it stopped is woken, its rules go), and gathers the rest of the run:
+    /// its decisions, the plugins once settled, and the host's history of each session played.
+    public func endPlan(_ plan: FaultPlan, startedAt started: Int64, records: [ChaosSessionRecord]) async throws -> ChaosRun {
+        let control = ControlClient(runDirectory: runDirectory, timeout: .seconds(10))
         let decisions: FaultDecisionLog = try control.send(ControlRequest(command: .faultDecisions))
         let _: Empty = try control.send(ControlRequest(command: .faultClear))
         let ended = Self.nowNanos()
@@ -79,7 +91,7 @@ public struct ChaosRunner: Sendable {
             sessions.append(record)
         }
         sessions.sort { $0.session < $1.session }
-        return ChaosRun(plan: options.plan, decisions: decisions.decisions, sessions: sessions, processes: processes,
+        return ChaosRun(plan: plan, decisions: decisions.decisions, sessions: sessions, processes: processes,
                         startedAtUnixNanos: started, endedAtUnixNanos: ended)
     }
 
@@ -92,21 +104,8 @@ public struct ChaosRunner: Sendable {
         let report = await journey.run(script)
         defer { journey.stop() }
         let failure = report.steps.last { !$0.passed }.map { "step \($0.number) (\($0.summary)): \($0.failure ?? "failed")" }
-        var clients: [ClientRecord] = []
-        var finalScreen: String?
-        if let client = journey.client {
-            let events = client.events().compactMap(ClientEvent.init)
-            let statistics = client.agentStatistics
-            let view = client.view
-            finalScreen = events.last { $0.kind == .navigation }?.screen
-            clients.append(ClientRecord(
-                name: clientOptions.name, events: events, gaps: statistics.gapsDetected, resyncs: statistics.resyncs,
-                finalNavigation: view.navigation?.version ?? 0, finalScreen: view.screen ?? "",
-                finalStates: Dictionary(view.states.map { ($0.key, $0.value.screenVersion) }, uniquingKeysWith: max)))
-        }
-        return ChaosSessionRecord(
-            session: report.session ?? "", journey: URL(fileURLWithPath: script.name).lastPathComponent, passed: report.passed, failure: failure,
-            expectedScreen: script.lastExpectedScreen, finalScreen: finalScreen, clients: clients)
+        return ChaosSessionRecord.played(
+            script, on: journey, clientName: clientOptions.name, session: report.session ?? "", passed: report.passed, failure: failure)
     }
 
     /// The plugins once none is starting any more (or after 10 s).
@@ -125,6 +124,30 @@ public struct ChaosRunner: Sendable {
     public static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         return attoseconds == 0 ? "\(seconds)" : String(format: "%.1f", Double(seconds) + Double(attoseconds) * 1e-18)
+    }
+}
+
+extension ChaosSessionRecord {
+    /// The record of `script` played on `journey` (its client's log as the checker reads it,
+    /// and how the client ended), before the host's trace is added.
+    public static func played(
+        _ script: DriveScript, on journey: Journey, clientName: String, session: String, passed: Bool, failure: String?
+    ) -> ChaosSessionRecord {
+        var clients: [ClientRecord] = []
+        var finalScreen: String?
+        if let client = journey.client {
+            let events = client.events().compactMap(ClientEvent.init)
+            let statistics = client.agentStatistics
+            let view = client.view
+            finalScreen = events.last { $0.kind == .navigation }?.screen
+            clients.append(ClientRecord(
+                name: clientName, events: events, gaps: statistics.gapsDetected, resyncs: statistics.resyncs,
+                finalNavigation: view.navigation?.version ?? 0, finalScreen: view.screen ?? "",
+                finalStates: Dictionary(view.states.map { ($0.key, $0.value.screenVersion) }, uniquingKeysWith: max)))
+        }
+        return ChaosSessionRecord(
+            session: session, journey: URL(fileURLWithPath: script.name).lastPathComponent, passed: passed, failure: failure,
+            expectedScreen: script.lastExpectedScreen, finalScreen: finalScreen, clients: clients)
     }
 }
 

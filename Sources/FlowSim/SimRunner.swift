@@ -20,10 +20,28 @@ public final class SimRunner: Sendable {
         public var grace: Duration = .seconds(10)
         /// The user numbers this runner plays, of `0..<peak`: an agent's share of a run.
         public var share: (index: Int, of: Int) = (0, 1)
+        /// Called as each journey ends, before its session's client goes (a chaos check reads
+        /// the client's log here). With it, clients keep their whole log, not the last 64 events.
+        public var journeyEnded: (@Sendable (JourneyEnd) -> Void)?
 
         public init(endpoints: BusEndpoints) {
             self.endpoints = endpoints
         }
+    }
+
+    /// One journey of one user, as it ended.
+    public struct JourneyEnd {
+        public var name: String
+        public var script: DriveScript
+        /// The journey's driver: `client` is the session the journey played on.
+        public var journey: Journey
+        public var user: Int
+        public var count: Int
+        public var passed: Bool
+        /// What went wrong, when it did not pass.
+        public var failure: String?
+        /// Whether the run's end stopped it (it was not judged).
+        public var cutShort: Bool
     }
 
     public let plan: SimPlan
@@ -56,7 +74,8 @@ public final class SimRunner: Sendable {
     public func run(tick: @escaping @Sendable (Duration) -> Void = { _ in }) async throws(SessionClientError) {
         var clientOptions = SessionClientOptions()
         clientOptions.name = "sim/\(options.runTag)"
-        clientOptions.maxEvents = 64
+        // A chaos check reads every event of a session; otherwise the last ones are enough.
+        clientOptions.maxEvents = options.journeyEnded == nil ? 64 : 10_000
         clientOptions.followCoordinators = true
         // Sessions of a run are short; touching them would only add load.
         clientOptions.keepAlive = false
@@ -175,7 +194,7 @@ public final class SimRunner: Sendable {
         if let setup = plan.setup {
             journey.setVariable("unique", "\(options.runTag)u\(index)s")
             let pauses = schedule.setupPauses()
-            guard await play(setup, name: "setup", pauses: pauses, on: journey, scheduled: scheduled ?? .now) else { return }
+            guard await play(setup, name: "setup", pauses: pauses, on: journey, user: index, count: 0, scheduled: scheduled ?? .now) else { return }
         }
         var iteration = 0
         repeat {
@@ -183,14 +202,30 @@ public final class SimRunner: Sendable {
             let turn = schedule.next()
             let chosen = plan.journeys[turn.journey]
             journey.setVariable("unique", "\(options.runTag)u\(index)j\(iteration)")
-            _ = await play(chosen.script, name: chosen.name, pauses: turn.pauses, on: journey,
+            _ = await play(chosen.script, name: chosen.name, pauses: turn.pauses, on: journey, user: index, count: iteration + 1,
                            scheduled: iteration == 0 ? (scheduled ?? .now) : .now)
             iteration += 1
         } while stayWhile()
     }
 
-    /// Plays one journey with its pauses, timing each step from when it was due; returns whether it passed.
-    private func play(_ script: DriveScript, name: String, pauses: [Duration], on journey: Journey, scheduled: ContinuousClock.Instant) async -> Bool {
+    /// Plays one journey with its pauses, timing each step from when it was due; returns whether
+    /// it passed, after telling `Options.journeyEnded`.
+    private func play(
+        _ script: DriveScript, name: String, pauses: [Duration], on journey: Journey, user: Int, count: Int, scheduled: ContinuousClock.Instant
+    ) async -> Bool {
+        let failure = await playSteps(script, name: name, pauses: pauses, on: journey, scheduled: scheduled)
+        options.journeyEnded?(JourneyEnd(
+            name: name, script: script, journey: journey, user: user, count: count, passed: failure == nil, failure: failure,
+            cutShort: failure != nil && Task.isCancelled))
+        if failure != nil, !Task.isCancelled, journey.client?.view.record?.open == true {
+            // A person who gives up leaves: the session is closed, not left to idle expiry.
+            try? await journey.close()
+        }
+        return failure == nil
+    }
+
+    /// Plays the steps; nil when the journey passed, else what stopped it.
+    private func playSteps(_ script: DriveScript, name: String, pauses: [Duration], on journey: Journey, scheduled: ContinuousClock.Instant) async -> String? {
         let journeyStart = scheduled
         var due = scheduled
         var pendingStep: (name: String, due: ContinuousClock.Instant)?
@@ -200,14 +235,14 @@ public final class SimRunner: Sendable {
                 due = max(due, .now) + pause
                 do { try await Task.sleep(until: due) } catch {
                     metrics.journeyEnded(.cutShort)
-                    return false
+                    return "cut short at the end of the run, before step \(offset + 1)"
                 }
             } else {
                 due = max(due, .now)
             }
             if Task.isCancelled {
                 metrics.journeyEnded(.cutShort)
-                return false
+                return "cut short at the end of the run, before step \(offset + 1)"
             }
             let isRequest: Bool
             switch step.step {
@@ -222,15 +257,13 @@ public final class SimRunner: Sendable {
             } catch {
                 if Task.isCancelled {
                     metrics.journeyEnded(.cutShort)
-                    return false
+                    return "cut short at the end of the run, in step \(offset + 1) (\(step.label))"
                 }
                 let (kind, timedOut) = Self.kind(of: error, step: step.step)
                 metrics.error(kind, example: "\(name) \(step.label): \(error)", request: isRequest)
                 metrics.journeyEnded(timedOut ? .timedOut : .failed)
                 control.withLock { $0.journeysEnded += 1 }
-                // A person who gives up leaves: the session is closed, not left to idle expiry.
-                if journey.client?.view.record?.open == true { try? await journey.close() }
-                return false
+                return "step \(offset + 1) (\(step.label)): \(error)"
             }
             let now = ContinuousClock.now
             switch step.step {
@@ -251,7 +284,7 @@ public final class SimRunner: Sendable {
         metrics.record(.journey, "journey \(name)", end - journeyStart, at: end)
         metrics.journeyEnded(.completed, at: end)
         control.withLock { $0.journeysEnded += 1 }
-        return true
+        return nil
     }
 
     /// An error's kind for the report's table, and whether it was a wait that ran out.

@@ -1,9 +1,11 @@
 import ArgumentParser
+import FlowChaos
 import FlowClient
 import FlowHost
 import FlowSim
 import Foundation
 import Logging
+import Synchronization
 
 struct Sim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +17,9 @@ struct Sim: AsyncParsableCommand {
             pool and one Clone feed. The same plan and seed give every user the same journeys and \
             pauses; the report names that schedule by a hash. Exit code 0 when every threshold \
             holds, 1 when one fails (each is named), 64 for a plan that cannot be read. Example: \
-            `flowbus sim Plugins/<App>/SimPlans/mixed.yaml --report /tmp/sim`.
+            `flowbus sim Plugins/<App>/SimPlans/mixed.yaml --report /tmp/sim`. With `--chaos FAULTPLAN` \
+            the fault plan plays during the run, and every session is checked after as `flowbus chaos \
+            run` checks one (the checker's report goes to <report>/chaos); exit 1 when it finds anything.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -41,9 +45,20 @@ struct Sim: AsyncParsableCommand {
     @Option(name: .long, help: "The manifest to start when no host runs, instead of an app's.")
     var manifest: String?
 
+    @Option(name: .long, help: "A fault plan (YAML, as `flowbus chaos run` takes) to play during the run; every session is then checked.")
+    var chaos: String?
+
+    @Option(name: .customLong("chaos-seed"), help: "The seed of the fault plan's decisions (default: the fault plan's own).")
+    var chaosSeed: UInt64?
+
+    @Option(name: .customLong("loading-bound"), help: "With --chaos: seconds a screen may stay loading before the checker counts it.")
+    var loadingBound: Double = 15
+
     func validate() throws {
         if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
         guard (1...1024).contains(lanes) else { throw ValidationError("--lanes must be between 1 and 1024") }
+        if chaosSeed != nil, chaos == nil { throw ValidationError("--chaos-seed is the seed of a fault plan; give the plan with --chaos FILE") }
+        guard loadingBound > 0 else { throw ValidationError("--loading-bound must be more than 0 seconds") }
         if let runTag, runTag.isEmpty || !runTag.allSatisfy({ $0.isLetter || $0.isNumber }) {
             throw ValidationError("--run-tag must be letters and digits (it goes into e-mail addresses and ids)")
         }
@@ -58,6 +73,7 @@ struct Sim: AsyncParsableCommand {
             FileHandle.standardError.write(Data("flowbus sim: \(error)\n".utf8))
             throw ExitCode(64)
         }
+        let faultPlan = try chaos.map { try Fault.loadPlan($0, seed: chaosSeed) }
         let manifest = try self.manifest.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? AppChoice.manifest(app: app)
         let directory = global.runDirectory
         let started = try Demo.startHostIfNone(directory, manifest: manifest, logLevel: global.logLevel, label: "flowbus sim")
@@ -66,8 +82,23 @@ struct Sim: AsyncParsableCommand {
         var options = SimRunner.Options(endpoints: try BusEndpoints.announced(by: directory))
         options.lanes = lanes
         if let runTag { options.runTag = runTag }
+        let records = Mutex<[ChaosSessionRecord]>([])
+        if faultPlan != nil {
+            options.journeyEnded = { end in
+                guard !end.cutShort, let client = end.journey.client else { return }
+                let record = ChaosSessionRecord.played(
+                    end.script, on: end.journey, clientName: client.options.name, session: client.session, passed: end.passed, failure: end.failure)
+                records.withLock { $0.append(record) }
+            }
+        }
         let model = plan.load.isOpen ? "up to \(plan.load.peak) arrivals/s" : "up to \(Int(plan.load.peak)) users"
         print("flowbus sim: \(plan.name), seed \(plan.seed), \(model), \(plan.journeys.count) journeys, pauses \(plan.think), \(Int(plan.duration / .seconds(1))) s, run \(options.runTag)")
+        let chaosRunner = ChaosRunner(runDirectory: directory)
+        var faultsStarted: Int64?
+        if let faultPlan {
+            print(ChaosReport.planText(faultPlan), terminator: "")
+            faultsStarted = try chaosRunner.startPlan(faultPlan)
+        }
         let runner = SimRunner(plan: plan, options: options)
         let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
         let result = try await runner.runToResult { elapsed in
@@ -82,7 +113,18 @@ struct Sim: AsyncParsableCommand {
         try SimReport.write(result, to: folder)
         print(Self.summary(result))
         print("report: \(folder)/report.html (figures: \(folder)/report.json)")
-        if !result.passed { throw ExitCode(1) }
+        var checked = true
+        if let faultPlan, let faultsStarted {
+            let run = try await chaosRunner.endPlan(faultPlan, startedAt: faultsStarted, records: records.withLock { $0 })
+            let findings = ChaosChecker(loadingBound: .milliseconds(Int64(loadingBound * 1000))).check(run)
+            let chaosFolder = URL(fileURLWithPath: folder).appendingPathComponent("chaos")
+            try ChaosReport.write(run, findings: findings, to: chaosFolder)
+            print(ChaosReport.countsTable(findings))
+            print(ChaosReport.verdict(findings, seed: faultPlan.seed))
+            print("checker's report: \(chaosFolder.path)/report.md")
+            checked = findings.passed
+        }
+        if !result.passed || !checked { throw ExitCode(1) }
     }
 
     static func summary(_ result: SimResult) -> String {

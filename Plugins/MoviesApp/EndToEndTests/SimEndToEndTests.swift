@@ -60,6 +60,51 @@ struct SimEndToEndTests {
         #expect(run.output.contains("threshold errors < 1%: pass"), "\(run.output)")
     }
 
+    @Test("with --chaos the survive plan plays during the run and every session is checked: nothing lost, the checker's report written",
+          .timeLimit(.minutes(3)))
+    func aRunUnderFaultsIsChecked() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let path = try Self.plan("users: 3\nduration: 8s\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let report = host.runDirectory + "/sim-report"
+        let run = try await host.run(["sim", path, "--chaos", ChaosEndToEndTests.plan("survive"), "--report", report])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: nothing lost, applied twice, out of order or stale in "), "\(run.output)")
+        let findings = try #require(FileManager.default.contents(atPath: report + "/chaos/findings.json"), "\(run.output)")
+        let checked = try #require(try JSONSerialization.jsonObject(with: findings) as? [String: Any])
+        // Every journey played (a setup each, and more) was checked, under faults that took effect.
+        #expect((checked["sessionsChecked"] as? Int ?? 0) >= 4, "\(checked)")
+        #expect((checked["faultsInjected"] as? Int ?? 0) > 0, "\(checked)")
+        let decisions = try String(contentsOfFile: report + "/chaos/decisions.txt", encoding: .utf8)
+        #expect(decisions.contains(" drop"), "\(decisions)")
+    }
+
+    @Test("with --chaos a view model that skips its idempotency check is caught applying duplicated intents twice: exit 1",
+          .timeLimit(.minutes(3)))
+    func aPlantedBugIsCaughtUnderLoad() async throws {
+        let manifest = try ChaosEndToEndTests.planted("skip-idempotency", in: ["--screen", "expenses"])
+        let host = try await AppJourneysEndToEndTests.startApp(manifest: manifest)
+        defer { Task { try? await host.stop() } }
+        let path = Self.plans.appendingPathComponent("test-\(UUID().uuidString.prefix(8)).yaml").path
+        try """
+        name: movies-expenses
+        seed: 2
+        journeys:
+          - {script: ../Journeys/expense-report.yaml, weight: 1}
+        think: {constant: 10ms}
+        users: 2
+        journey-limit: 2
+        duration: 20s
+        step-timeout: 5s
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let report = host.runDirectory + "/sim-report"
+        let run = try await host.run(["sim", path, "--chaos", ChaosEndToEndTests.plan("planted-duplicates"), "--report", report])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
+    }
+
     @Test("a plan that cannot be read exits 64 with what is wrong")
     func anUnreadablePlanIsRefused() async throws {
         let path = try Self.plan("users: 2\nrate: 3\n")
