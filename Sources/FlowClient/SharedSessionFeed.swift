@@ -33,6 +33,25 @@ public final class SharedSessionFeed: Sendable {
         var sessions: [String: Registration] = [:]
         var updates = 0
         var unclaimed = 0
+        /// The keys the agent holds, by session (`/s/<id>/…`, `/c/<name>/<id>`), and the schema
+        /// keys: registering a session reads its own keys, not the whole store (10,000 sessions
+        /// hold hundreds of thousands of keys).
+        var keys: [String: Set<String>] = [:]
+        var schemaKeys: Set<String> = []
+
+        mutating func index(_ key: String, deleted: Bool) {
+            if key.hasPrefix(CloneSubtree.schemas.text) {
+                if deleted { schemaKeys.remove(key) } else { schemaKeys.insert(key) }
+                return
+            }
+            guard let session = SharedSessionFeed.session(ofKey: key) else { return }
+            if deleted {
+                keys[session]?.remove(key)
+                if keys[session]?.isEmpty == true { keys[session] = nil }
+            } else {
+                keys[session, default: []].insert(key)
+            }
+        }
     }
 
     /// Connects and waits for the snapshot of every subtree.
@@ -71,6 +90,11 @@ public final class SharedSessionFeed: Sendable {
             stop()
             throw .readRefused(session: refusal.subtree, reason: refusal.reason)
         }
+        // What came before the stream began (the stream indexes the rest, and these again).
+        let held = agent.entries()
+        router.table.withLock { table in
+            for entry in held { table.index(entry.key, deleted: false) }
+        }
     }
 
     /// Updates handed over so far, and those that belonged to no session followed here.
@@ -89,10 +113,9 @@ public final class SharedSessionFeed: Sendable {
         router.table.withLock { table in
             table.sessions[session] = Registration(store: store)
             var registration = table.sessions[session]!
-            let current = agent.entries(prefix: CloneSubtree.schemas.text)
-                + agent.entries(prefix: CloneSubtree.session(store.session).text)
-                + agent.entries(prefix: CloneSubtree.allCoordinators.text).filter { Self.session(ofKey: $0.key) == session }
-            for entry in current {
+            let keys = table.schemaKeys.sorted() + (table.keys[session] ?? []).sorted()
+            for key in keys {
+                guard let entry = agent.get(key) else { continue }
                 registration.sequences[entry.key] = entry.sequence
                 store.apply(CloneUpdate(key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
                                         uuid: entry.uuid, isDelete: false, fromSnapshot: true))
@@ -108,6 +131,7 @@ public final class SharedSessionFeed: Sendable {
     private static func dispatch(_ update: CloneUpdate, table: borrowing Mutex<Table>) {
         table.withLock { table in
             table.updates += 1
+            table.index(update.key, deleted: update.isDelete)
             if update.key.hasPrefix(CloneSubtree.schemas.text) {
                 for registration in table.sessions.values { registration.store.apply(update) }
                 return
