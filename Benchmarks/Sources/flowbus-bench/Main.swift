@@ -49,6 +49,7 @@ struct FlowbusBench {
         attempt(.hostChurn) { () throws(BenchError) in try HostChurn(options: options).run() }
         attempt(.appStore) { () throws(BenchError) in try AppStoreBench(options: options).run() }
         attempt(.chaosCheck) { () throws(BenchError) in ChaosCheckBench(options: options).run() }
+        attempt(.simScale) { () throws(BenchError) in SimScale(options: options).run() }
 
         let date = ISO8601DateFormatter().string(from: started)
         let load = "load average \(loadBefore) at start, \(Machine.loadAverage) at end"

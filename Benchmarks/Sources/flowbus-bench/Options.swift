@@ -123,6 +123,7 @@ enum BenchmarkName: String, CaseIterable, Sendable {
     case hostChurn = "host-churn"
     case appStore = "app-store"
     case chaosCheck = "chaos-check"
+    case simScale = "sim-scale"
 }
 
 extension Options {
