@@ -90,6 +90,8 @@ public final class Journey {
     @discardableResult
     public func open(session: String? = nil) async throws -> SessionClient {
         client?.stop()
+        // An open that fails leaves no client: not the last journey's, taken for this one's.
+        client = nil
         if let shared {
             guard session == nil else { throw JourneyFailure(Self.sharedOpensOnly) }
             return adopt(try await SessionClient.open(on: shared.connection, feed: shared.feed, options: options))
@@ -106,6 +108,7 @@ public final class Journey {
     public func attach(_ session: String, observe: Bool = false) async throws -> SessionClient {
         if shared != nil { throw JourneyFailure(Self.sharedOpensOnly) }
         client?.stop()
+        client = nil
         let attached = adopt(try await SessionClient.attach(session, endpoints: endpoints, announce: !observe, options: options, logger: logger))
         observing = observe
         return attached

@@ -165,11 +165,14 @@ extension SessionClient {
         return try await send(prepare(action: action, fields: fields, route: prepared.route))
     }
 
-    /// Whether two states of a screen show a person the same: equal but for their version.
+    /// Whether two states of a screen show a person the same: equal but for their version and
+    /// the key of the `appear` they followed (bookkeeping for the navigation owner, not shown).
     static func showsTheSame(_ one: ScreenState, _ other: ScreenState) -> Bool {
         var one = one.state, other = other.state
         one.screenVersion = 0
         other.screenVersion = 0
+        one.appearKey = ""
+        other.appearKey = ""
         return one == other
     }
 
