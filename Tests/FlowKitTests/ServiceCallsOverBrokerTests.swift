@@ -70,6 +70,13 @@ struct ServiceCallsOverBrokerTests {
             return try MajordomoCalls(bus: bus, name: "caller", threads: 1)
         }
 
+        /// `calls()`, with the broker set to duplicate the first call made to `coord.dup`.
+        func callsWithTheFirstDuplicated() throws -> MajordomoCalls {
+            let calls = try calls()
+            try faults.install(FaultRule(id: "twice", scope: .service, prefix: "coord.dup", action: .duplicate(copies: 1), limit: 1))
+            return calls
+        }
+
         static func call(_ key: String) throws -> [UInt8] {
             try Envelope.wrapping(Flowbus_V1_CoordinatorCall.with { $0.method = "navigate" }, session: "s1", idempotencyKey: key, writer: "caller/0").encoded()
         }
@@ -83,9 +90,8 @@ struct ServiceCallsOverBrokerTests {
         let bus = try DuplicatingBus()
         defer { bus.stop() }
         #expect(try await bus.waitForWorker())
-        let calls = try bus.calls()
+        let calls = try bus.callsWithTheFirstDuplicated()
         defer { calls.stop() }
-        try bus.faults.install(FaultRule(id: "twice", scope: .service, prefix: "coord.dup", action: .duplicate(copies: 1), limit: 1))
         let answers = Mutex<[String: String]>([:])
         for key in ["k1", "k2"] {
             calls.post(service: "coord.dup", body: try DuplicatingBus.call(key), lane: "s1", tries: 3) { outcome in
@@ -102,9 +108,8 @@ struct ServiceCallsOverBrokerTests {
         let bus = try DuplicatingBus()
         defer { bus.stop() }
         #expect(try await bus.waitForWorker())
-        let calls = try bus.calls()
+        let calls = try bus.callsWithTheFirstDuplicated()
         defer { calls.stop() }
-        try bus.faults.install(FaultRule(id: "twice", scope: .service, prefix: "coord.dup", action: .duplicate(copies: 1), limit: 1))
         let (first, second) = try await Task.detached {
             let first = try DuplicatingBus.answeredKey(try calls.request(service: "coord.dup", body: try DuplicatingBus.call("k1")))
             let second = try DuplicatingBus.answeredKey(try calls.request(service: "coord.dup", body: try DuplicatingBus.call("k2")))
