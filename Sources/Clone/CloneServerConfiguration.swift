@@ -38,6 +38,8 @@ public struct CloneServerConfiguration: Sendable {
     public var batchLimit = 4096
     /// A CURVE secret key makes all three sockets CURVE servers.
     public var curveSecretKey: CurveKey?
+    /// With `curveSecretKey`: ipc endpoints are bound without CURVE (as `BrokerConfiguration.plainIPC`).
+    public var plainIPC = false
     /// The ZAP domain of all three sockets (a ZAP handler must be running in the context for CURVE).
     public var zapDomain: String?
     /// Who may do what, by the class of peer the ZAP handler's User-Id names (needs `zapDomain`):

@@ -59,7 +59,7 @@ extension CloneServerLoop {
               let message = try collector.receiveMessage(
                 dontWait: true, maxFrames: 5, maxBytes: collectorReceiveLimit, readUserID: configuration.access != nil) {
             handled += 1
-            if configuration.access != nil, !PeerClass(userID: message.userID).mayServe {
+            if let access = configuration.access, !access.mayWrite(message.frames.first ?? [], as: PeerClass(userID: message.userID)) {
                 statistics.writesRefused += 1
                 logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: message.userID, [
                     "flowbus.key": "\((message.frames.first ?? []).printable)",

@@ -101,13 +101,11 @@ final class CloneServerLoop {
             try socket.setReceiveHighWaterMark(configuration.collectorHighWaterMark)
             try socket.subscribe("")
         }
-        try Self.bind(snapshot, endpoints.snapshot, "snapshot")
-        try Self.bind(publisher, endpoints.publisher, "publisher")
-        try Self.bind(collector, endpoints.collector, "collector")
-        for more in configuration.additionalEndpoints {
-            try Self.bind(snapshot, more.snapshot, "snapshot")
-            try Self.bind(publisher, more.publisher, "publisher")
-            try Self.bind(collector, more.collector, "collector")
+        let plainIPC = configuration.curveSecretKey != nil && configuration.plainIPC
+        for each in [endpoints] + configuration.additionalEndpoints {
+            try Self.bind(snapshot, each.snapshot, "snapshot", plainIPC: plainIPC)
+            try Self.bind(publisher, each.publisher, "publisher", plainIPC: plainIPC)
+            try Self.bind(collector, each.collector, "collector", plainIPC: plainIPC)
         }
 
         snapshotIndex = poller.add(snapshot)
@@ -137,8 +135,9 @@ final class CloneServerLoop {
         }
     }
 
-    private static func bind(_ socket: ZMQSocket, _ endpoint: String, _ role: String) throws(CloneStartError) {
+    private static func bind(_ socket: ZMQSocket, _ endpoint: String, _ role: String, plainIPC: Bool) throws(CloneStartError) {
         do {
+            if plainIPC { try socket.setCurveServer(!endpoint.hasPrefix("ipc://")) }
             try socket.bind(endpoint)
         } catch {
             throw .bind(endpoint: endpoint, role: role, error)

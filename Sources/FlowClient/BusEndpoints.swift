@@ -40,7 +40,8 @@ public struct BusEndpoints: Sendable, Equatable {
             clone: CloneEndpoints(
                 snapshot: endpoints.cloneSnapshot, publisher: endpoints.clonePublisher,
                 collector: endpoints.cloneCollector),
-            serverPublicKey: local == nil ? descriptor.serverPublicKey : nil,
+            // ipc endpoints of a closed host have no CURVE (only its user reaches them).
+            serverPublicKey: local == nil && !(descriptor.access == .closed && endpoints.broker.hasPrefix("ipc://")) ? descriptor.serverPublicKey : nil,
             capabilities: RunDirectory(path: descriptor.runDirectory).readSessionKey().flatMap(CapabilityKey.init(hex:)))
     }
 
@@ -63,7 +64,7 @@ public struct BusEndpoints: Sendable, Equatable {
 
     /// The CURVE settings for this client's sockets: nil without CURVE, or the server key and this
     /// client's key pair; throws when the host needs CURVE and no key pair was given.
-    func curve() throws(SessionClientError) -> (serverKey: CurveKey, keyPair: CurveKeyPair)? {
+    public func curve() throws(SessionClientError) -> (serverKey: CurveKey, keyPair: CurveKeyPair)? {
         guard let text = serverPublicKey else { return nil }
         guard let keyPair = clientKeyPair else { throw .curveKeyPairMissing(serverKey: text) }
         do {

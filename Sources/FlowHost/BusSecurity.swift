@@ -31,7 +31,8 @@ struct BusSecurity: Sendable {
     var pluginEnvironment: [String: String] {
         var variables: [String: String] = [:]
         if let key = access?.capabilities { variables[BusVariables.sessionKey] = key.hex }
-        guard let curve else { return variables }
+        // Closed, plugins connect on the run directory's ipc endpoints, which have no CURVE.
+        guard let curve, access == nil else { return variables }
         variables[BusVariables.serverKey] = curve.serverKeys.publicKey.z85
         variables[BusVariables.clientPublicKey] = curve.pluginKeys.publicKey.z85
         variables[BusVariables.clientSecretKey] = curve.pluginKeys.secretKey.z85
@@ -87,8 +88,8 @@ struct BusSecurity: Sendable {
                 }
                 return admitClient(PeerClass.client.userID(String(key.z85.prefix(8))), request.address)
             }
-            if curve != nil {
-                // CURVE is on: nothing else may connect on its sockets.
+            if curve != nil, request.ipcPeer == nil {
+                // CURVE is on: nothing else may connect on its tcp endpoints.
                 refusedKey(nil, request.address, securityLogger)
                 return .deny(reason: "only CURVE clients with an allowed key may connect")
             }

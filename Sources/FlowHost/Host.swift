@@ -64,9 +64,10 @@ public final class Host: Sendable {
         let faults = FaultRules(describe: FaultDetailsReader.details)
         let history = SessionHistory(limits: configuration.historyLimits)
         if history.isRecording { faults.observe(history.faultObserver) }
-        // Closed, without CURVE, on tcp: the host also listens on ipc in the run directory, where
-        // the kernel tells it each peer's pid, so its plugins (its children) and the user's own
-        // tools connect there and are known for what they are; tcp peers are clients.
+        // Closed, on tcp: the host also listens on ipc in the run directory, where the kernel tells
+        // it each peer's pid, so its plugins (its children) and the user's own tools connect there
+        // and are known for what they are (without CURVE: only the owner reaches the directory);
+        // tcp peers are clients, with an allow-listed CURVE key where CURVE is on.
         let local = extraLocalEndpoints(security: security)
         let broker = try startBroker(context: context, security: security, faults: faults, history: history, local: local)
         defer { broker.stop() }
@@ -180,9 +181,9 @@ public final class Host: Sendable {
     }
 
     /// The run directory's ipc endpoints the host binds besides its public ones (nil where those
-    /// are ipc already, or when the bus is open or uses CURVE, which names plugins by key).
+    /// are ipc already, or when the bus is open, where peers are not told apart).
     private func extraLocalEndpoints(security: BusSecurity) -> (broker: String?, clone: CloneEndpoints?) {
-        guard security.access != nil, security.curve == nil else { return (nil, nil) }
+        guard security.access != nil else { return (nil, nil) }
         let directory = configuration.runDirectory
         let broker = configuration.resolvedBrokerEndpoint.hasPrefix("ipc://") ? nil : directory.defaultBrokerEndpoint
         let clone = configuration.resolvedCloneBase.hasPrefix("ipc://") ? nil : try? CloneEndpoints(base: directory.defaultCloneBase)
@@ -201,6 +202,7 @@ public final class Host: Sendable {
         brokerConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
         brokerConfiguration.zapDomain = security.zapDomain
         brokerConfiguration.access = security.access
+        brokerConfiguration.plainIPC = security.access != nil
         return try MajordomoBroker.start(
             context: context, configuration: brokerConfiguration,
             endpoints: [configuration.resolvedBrokerEndpoint] + [local.broker].compactMap { $0 },
@@ -216,6 +218,7 @@ public final class Host: Sendable {
         cloneConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey
         cloneConfiguration.zapDomain = security.zapDomain
         cloneConfiguration.access = security.access
+        cloneConfiguration.plainIPC = security.access != nil
         cloneConfiguration.snapshotRate = configuration.snapshotRate
         cloneConfiguration.additionalEndpoints = [local.clone].compactMap { $0 }
         // Every value in a Flowbus tree is an envelope ending with its check: one damaged on the

@@ -23,6 +23,10 @@ public struct BrokerConfiguration: Sendable {
     public var highWaterMark: Int = 100_000
     /// CURVE server secret key; nil serves without encryption (ipc:// and loopback only).
     public var curveSecretKey: CurveKey?
+    /// With `curveSecretKey`: ipc endpoints are bound without CURVE. The host's closed mode sets
+    /// it: its ipc endpoints are in the owner-only run directory and its ZAP handler knows each
+    /// ipc peer by pid and uid, so the host's own user's tools need no key there.
+    public var plainIPC = false
     /// ZAP domain of the ROUTER; the host runs the `ZAPAuthenticator` that answers for it.
     public var zapDomain: String?
     /// Who may do what, by the class of peer the ZAP handler's User-Id names (needs `zapDomain`):

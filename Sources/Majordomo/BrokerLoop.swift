@@ -161,9 +161,13 @@ final class BrokerLoop {
             reject(.forbidden, client: frames[0], service: service,
                    detail: "only the host's plugins may call \(service.printable); a \(peer.rawValue) peer (\(userID ?? "no identity")) may call \(access.clientServicePrefixes.map { $0 + "*" }.joined(separator: ", "))")
             return false
-        case .worker:
+        case .worker(let command):
             guard !peer.mayServe else { return true }
             let identity = frames[0]
+            // An operator may serve what BusAccess lets it (a simulation's coordinator): its
+            // READY names such a service, and its later commands come from a worker registered so.
+            if command == .ready, access.mayServe(frames[layout.subject], as: peer) { return true }
+            if command != .ready, let worker = workers[identity], access.mayServe(worker.service.name, as: peer) { return true }
             tally.unauthorizedWorkers += 1
             if let worker = workers[identity] {
                 tally.workersDisconnected += 1

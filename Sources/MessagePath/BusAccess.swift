@@ -38,10 +38,16 @@ public enum PeerClass: String, Sendable, Equatable, CaseIterable {
 /// broker or Clone server without one (open mode) lets every peer do everything.
 public struct BusAccess: Sendable, Equatable {
     /// Services a client may call, by name prefix: the view models and coordinators that take
-    /// intents, and the 8/MMI queries. `svc.*`, the app's own services, are for plugins.
+    /// intents, the 8/MMI queries, and `sim.*` (a simulation's coordinator, which agents on
+    /// other machines join). `svc.*`, the app's own services, are for plugins.
     public var clientServicePrefixes: [String]
-    /// Subtrees every client may read (besides its session's `/s/<id>/`): the published schemas.
+    /// Subtrees every client may read (besides its session's `/s/<id>/`): the published schemas
+    /// and the simulations' plans and progress (`/sim/`).
     public var publicSubtrees: [String]
+    /// What the host's own user may serve and write besides reading everything: the services and
+    /// the subtree of a simulation's coordinator (`flowbus sim --agents`), which is no plugin.
+    public var operatorServicePrefixes: [String]
+    public var operatorSubtrees: [String]
     /// The host's capability key: a client reads `/s/<id>/` only when its connection presents a
     /// token (`capabilityProperty`) granting at least `watch` on that session. Nil: any session.
     public var capabilities: CapabilityKey?
@@ -51,11 +57,26 @@ public struct BusAccess: Sendable, Equatable {
     public static let capabilityProperty = "X-Flowbus-Capability"
 
     public init(
-        clientServicePrefixes: [String] = ["vm.", "coord.", "mmi."], publicSubtrees: [String] = ["/schema/"], capabilities: CapabilityKey? = nil
+        clientServicePrefixes: [String] = ["vm.", "coord.", "mmi.", "sim."], publicSubtrees: [String] = ["/schema/", "/sim/"],
+        operatorServicePrefixes: [String] = ["sim."], operatorSubtrees: [String] = ["/sim/"], capabilities: CapabilityKey? = nil
     ) {
         self.clientServicePrefixes = clientServicePrefixes
         self.publicSubtrees = publicSubtrees
+        self.operatorServicePrefixes = operatorServicePrefixes
+        self.operatorSubtrees = operatorSubtrees
         self.capabilities = capabilities
+    }
+
+    /// Whether a peer of `peer` class may register as a worker of `service`.
+    public func mayServe(_ service: [UInt8], as peer: PeerClass) -> Bool {
+        if peer.mayServe { return true }
+        return peer == .operator && operatorServicePrefixes.contains { service.starts(with: $0.utf8) }
+    }
+
+    /// Whether a peer of `peer` class may write `key`.
+    public func mayWrite(_ key: [UInt8], as peer: PeerClass) -> Bool {
+        if peer.mayServe { return true }
+        return peer == .operator && operatorSubtrees.contains { key.starts(with: $0.utf8) }
     }
 
     /// Whether a peer of `peer` class may send a request to `service`.

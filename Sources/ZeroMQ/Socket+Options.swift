@@ -170,6 +170,12 @@ extension ZMQSocket {
         try setOption(ZMQ_CURVE_SECRETKEY, bytes: secretKey.bytes, "ZMQ_CURVE_SECRETKEY")
     }
 
+    /// Turns CURVE's server side on or off for the binds that follow (a bind keeps the options it
+    /// was made with): with its secret key set, a socket can serve CURVE on tcp and plain on ipc.
+    public func setCurveServer(_ on: Bool) throws(ZMQError) {
+        try setOption(ZMQ_CURVE_SERVER, Int32(on ? 1 : 0), "ZMQ_CURVE_SERVER")
+    }
+
     /// Makes this socket a CURVE client of the server whose public key is given.
     public func makeCurveClient(serverKey: CurveKey, keyPair: CurveKeyPair) throws(ZMQError) {
         try setOption(ZMQ_CURVE_SERVERKEY, bytes: serverKey.bytes, "ZMQ_CURVE_SERVERKEY")
