@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "FlowSim",
             dependencies: [
-                "FlowClient", "FlowProtocol", "MessagePath", "Supervision", "ZeroMQ",
+                "Clone", "FlowClient", "FlowProtocol", "Majordomo", "MessagePath", "Supervision", "ZeroMQ",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -49,14 +49,14 @@ public final class Journey {
     private var connection: BusConnection?
     /// A request pool and Clone feed shared with other journeys (the simulator's), or nil: each
     /// session then has its own.
-    private let shared: (connection: BusConnection, feed: SharedSessionFeed)?
+    private let shared: (connection: BusConnection, feed: SharedSessionFeed?)?
     /// Per screen kind, the version the last data intent was made on: later expectations of that
     /// kind's phase count only newer states.
     private var sentVersions: [String: UInt64] = [:]
 
     public init(
         endpoints: BusEndpoints, options: SessionClientOptions = .init(), variables: [String: String] = [:],
-        defaultTimeout: Duration = .seconds(5), shared: (connection: BusConnection, feed: SharedSessionFeed)? = nil,
+        defaultTimeout: Duration = .seconds(5), shared: (connection: BusConnection, feed: SharedSessionFeed?)? = nil,
         logger: Logger = Logger(label: "flowbus.drive")
     ) {
         self.shared = shared

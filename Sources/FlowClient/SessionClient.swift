@@ -107,18 +107,26 @@ public final class SessionClient: Sendable {
     }
 
     /// Opens a new session on a shared request pool and Clone feed (the simulator's way: many
-    /// sessions, one process). `stop()` leaves both running for the other sessions.
+    /// sessions, one process). `stop()` leaves both running for the other sessions. Without a
+    /// feed the session has a Clone agent of its own (a client of a closed host, which reads one
+    /// session per connection: a simulator's agent on another machine).
     public static func open(
-        on connection: BusConnection, feed: SharedSessionFeed, options: SessionClientOptions? = nil
+        on connection: BusConnection, feed: SharedSessionFeed?, options: SessionClientOptions? = nil
     ) async throws(SessionClientError) -> SessionClient {
         let grant = try await connection.openSession(requested: nil)
-        let client = try await SessionClient(grant: grant, capability: grant.drive, connection: connection, feed: feed, options: options)
+        let client = try await SessionClient(
+            grant: grant, capability: grant.drive, connection: connection, feed: feed, options: options, ownsRequester: false)
         if client.options.keepAlive { client.keepAlive() }
         return client
     }
 
+    private convenience init(grant: SessionGrant, capability: String?, connection: BusConnection) async throws(SessionClientError) {
+        try await self.init(grant: grant, capability: capability, connection: connection, feed: nil, options: nil, ownsRequester: true)
+    }
+
     private init(
-        grant: SessionGrant, capability: String?, connection: BusConnection, feed: SharedSessionFeed, options: SessionClientOptions?
+        grant: SessionGrant, capability: String?, connection: BusConnection, feed: SharedSessionFeed?, options: SessionClientOptions?,
+        ownsRequester: Bool
     ) async throws(SessionClientError) {
         let session = grant.session
         do {
@@ -129,34 +137,20 @@ public final class SessionClient: Sendable {
         self.capability = capability
         watchCapability = grant.watch
         endpoints = connection.endpoints
-        self.options = options ?? connection.options
-        requester = connection.requester
-        logger = connection.logger
-        store = SessionStore(session: sessionID, maxEvents: self.options.maxEvents)
-        agent = nil
-        shared = feed
-        following = Mutex(nil)
-        ownsRequester = false
-        feed.register(store)
-        if self.options.followCoordinators { store.state.withLock { $0.view.followsCoordinators = true } }
-    }
-
-    private init(grant: SessionGrant, capability: String?, connection: BusConnection) async throws(SessionClientError) {
-        let session = grant.session
-        do {
-            sessionID = try SessionID(session)
-        } catch {
-            throw .invalidSession(session, reason: "\(error)")
-        }
-        self.capability = capability
-        watchCapability = grant.watch
-        endpoints = connection.endpoints
-        options = connection.options
+        let options = options ?? connection.options
+        self.options = options
         requester = connection.requester
         logger = connection.logger
         store = SessionStore(session: sessionID, maxEvents: options.maxEvents)
-        shared = nil
-        ownsRequester = true
+        self.ownsRequester = ownsRequester
+        shared = feed
+        if let feed {
+            agent = nil
+            following = Mutex(nil)
+            feed.register(store)
+            if options.followCoordinators { store.state.withLock { $0.view.followsCoordinators = true } }
+            return
+        }
         // The apps' schemas come with the session, so scripts can read app payloads by path.
         var configuration = CloneAgentConfiguration(subtrees: [CloneSubtree.session(sessionID).text, CloneSubtree.schemas.text])
         configuration.serverTimeout = options.cloneServerTimeout

@@ -63,12 +63,17 @@ public final class SimMetrics: Sendable {
         return UInt64(min(max(value, 1), Double(highest)))
     }
 
+    /// A latency histogram: 1 µs to `highest`, three significant digits.
+    static func histogram() -> Histogram<UInt64> {
+        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: .three)
+    }
+
     /// A latency of `name`, ending `at`.
     public func record(_ family: Family, _ name: String, _ latency: Duration, at: ContinuousClock.Instant = .now) {
         let micros = Self.microseconds(latency)
         state.withLock { state in
             state.families[name] = family
-            state.histograms[name, default: Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.highest, numberOfSignificantValueDigits: .three)]
+            state.histograms[name, default: Self.histogram()]
                 .record(micros)
             let index = second(at, &state)
             switch family {
@@ -133,7 +138,7 @@ public final class SimMetrics: Sendable {
         state.withLock { state in
             let index = second(at, &state)
             let last = index > 0 ? state.seconds[index - 1].intents : state.seconds[index].intents
-            var steps = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: Self.highest, numberOfSignificantValueDigits: .three)
+            var steps = Self.histogram()
             for (name, histogram) in state.histograms where state.families[name] == .step { steps.add(histogram) }
             return Progress(
                 intentsLastSecond: last, errors: state.errors.values.reduce(0, +), journeysCompleted: state.journeysCompleted,

@@ -30,7 +30,12 @@ extension SimPlan {
     ///   - p99(logIn→home) < 50ms
     ///   - errors < 0.1%
     /// ```
-    public static func parse(yaml: String, directory: String, seed override: UInt64? = nil) throws(SimPlanError) -> SimPlan {
+    /// `scripts`: the journeys' texts by the path the plan names them with, instead of reading
+    /// files (an agent of a run across machines gets them from the run's coordinator).
+    public static func parse(
+        yaml: String, directory: String, seed override: UInt64? = nil, scripts: [String: String]? = nil
+    ) throws(SimPlanError) -> SimPlan {
+        let source = ScriptSource(directory: directory, given: scripts)
         let document: Any?
         do {
             document = try Yams.load(yaml: yaml)
@@ -45,10 +50,10 @@ extension SimPlan {
         }
         let seed: UInt64
         if let override { seed = override } else if let value = top["seed"] { seed = try Self.seed(value) } else { seed = 1 }
-        let journeys = try Self.journeys(top["journeys"], directory: directory)
+        let journeys = try Self.journeys(top["journeys"], source: source)
         let setup = try top["setup"].map { value throws(SimPlanError) -> DriveScript in
             guard let path = value as? String else { throw SimPlanError("`setup` is the path of a drive script") }
-            return try Self.script(path, directory: directory)
+            return try Self.script(path, source: source)
         }
         let think = try top["think"].map { value throws(SimPlanError) in try Self.think(value) } ?? ThinkTime.none
         let load = try Self.load(top)
@@ -76,7 +81,8 @@ extension SimPlan {
         let stepTimeout = try top["step-timeout"].map { value throws(SimPlanError) in try Self.duration(value, "step-timeout") } ?? .seconds(20)
         return SimPlan(
             name: (top["name"] as? String) ?? "sim", seed: seed, journeys: journeys, setup: setup, think: think, load: load,
-            duration: duration, journeyLimit: limit, data: data, thresholds: thresholds, stepTimeout: stepTimeout, text: yaml)
+            duration: duration, journeyLimit: limit, data: data, thresholds: thresholds, stepTimeout: stepTimeout, text: yaml,
+            scripts: source.texts)
     }
 
     public static func load(path: String, seed: UInt64? = nil) throws(SimPlanError) -> SimPlan {
@@ -104,10 +110,9 @@ extension SimPlan {
         return duration
     }
 
-    private static func script(_ path: String, directory: String) throws(SimPlanError) -> DriveScript {
-        let full = path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+    private static func script(_ path: String, source: ScriptSource) throws(SimPlanError) -> DriveScript {
         do {
-            let script = try DriveScript.load(path: full)
+            let script = try DriveScript.parse(try source.text(path), name: source.name(path))
             for step in script.steps {
                 if case .attach = step.step {
                     throw SimPlanError("\(path): a simulated journey opens its own session; replace `attach` with `- open: {}`")
@@ -123,7 +128,7 @@ extension SimPlan {
         }
     }
 
-    private static func journeys(_ value: Any?, directory: String) throws(SimPlanError) -> [WeightedJourney] {
+    private static func journeys(_ value: Any?, source: ScriptSource) throws(SimPlanError) -> [WeightedJourney] {
         guard let list = value as? [Any], !list.isEmpty else {
             throw SimPlanError("the plan names no journeys: list them under `journeys:`, such as `- {script: ../Journeys/expense-report.yaml, weight: 1}`")
         }
@@ -148,7 +153,7 @@ extension SimPlan {
                 throw SimPlanError("journeys[\(index)] is a script path or `{script: PATH, weight: N}`")
             }
             let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-            journeys.append(WeightedJourney(name: name, script: try script(path, directory: directory), weight: weight))
+            journeys.append(WeightedJourney(name: name, script: try script(path, source: source), weight: weight))
         }
         return journeys
     }
@@ -214,5 +219,42 @@ extension SimPlan {
                 hold: try entry["hold"].map { value throws(SimPlanError) in try duration(value, "stages[\(index)].hold") } ?? .zero))
         }
         return open == true ? .open(stages) : .closed(stages)
+    }
+}
+
+/// Where a plan's journeys come from: files beside the plan, or the texts a run's coordinator
+/// sent. Keeps each text under the path the plan wrote, so the plan travels whole.
+final class ScriptSource {
+    let directory: String
+    let given: [String: String]?
+    private(set) var texts: [String: String] = [:]
+
+    init(directory: String, given: [String: String]?) {
+        self.directory = directory
+        self.given = given
+    }
+
+    func name(_ path: String) -> String {
+        given == nil ? full(path) : path
+    }
+
+    private func full(_ path: String) -> String {
+        path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+    }
+
+    func text(_ path: String) throws(SimPlanError) -> String {
+        if let known = texts[path] { return known }
+        let text: String
+        if let given {
+            guard let sent = given[path] else { throw SimPlanError("journey \(path): the run's coordinator did not send it") }
+            text = sent
+        } else {
+            guard let data = FileManager.default.contents(atPath: full(path)) else {
+                throw SimPlanError("journey \(path): cannot read \(full(path)); check the path (relative to the plan's folder)")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        texts[path] = text
+        return text
     }
 }

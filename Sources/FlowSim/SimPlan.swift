@@ -25,6 +25,9 @@ public struct SimPlan: Sendable {
     public var stepTimeout: Duration
     /// The plan's text, which with the seed names the run's schedule (`SimSchedule.hash`).
     public var text: String
+    /// The journeys' texts by the path the plan names them with: with `text`, all an agent on
+    /// another machine needs to play the same plan.
+    public var scripts: [String: String] = [:]
 
     public struct WeightedJourney: Sendable {
         public var name: String

@@ -39,6 +39,14 @@ public enum SimReport {
         <p>Simulator: \(number(result.simulator.cpuSeconds, 2)) s of CPU (\(number(result.simulator.cpuMicrosecondsPerIntent)) µs per intent), \(result.simulator.residentBytes / 1_048_576) MiB resident, about \(result.simulator.bytesPerUser / 1024) KiB per user at \(result.simulator.peakUsers) users, \(result.simulator.lanes) request lanes.</p>
 
         """
+        if let agents = result.agents, !agents.isEmpty {
+            page += "<h2>Agents</h2><p>Each played its share of the users; the figures above are their histograms merged, not their percentiles averaged.</p>"
+            page += "<table><tr><th>agent</th><th>name</th><th>users started</th><th>intents</th><th>journeys completed</th><th>CPU (s)</th><th>resident (MiB)</th></tr>"
+            for agent in agents {
+                page += "<tr><td>\(agent.index)</td><td>\(escape(agent.name))</td><td>\(agent.usersStarted)</td><td>\(agent.intents)</td><td>\(agent.journeysCompleted)</td><td>\(number(agent.cpuSeconds, 2))</td><td>\(agent.residentBytes / 1_048_576)</td></tr>"
+            }
+            page += "</table>\n"
+        }
         if !result.thresholds.isEmpty {
             page += "<h2>Thresholds</h2><table><tr><th>rule</th><th>measured</th><th>verdict</th></tr>"
             for threshold in result.thresholds {

@@ -32,6 +32,8 @@ public struct SimResult: Codable, Sendable {
     /// the mean pause (users were not left waiting longer than they think).
     public var keptUp: Bool
     public var keptUpReason: String
+    /// A run across machines: each agent's share (nil for a run in one process).
+    public var agents: [AgentSummary]? = nil
 
     public var passed: Bool { thresholds.allSatisfy(\.passed) }
 
@@ -71,6 +73,24 @@ public struct SimResult: Codable, Sendable {
         public var passed: Bool
         /// Why it failed, when it did, in a sentence.
         public var detail: String
+
+        public init(rule: String, value: Double?, unit: String, passed: Bool, detail: String) {
+            self.rule = rule
+            self.value = value
+            self.unit = unit
+            self.passed = passed
+            self.detail = detail
+        }
+    }
+
+    public struct AgentSummary: Codable, Sendable {
+        public var index: Int
+        public var name: String
+        public var usersStarted: Int
+        public var intents: Int
+        public var journeysCompleted: Int
+        public var cpuSeconds: Double
+        public var residentBytes: Int
     }
 
     public struct SimulatorFigures: Codable, Sendable {

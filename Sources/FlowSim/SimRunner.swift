@@ -23,6 +23,13 @@ public final class SimRunner: Sendable {
         /// Called as each journey ends, before its session's client goes (a chaos check reads
         /// the client's log here). With it, clients keep their whole log, not the last 64 events.
         public var journeyEnded: (@Sendable (JourneyEnd) -> Void)?
+        /// One Clone agent for every session (`SharedSessionFeed`), as the host's own user may
+        /// read them all. Off, each session has an agent of its own: a client of a closed host
+        /// (an agent on another machine) reads one session per connection.
+        public var sharedFeed = true
+        /// Follow the coordinators' instances (`/c/`), which a chaos check reads; a client of a
+        /// closed host may not.
+        public var followCoordinators = true
 
         public init(endpoints: BusEndpoints) {
             self.endpoints = endpoints
@@ -57,11 +64,13 @@ public final class SimRunner: Sendable {
         var journeysEnded = 0
     }
 
-    public init(plan: SimPlan, options: Options, logger: Logger = Logger(label: "flowbus.sim")) {
+    /// `start`: when the run's clock starts (an agent's, the instant its coordinator named, so
+    /// every agent's seconds line up); the runner is to be started then.
+    public init(plan: SimPlan, options: Options, start: ContinuousClock.Instant = .now, logger: Logger = Logger(label: "flowbus.sim")) {
         self.plan = plan
         self.options = options
         self.logger = logger
-        metrics = SimMetrics()
+        metrics = SimMetrics(start: start)
     }
 
     /// Users running now.
@@ -76,13 +85,14 @@ public final class SimRunner: Sendable {
         clientOptions.name = "sim/\(options.runTag)"
         // A chaos check reads every event of a session; otherwise the last ones are enough.
         clientOptions.maxEvents = options.journeyEnded == nil ? 64 : 10_000
-        clientOptions.followCoordinators = true
+        clientOptions.followCoordinators = options.followCoordinators
         // Sessions of a run are short; touching them would only add load.
         clientOptions.keepAlive = false
         let connection = try BusConnection(endpoints: options.endpoints, options: clientOptions, lanes: options.lanes, logger: logger)
         defer { connection.stop() }
-        let feed = try await SharedSessionFeed(endpoints: options.endpoints, context: connection.context, logger: logger)
-        defer { feed.stop() }
+        let feed = options.sharedFeed
+            ? try await SharedSessionFeed(endpoints: options.endpoints, context: connection.context, logger: logger) : nil
+        defer { feed?.stop() }
         let shared = (connection: connection, feed: feed)
         let start = metrics.start
         logger.info("sim started", metadata: [
@@ -119,7 +129,7 @@ public final class SimRunner: Sendable {
     /// Whether user `index` is this runner's to play.
     private func plays(_ index: Int) -> Bool { index % options.share.of == options.share.index }
 
-    private func closedModel(shared: (connection: BusConnection, feed: SharedSessionFeed), start: ContinuousClock.Instant) async {
+    private func closedModel(shared: (connection: BusConnection, feed: SharedSessionFeed?), start: ContinuousClock.Instant) async {
         await withTaskGroup(of: Void.self) { users in
             var next = 0
             while !shouldStop(start: start) {
@@ -142,7 +152,7 @@ public final class SimRunner: Sendable {
         }
     }
 
-    private func openModel(shared: (connection: BusConnection, feed: SharedSessionFeed), start: ContinuousClock.Instant) async {
+    private func openModel(shared: (connection: BusConnection, feed: SharedSessionFeed?), start: ContinuousClock.Instant) async {
         await withTaskGroup(of: Void.self) { users in
             var arrivals = ArrivalClock(plan: plan)
             var index = 0
@@ -177,7 +187,7 @@ public final class SimRunner: Sendable {
 
     /// One user: its setup journey, then journeys while `stayWhile` holds (at least one).
     private func user(
-        _ index: Int, shared: (connection: BusConnection, feed: SharedSessionFeed), start: ContinuousClock.Instant,
+        _ index: Int, shared: (connection: BusConnection, feed: SharedSessionFeed?), start: ContinuousClock.Instant,
         scheduled: ContinuousClock.Instant? = nil, stayWhile: @Sendable () -> Bool
     ) async {
         var schedule = UserSchedule(plan: plan, user: index)

@@ -41,6 +41,6 @@ struct Flowbus: AsyncParsableCommand {
         `flowbus up` starts the host (Majordomo broker, Clone server, supervised plugins); \
         `flowbus ps` shows it; `flowbus down` stops it. See README.md for the whole reference.
         """,
-        subcommands: [Up.self, Ps.self, Down.self, Tap.self, Keys.self, Fault.self, Chaos.self, Sim.self, Drive.self, Sessions.self, Call.self, Trace.self, Client.self, Demo.self]
+        subcommands: [Up.self, Ps.self, Down.self, Tap.self, Keys.self, Fault.self, Chaos.self, Sim.self, SimAgentCommand.self, Drive.self, Sessions.self, Call.self, Trace.self, Client.self, Demo.self]
     )
 }

@@ -19,7 +19,10 @@ struct Sim: AsyncParsableCommand {
             holds, 1 when one fails (each is named), 64 for a plan that cannot be read. Example: \
             `flowbus sim Plugins/<App>/SimPlans/mixed.yaml --report /tmp/sim`. With `--chaos FAULTPLAN` \
             the fault plan plays during the run, and every session is checked after as `flowbus chaos \
-            run` checks one (the checker's report goes to <report>/chaos); exit 1 when it finds anything.
+            run` checks one (the checker's report goes to <report>/chaos); exit 1 when it finds anything. \
+            With `--agents N` this process only coordinates: it serves sim.control on the host's bus, \
+            N agents on other machines (`flowbus sim-agent`) join, each plays its share of the users, \
+            and their histograms are merged exactly into one report.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -54,11 +57,22 @@ struct Sim: AsyncParsableCommand {
     @Option(name: .customLong("loading-bound"), help: "With --chaos: seconds a screen may stay loading before the checker counts it.")
     var loadingBound: Double = 15
 
+    @Option(name: .long, help: "Coordinate a run across machines: wait for this many `flowbus sim-agent`s to join, and split the users among them.")
+    var agents: Int?
+
+    @Option(name: .customLong("agent-timeout"), help: "With --agents: seconds to wait for every agent to join.")
+    var agentTimeout: Double = 120
+
     func validate() throws {
         if manifest != nil, app != nil { throw ValidationError("--manifest and --app both say what to run; give one of them") }
         guard (1...1024).contains(lanes) else { throw ValidationError("--lanes must be between 1 and 1024") }
         if chaosSeed != nil, chaos == nil { throw ValidationError("--chaos-seed is the seed of a fault plan; give the plan with --chaos FILE") }
         guard loadingBound > 0 else { throw ValidationError("--loading-bound must be more than 0 seconds") }
+        if let agents {
+            guard (1...1000).contains(agents) else { throw ValidationError("--agents must be between 1 and 1000") }
+            if chaos != nil { throw ValidationError("--chaos checks sessions this process played; with --agents the agents play them (run --chaos without --agents)") }
+            guard agentTimeout > 0 else { throw ValidationError("--agent-timeout must be more than 0 seconds") }
+        }
         if let runTag, runTag.isEmpty || !runTag.allSatisfy({ $0.isLetter || $0.isNumber }) {
             throw ValidationError("--run-tag must be letters and digits (it goes into e-mail addresses and ids)")
         }
@@ -82,6 +96,11 @@ struct Sim: AsyncParsableCommand {
         var options = SimRunner.Options(endpoints: try BusEndpoints.announced(by: directory))
         options.lanes = lanes
         if let runTag { options.runTag = runTag }
+        if let agents {
+            let result = try await coordinate(plan, agents: agents, endpoints: options.endpoints, run: options.runTag, directory: directory)
+            if !result.passed { throw ExitCode(1) }
+            return
+        }
         let records = Mutex<[ChaosSessionRecord]>([])
         if faultPlan != nil {
             options.journeyEnded = { end in
@@ -127,6 +146,72 @@ struct Sim: AsyncParsableCommand {
         if !result.passed || !checked { throw ExitCode(1) }
     }
 
+    /// The run across machines: serve sim.control, wait for the agents, start them together,
+    /// show their summed progress, merge their reports.
+    private func coordinate(_ plan: SimPlan, agents: Int, endpoints: BusEndpoints, run: String, directory: RunDirectory) async throws -> SimResult {
+        let coordinator: SimCoordinator
+        do {
+            coordinator = try SimCoordinator(plan: plan, run: run, agents: agents, endpoints: endpoints)
+        } catch {
+            FileHandle.standardError.write(Data("flowbus sim: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        defer { coordinator.stop() }
+        let descriptor = try directory.requireLiveHost()
+        let model = plan.load.isOpen ? "up to \(plan.load.peak) arrivals/s" : "up to \(Int(plan.load.peak)) users"
+        print("flowbus sim: \(plan.name), seed \(plan.seed), \(model) across \(agents) agent(s), run \(run)")
+        print("waiting for \(agents) agent(s) (up to \(Int(agentTimeout)) s); on each machine run:")
+        print("  flowbus sim-agent --broker \(descriptor.endpoints.broker) --clone \(Self.cloneBase(descriptor.endpoints.cloneSnapshot))"
+              + (descriptor.serverPublicKey == nil ? "" : " --server-key HOST.pub --key AGENT.key"))
+        let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
+        do {
+            try await coordinator.waitForAgents(timeout: .milliseconds(Int64(agentTimeout * 1000))) { count in
+                progress.show("\(count) of \(agents) agent(s) joined")
+            }
+        } catch {
+            progress.end()
+            FileHandle.standardError.write(Data("flowbus sim: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        progress.end()
+        for agent in coordinator.joined { print("agent \(agent.index): \(agent.name)") }
+        let start = try coordinator.start(after: .seconds(2))
+        let deadline = start + plan.duration + .seconds(60)
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .seconds(1))
+            let missing = await coordinator.waitForReports(timeout: .zero)
+            if missing.isEmpty { break }
+            let all = coordinator.progress
+            guard !all.isEmpty else { continue }
+            progress.show(String(
+                format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms (worst agent) · errors %d · journeys %d ok, %d failed · %d of %d agents reported",
+                max(0, (ContinuousClock.now - start) / .seconds(1)), all.reduce(0) { $0 + $1.running }, all.reduce(0) { $0 + $1.intentsLastSecond },
+                all.map(\.stepP99).max() ?? 0, all.reduce(0) { $0 + $1.errors }, all.reduce(0) { $0 + $1.journeysCompleted },
+                all.reduce(0) { $0 + $1.journeysFailed }, agents - missing.count, agents))
+        }
+        progress.end()
+        let missing = await coordinator.waitForReports(timeout: .zero)
+        if !missing.isEmpty {
+            FileHandle.standardError.write(Data("flowbus sim: agent(s) \(missing.map(String.init).joined(separator: ", ")) sent no report within \(Int((plan.duration / .seconds(1)) + 60)) s of the start; their logs say why (the report merges the others)\n".utf8))
+        }
+        var result = coordinator.result(start: start)
+        if !missing.isEmpty {
+            result.thresholds.append(SimResult.ThresholdResult(
+                rule: "every agent reports", value: Double(agents - missing.count), unit: "agents", passed: false,
+                detail: "\(missing.count) of \(agents) agent(s) sent no report"))
+        }
+        let folder = report ?? Self.defaultReport(directory.path, plan)
+        try SimReport.write(result, to: folder)
+        print(Self.summary(result))
+        print("report: \(folder)/report.html (figures: \(folder)/report.json)")
+        return result
+    }
+
+    /// `tcp://h:P` from the snapshot endpoint `tcp://h:P` (the base the Clone server's three ports start at).
+    static func cloneBase(_ snapshot: String) -> String {
+        snapshot.hasSuffix(".snapshot") ? String(snapshot.dropLast(".snapshot".count)) : snapshot
+    }
+
     static func summary(_ result: SimResult) -> String {
         var lines = [String(
             format: "%d journeys completed, %d failed, %d timed out, %d cut short at the end; %d requests, %d failed (%.3f%%); %.1f intents/s",
@@ -137,6 +222,11 @@ struct Sim: AsyncParsableCommand {
                                 metric.count, metric.p50, metric.p90, metric.p99, metric.p999, metric.max))
         }
         for error in result.errors.prefix(8) { lines.append("  error ×\(error.count): \(error.kind)") }
+        for agent in result.agents ?? [] {
+            lines.append(String(format: "  agent %d (%@): %d users, %d intents, %d journeys completed, %.2f s CPU, %d MiB resident",
+                                agent.index, agent.name, agent.usersStarted, agent.intents, agent.journeysCompleted, agent.cpuSeconds,
+                                agent.residentBytes / 1_048_576))
+        }
         lines.append("the app \(result.keptUp ? "kept up" : "did not keep up"): \(result.keptUpReason)")
         lines.append(String(format: "simulator: %.2f s CPU (%.0f µs per intent), %d MiB resident, ~%d KiB per user; schedule hash %@ (seed %llu)",
                             result.simulator.cpuSeconds, result.simulator.cpuMicrosecondsPerIntent, result.simulator.residentBytes / 1_048_576,

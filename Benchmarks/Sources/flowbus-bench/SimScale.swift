@@ -76,7 +76,9 @@ struct SimScale {
             - send: {action: selectTab, fields: {tab: likes}}
             - expect: {screen: likes, phase: success, timeout: 60}
             - send: {action: selectTab, fields: {tab: home}}
-            - expect: {screen: home, phase: success, timeout: 60}
+            - expect: {screen: details, timeout: 60}
+            - send: {action: back}
+            - expect: {screen: home, timeout: 60}
             """
         let plan = """
             name: sim-scale
@@ -122,7 +124,7 @@ struct SimScale {
             ResultRow(Self.name, "simulated users at once", unit: "users", flowbus: Double(peakUsers), target: "\(users)",
                       verdict: peakUsers >= users ? .pass : .miss,
                       note: "sim-scale: `flowbus sim` exit \(exitCode); \(Int(completed)) journeys completed, \(Int(failed)) failed, \(Int(timedOut)) timed out; "
-                        + "each user: open a session and log in once, then an actor, the likes tab, the home tab, again and again, pausing 5 s on average before each action"),
+                        + "each user: open a session and log in once, then an actor, the likes tab, the home tab (still on the actor), back, again and again, pausing 5 s on average before each action"),
             ResultRow(Self.name, "intents per second", unit: "/s", flowbus: number(report, "intentsPerSecond"),
                       note: "sim-scale: the app \(keptUp ? "kept up" : "did not keep up"): \(report["keptUpReason"] as? String ?? "")"),
             ResultRow(Self.name, "slowest step p99", unit: "ms", flowbus: worst.map { number($0, "p99") },

@@ -1,0 +1,80 @@
+import FlowClient
+@testable import FlowSim
+import Foundation
+import Testing
+
+/// What a run across machines rests on: an agent's measurements travel as JSON and merge exactly,
+/// and a plan travels whole (its journeys' texts with it), giving the agent the same schedule.
+@Suite("Sim across machines: merging and the plan on the wire")
+struct SimAgentsTests {
+    static func simulator() -> SimResult.SimulatorFigures {
+        .init(cpuSeconds: 0, cpuMicrosecondsPerIntent: 0, residentBytes: 0, residentBytesAtStart: 0, bytesPerUser: 0, peakUsers: 1, lanes: 1)
+    }
+
+    @Test func twoAgentsMergedGiveTheFiguresOfOneThatMeasuredEverything() throws {
+        let start = ContinuousClock.now
+        let whole = SimMetrics(start: start)
+        let agents = [SimMetrics(start: start), SimMetrics(start: start)]
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<20_000 {
+            // A long tail: most steps a few ms, some seconds, so high percentiles mean something.
+            let micros = index % 100 == 0 ? Int64.random(in: 500_000...9_000_000, using: &generator) : Int64.random(in: 200...20_000, using: &generator)
+            let at = start + .milliseconds(Int64(index % 5) * 1000 + 1)
+            let name = index % 3 == 0 ? "select→details" : "logIn→home"
+            for metrics in [whole, agents[index % 2]] {
+                metrics.record(.step, name, .microseconds(micros), at: at)
+                metrics.record(.intent, "intent x", .microseconds(micros / 2), at: at)
+                metrics.requestSent()
+            }
+            if index % 1000 == 0 {
+                for metrics in [whole, agents[index % 2]] { metrics.error("vm.x refused", example: "e\(index)", request: true, at: at) }
+            }
+        }
+        for metrics in [whole, agents[0]] { metrics.journeyEnded(.completed, at: start + .milliseconds(10)) }
+        let merged = SimMetrics(start: start)
+        for agent in agents {
+            // Over the wire and back, as an agent's report travels.
+            let data = try JSONEncoder().encode(agent.snapshot())
+            #expect(data.count < 200_000, "an agent's report must fit a bus message: \(data.count) bytes")
+            merged.merge(try JSONDecoder().decode(SimMetrics.Snapshot.self, from: data))
+        }
+        let plan = try SimPlanTests.plan("journeys: [a.yaml]\nusers: 2\n")
+        let expected = whole.result(plan: plan, runTag: "t", scheduleHash: "h", elapsed: .seconds(5), usersStarted: 2, simulator: Self.simulator())
+        let got = merged.result(plan: plan, runTag: "t", scheduleHash: "h", elapsed: .seconds(5), usersStarted: 2, simulator: Self.simulator())
+        #expect(got.metrics.map(\.name) == expected.metrics.map(\.name))
+        for (mine, theirs) in zip(got.metrics, expected.metrics) {
+            #expect(mine.count == theirs.count, "\(mine.name)")
+            #expect([mine.p50, mine.p90, mine.p99, mine.p999, mine.max] == [theirs.p50, theirs.p90, theirs.p99, theirs.p999, theirs.max], "\(mine.name)")
+            #expect(mine.curve == theirs.curve, "\(mine.name)")
+        }
+        #expect(got.requests == expected.requests && got.failedRequests == expected.failedRequests && got.journeysCompleted == 1)
+        #expect(got.errors.map(\.count) == expected.errors.map(\.count))
+        #expect(got.timeline.map(\.intents) == expected.timeline.map(\.intents))
+        #expect(got.timeline.map(\.p99) == expected.timeline.map(\.p99))
+    }
+
+    @Test func aPlanSentWithItsScriptsReadsTheSameAndGivesTheSameSchedule() throws {
+        let plan = try SimPlanTests.plan("name: t\nseed: 9\nsetup: b.yaml\njourneys:\n  - {script: a.yaml, weight: 2}\n  - b.yaml\nusers: 7\nthink: {exponential: 1s}\n")
+        #expect(plan.scripts.keys.sorted() == ["a.yaml", "b.yaml"])
+        let sent = try SimPlan.parse(yaml: plan.text, directory: "/nowhere", seed: plan.seed, scripts: plan.scripts)
+        #expect(sent.journeys.map(\.name) == plan.journeys.map(\.name))
+        #expect(sent.journeys.map { $0.script.steps.count } == plan.journeys.map { $0.script.steps.count })
+        #expect(sent.setup?.steps.count == plan.setup?.steps.count)
+        #expect(SimSchedule.hash(sent, users: 7) == SimSchedule.hash(plan, users: 7))
+        for user in 0..<7 {
+            var mine = UserSchedule(plan: sent, user: user), theirs = UserSchedule(plan: plan, user: user)
+            for _ in 0..<5 { #expect(mine.next() == theirs.next()) }
+        }
+    }
+
+    @Test func aPlanWhoseScriptWasNotSentSaysSo() throws {
+        #expect(throws: SimPlanError.self) {
+            try SimPlan.parse(yaml: "journeys: [a.yaml, c.yaml]\nusers: 1\n", directory: "/", scripts: ["a.yaml": SimPlanTests.journey])
+        }
+        do {
+            _ = try SimPlan.parse(yaml: "journeys: [a.yaml, c.yaml]\nusers: 1\n", directory: "/", scripts: ["a.yaml": SimPlanTests.journey])
+        } catch {
+            #expect(error.description.contains("c.yaml") && error.description.contains("coordinator did not send it"), "\(error)")
+        }
+    }
+}
