@@ -256,6 +256,9 @@ final class ProgressLine: Sendable {
             FileHandle.standardOutput.write(Data("\r\u{1B}[K\(text)".utf8))
         } else {
             print(text)
+            // Into a pipe (a CI log, a benchmark reading the progress) the C library would hold
+            // every line until exit: out with it now, and with the lines printed before it.
+            fflush(nil)
         }
     }
 
