@@ -106,6 +106,7 @@ let package = Package(
             dependencies: [
                 "Clone", "FlowClient", "FlowProtocol", "Majordomo", "MessagePath", "Supervision", "ZeroMQ",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),

@@ -1,4 +1,6 @@
+import FlowProtocol
 import Foundation
+import SwiftProtobuf
 
 /// How a run across machines is held together, over the bus itself: the coordinator (`flowbus
 /// sim PLAN --agents N`, on the host's machine) serves the MDP service `sim.control` and writes
@@ -94,6 +96,12 @@ public enum SimControl {
 
     /// The body of a reply, or the coordinator's refusal thrown.
     public static func body(of reply: [[UInt8]], method: Method) throws(SimControlError) -> [UInt8] {
+        // The broker answers for the service when it cannot (no coordinator yet, not allowed).
+        if reply.count == 1, let envelope = try? Envelope.decodeChecked(reply[0]), envelope.kind == WireError.protoMessageName,
+           let wire = try? WireError(serializedBytes: envelope.payload) {
+            let refused = wire.code == .forbidden ? " (refused)" : ""
+            throw SimControlError("the broker answered \(method.rawValue) for sim.control\(refused): \(wire.message); \(wire.hint)")
+        }
         guard reply.count == 2 else { throw SimControlError("sim.control answered \(method.rawValue) with \(reply.count) frames, not 2: is something else serving sim.control?") }
         if reply[0] == error { throw SimControlError("the run's coordinator refused \(method.rawValue): \(String(decoding: reply[1], as: UTF8.self))") }
         guard reply[0] == ok else { throw SimControlError("sim.control answered \(method.rawValue) with neither ok nor error: is something else serving sim.control?") }
