@@ -84,16 +84,18 @@ public enum SimReport {
             guard !chosen.isEmpty else { continue }
             // x: the percentile on a log scale of 1/(1-p), so the tail has room (100 is drawn at 99.999).
             let xs = chosen[chosen.startIndex].curve.map { -log10(max(1 - min($0[0], 99.999) / 100, 1e-5)) }
-            page += plot("\(family)s: latency (ms) by percentile (0, 90, 99, 99.9, 99.99)", x: xs, series: chosen.enumerated().map { index, metric in
+            let ticks: [(Double, String)] = [(0, "p0"), (1, "p90"), (2, "p99"), (3, "p99.9"), (4, "p99.99"), (5, "max")]
+            page += plot("\(family)s: latency (ms) by percentile", x: xs, series: chosen.enumerated().map { index, metric in
                 (metric.name, palette[index], metric.curve.map { $0[1] })
-            }, xLabel: "")
+            }, xLabel: "", ticks: ticks)
         }
         page += "</div></body></html>\n"
         return page
     }
 
     /// A line chart as inline SVG.
-    static func plot(_ title: String, x: [Double], series: [(String, String, [Double])], xLabel: String) -> String {
+    /// `ticks`: labels under the x axis (default: its two ends, the right one with `xLabel`).
+    static func plot(_ title: String, x: [Double], series: [(String, String, [Double])], xLabel: String, ticks: [(Double, String)]? = nil) -> String {
         let width = 520.0, height = 240.0, left = 48.0, bottom = 26.0, top = 10.0, right = 10.0
         let maxX = max(x.max() ?? 1, 1e-9), minX = x.min() ?? 0
         let maxY = max(series.flatMap(\.2).max() ?? 1, 1e-9)
@@ -105,7 +107,11 @@ public enum SimReport {
             let value = maxY * fraction
             svg += "<text x=\"\(left - 4)\" y=\"\(py(value) + 4)\" font-size=\"10\" text-anchor=\"end\">\(number(value, value < 10 ? 1 : 0))</text>"
         }
-        svg += "<text x=\"\(width - right)\" y=\"\(height - 8)\" font-size=\"10\" text-anchor=\"end\">\(number(maxX, 0))\(xLabel)</text>"
+        for (value, label) in ticks ?? [(minX, number(minX, 0)), (maxX, number(maxX, 0) + xLabel)] {
+            let anchor = value <= minX ? "start" : value >= maxX ? "end" : "middle"
+            svg += "<line x1=\"\(number(px(value), 1))\" y1=\"\(height - bottom)\" x2=\"\(number(px(value), 1))\" y2=\"\(height - bottom + 4)\" stroke=\"#999\"/>"
+            svg += "<text x=\"\(number(px(value), 1))\" y=\"\(height - 8)\" font-size=\"10\" text-anchor=\"\(anchor)\">\(escape(label))</text>"
+        }
         for (index, (name, color, values)) in series.enumerated() {
             let points = zip(x, values).map { "\(number(px($0), 1)),\(number(py($1), 1))" }.joined(separator: " ")
             if !points.isEmpty { svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.6\" points=\"\(points)\"/>" }
