@@ -74,7 +74,7 @@ public final class SimAgent: Sendable {
             do {
                 return try SimControl.decode(SimControl.Joined.self, try call(.join, request))
             } catch {
-                if error.description.contains("refused") { throw error }
+                if error.isRefusal { throw error }
                 if lastError?.description != error.description { progress("waiting for the run's coordinator: \(error)") }
                 lastError = error
                 try? await Task.sleep(for: .seconds(1))

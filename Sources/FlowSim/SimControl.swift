@@ -99,11 +99,13 @@ public enum SimControl {
         // The broker answers for the service when it cannot (no coordinator yet, not allowed).
         if reply.count == 1, let envelope = try? Envelope.decodeChecked(reply[0]), envelope.kind == WireError.protoMessageName,
            let wire = try? WireError(serializedBytes: envelope.payload) {
-            let refused = wire.code == .forbidden ? " (refused)" : ""
-            throw SimControlError("the broker answered \(method.rawValue) for sim.control\(refused): \(wire.message); \(wire.hint)")
+            throw SimControlError(
+                "the broker answered \(method.rawValue) for sim.control: \(wire.message); \(wire.hint)", refusal: wire.code == .forbidden)
         }
         guard reply.count == 2 else { throw SimControlError("sim.control answered \(method.rawValue) with \(reply.count) frames, not 2: is something else serving sim.control?") }
-        if reply[0] == error { throw SimControlError("the run's coordinator refused \(method.rawValue): \(String(decoding: reply[1], as: UTF8.self))") }
+        if reply[0] == error {
+            throw SimControlError("the run's coordinator refused \(method.rawValue): \(String(decoding: reply[1], as: UTF8.self))", refusal: true)
+        }
         guard reply[0] == ok else { throw SimControlError("sim.control answered \(method.rawValue) with neither ok nor error: is something else serving sim.control?") }
         return reply[1]
     }
@@ -111,8 +113,12 @@ public enum SimControl {
 
 public struct SimControlError: Error, CustomStringConvertible, Sendable {
     public let description: String
+    /// Said by the coordinator or the broker, and asking again will not change it (as opposed
+    /// to no answer yet).
+    public let isRefusal: Bool
 
-    public init(_ description: String) {
+    public init(_ description: String, refusal: Bool = false) {
         self.description = description
+        isRefusal = refusal
     }
 }
