@@ -104,15 +104,8 @@ public final class SimCoordinator: Sendable {
             switch method {
             case .join:
                 let join = try SimControl.decode(SimControl.Join.self, frames[1])
-                let outcome: Result<SimControl.Joined, SimControlError> = state.withLock { state in
-                    if let known = state.joined[join.agent] { return .success(SimControl.Joined(run: run, index: known.index, of: agents)) }
-                    if state.started != nil { return .failure(SimControlError("run \(run) has started without you; join the next one")) }
-                    guard state.joined.count < agents else {
-                        return .failure(SimControlError("run \(run) has its \(agents) agents already; start the coordinator with a larger --agents"))
-                    }
-                    let agent = Agent(index: state.joined.count, name: join.name, id: join.agent)
-                    state.joined[join.agent] = agent
-                    return .success(SimControl.Joined(run: run, index: agent.index, of: agents))
+                let outcome = state.withLock { state in
+                    Self.join(join, run: run, agents: agents, joined: &state.joined, started: state.started != nil)
                 }
                 let joined = try outcome.get()
                 logger.info("agent joined", metadata: ["flowbus.agent": "\(join.name)", "flowbus.index": "\(joined.index)"])
@@ -133,6 +126,21 @@ public final class SimCoordinator: Sendable {
         } catch {
             return refuse("\(error)")
         }
+    }
+
+    /// Gives a joining agent its place: the same one when its join comes again (MDP retries),
+    /// the next free one before the start, else a refusal saying why.
+    static func join(
+        _ join: SimControl.Join, run: String, agents: Int, joined: inout [String: Agent], started: Bool
+    ) -> Result<SimControl.Joined, SimControlError> {
+        if let known = joined[join.agent] { return .success(SimControl.Joined(run: run, index: known.index, of: agents)) }
+        if started { return .failure(SimControlError("run \(run) has started without you; join the next one", refusal: true)) }
+        guard joined.count < agents else {
+            return .failure(SimControlError("run \(run) has its \(agents) agents already; start the coordinator with a larger --agents", refusal: true))
+        }
+        let agent = Agent(index: joined.count, name: join.name, id: join.agent)
+        joined[join.agent] = agent
+        return .success(SimControl.Joined(run: run, index: agent.index, of: agents))
     }
 
     /// The agents joined so far, in order.

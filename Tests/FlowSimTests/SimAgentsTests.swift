@@ -78,3 +78,24 @@ struct SimAgentsTests {
         }
     }
 }
+
+@Suite("Sim coordinator: who joins")
+struct SimJoinTests {
+    @Test func aJoinSentAgainKeepsItsPlaceAndOneTooManyOrTooLateIsRefused() throws {
+        var joined: [String: SimCoordinator.Agent] = [:]
+        func join(_ id: String, started: Bool = false) -> Result<SimControl.Joined, SimControlError> {
+            SimCoordinator.join(SimControl.Join(agent: id, name: "m-\(id)"), run: "r", agents: 2, joined: &joined, started: started)
+        }
+        #expect(try join("a").get().index == 0)
+        #expect(try join("a").get().index == 0, "MDP sends a join again when its reply is late")
+        #expect(try join("b").get().index == 1)
+        #expect(try join("b").get().of == 2)
+        guard case .failure(let full) = join("c") else { Issue.record("a third agent joined a run of two"); return }
+        #expect(full.isRefusal && full.description.contains("has its 2 agents already"))
+        joined = [:]
+        #expect(try join("a").get().index == 0)
+        guard case .failure(let late) = join("d", started: true) else { Issue.record("an agent joined after the start"); return }
+        #expect(late.isRefusal && late.description.contains("started without you"))
+        #expect(try join("a", started: true).get().index == 0, "a joined agent asking again after the start keeps its place")
+    }
+}
