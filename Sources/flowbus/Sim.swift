@@ -161,8 +161,13 @@ struct Sim: AsyncParsableCommand {
         let model = plan.load.isOpen ? "up to \(plan.load.peak) arrivals/s" : "up to \(Int(plan.load.peak)) users"
         print("flowbus sim: \(plan.name), seed \(plan.seed), \(model) across \(agents) agent(s), run \(run)")
         print("waiting for \(agents) agent(s) (up to \(Int(agentTimeout)) s); on each machine run:")
-        print("  flowbus sim-agent --broker \(descriptor.endpoints.broker) --clone \(Self.cloneBase(descriptor.endpoints.cloneSnapshot))"
+        // A host listening on every address is reached at one of them: the agent's machine knows which.
+        func reachable(_ endpoint: String) -> String { endpoint.replacingOccurrences(of: "://0.0.0.0:", with: "://HOST:") }
+        print("  flowbus sim-agent --broker \(reachable(descriptor.endpoints.broker)) --clone \(reachable(Self.cloneBase(descriptor.endpoints.cloneSnapshot)))"
               + (descriptor.serverPublicKey == nil ? "" : " --server-key HOST.pub --key AGENT.key"))
+        if !descriptor.endpoints.broker.hasPrefix("tcp://") {
+            print("  (this host listens on ipc only: agents on this machine join with `flowbus sim-agent --run-dir \(directory.path)`; start it with --broker tcp://… for other machines)")
+        }
         let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
         do {
             try await coordinator.waitForAgents(timeout: .milliseconds(Int64(agentTimeout * 1000))) { count in
