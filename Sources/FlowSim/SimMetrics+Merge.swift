@@ -48,19 +48,20 @@ extension SimMetrics {
             largest = histogram.maxRecorded
         }
 
-        /// Records each bucket's value `count` times into `histogram` (the same bucket: exact),
-        /// the smallest and largest as themselves, in their own buckets.
+        /// Records each bucket's count into `histogram`, at a value of that bucket (exact): the
+        /// first bucket's at the smallest value and the last bucket's at the largest, so the
+        /// merged histogram's smallest and largest are the recorded ones, not a bucket's edge.
         func add<Count>(to histogram: inout Histogram<Count>) {
-            guard !values.isEmpty else { return }
-            var counts = counts
-            _ = histogram.record(Swift.min(smallest, SimMetrics.highest), count: 1)
-            counts[0] -= 1
-            if counts.reduce(0, +) > 0 {
-                _ = histogram.record(Swift.min(largest, SimMetrics.highest), count: 1)
-                counts[counts.count - 1] -= 1
+            func record(_ value: UInt64, _ count: UInt64) {
+                if count > 0 { _ = histogram.record(Swift.min(value, SimMetrics.highest), count: Count(clamping: count)) }
             }
-            for (value, count) in zip(values, counts) where count > 0 {
-                _ = histogram.record(Swift.min(value, SimMetrics.highest), count: Count(clamping: count))
+            guard values.count > 1 else {
+                // One bucket: the smallest once, the rest at the largest (the same bucket).
+                if let count = counts.first { record(smallest, 1); record(largest, count - 1) }
+                return
+            }
+            for (index, (value, count)) in zip(values, counts).enumerated() {
+                record(index == values.count - 1 ? largest : index == 0 ? smallest : value, count)
             }
         }
     }

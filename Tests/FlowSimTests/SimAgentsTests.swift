@@ -11,12 +11,15 @@ struct SimAgentsTests {
         .init(cpuSeconds: 0, cpuMicrosecondsPerIntent: 0, residentBytes: 0, residentBytesAtStart: 0, bytesPerUser: 0, peakUsers: 1, lanes: 1)
     }
 
-    @Test func twoAgentsMergedGiveTheFiguresOfOneThatMeasuredEverything() throws {
+    /// Random samples each time, and a few sizes (one sample, a handful, thousands), so the
+    /// histograms' edges (smallest, largest, a bucket shared by both agents) are exercised.
+    @Test(arguments: [1, 2, 7, 20_000, 20_000, 20_000, 20_000, 20_000])
+    func twoAgentsMergedGiveTheFiguresOfOneThatMeasuredEverything(samples: Int) throws {
         let start = ContinuousClock.now
         let whole = SimMetrics(start: start)
         let agents = [SimMetrics(start: start), SimMetrics(start: start)]
         var generator = SystemRandomNumberGenerator()
-        for index in 0..<20_000 {
+        for index in 0..<samples {
             // A long tail: most steps a few ms, some seconds, so high percentiles mean something.
             let micros = index % 100 == 0 ? Int64.random(in: 500_000...9_000_000, using: &generator) : Int64.random(in: 200...20_000, using: &generator)
             let at = start + .milliseconds(Int64(index % 5) * 1000 + 1)
