@@ -137,7 +137,7 @@ final class CloneServerLoop {
 
     private static func bind(_ socket: ZMQSocket, _ endpoint: String, _ role: String, plainIPC: Bool) throws(CloneStartError) {
         do {
-            if plainIPC { try socket.setCurveServer(!endpoint.hasPrefix("ipc://")) }
+            if plainIPC { try socket.setCurveServer(forBinding: endpoint) }
             try socket.bind(endpoint)
         } catch {
             throw .bind(endpoint: endpoint, role: role, error)

@@ -40,8 +40,8 @@ public struct BusEndpoints: Sendable, Equatable {
             clone: CloneEndpoints(
                 snapshot: endpoints.cloneSnapshot, publisher: endpoints.clonePublisher,
                 collector: endpoints.cloneCollector),
-            // ipc endpoints of a closed host have no CURVE (only its user reaches them).
-            serverPublicKey: local == nil && !(descriptor.access == .closed && endpoints.broker.hasPrefix("ipc://")) ? descriptor.serverPublicKey : nil,
+            // A closed host's ipc endpoints (its local ones are ipc) have no CURVE: only its user reaches them.
+            serverPublicKey: descriptor.access == .closed && endpoints.broker.hasPrefix("ipc://") ? nil : descriptor.serverPublicKey,
             capabilities: RunDirectory(path: descriptor.runDirectory).readSessionKey().flatMap(CapabilityKey.init(hex:)))
     }
 

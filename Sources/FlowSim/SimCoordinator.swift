@@ -208,8 +208,6 @@ public final class SimCoordinator: Sendable {
                 cpuSeconds: cpu, cpuMicrosecondsPerIntent: 0, residentBytes: figures.reduce(0) { $0 + $1.residentBytes },
                 residentBytesAtStart: figures.reduce(0) { $0 + $1.residentBytesAtStart }, bytesPerUser: peakUsers > 0 ? grown / peakUsers : 0,
                 peakUsers: peakUsers, lanes: figures.reduce(0) { $0 + $1.lanes }))
-        let intents = result.metrics.filter { $0.family == SimMetrics.Family.intent.rawValue }.reduce(0) { $0 + Int($1.count) }
-        result.simulator.cpuMicrosecondsPerIntent = intents > 0 ? cpu * 1e6 / Double(intents) : 0
         result.agents = reports.map { report in
             let snapshot = report.metrics
             let agentIntents = snapshot.histograms.filter { snapshot.families[$0.key] == .intent }.reduce(UInt64(0)) { $0 + $1.value.counts.reduce(0, +) }

@@ -106,7 +106,8 @@ public struct SimResult: Codable, Sendable {
 }
 
 extension SimMetrics {
-    /// The summary of everything measured, with the thresholds judged.
+    /// The summary of everything measured, with the thresholds judged; `simulator`'s CPU per
+    /// intent is worked out here, from its CPU seconds and the intents counted.
     func result(plan: SimPlan, runTag: String, scheduleHash: String, elapsed: Duration, usersStarted: Int,
                 simulator: SimResult.SimulatorFigures) -> SimResult {
         state.withLock { state in
@@ -116,6 +117,8 @@ extension SimMetrics {
                 metrics.append(Self.summary(name: name, family: state.families[name] ?? .step, histogram))
             }
             let intents = metrics.filter { $0.family == Family.intent.rawValue }.reduce(0) { $0 + Int($1.count) }
+            var simulator = simulator
+            simulator.cpuMicrosecondsPerIntent = intents > 0 ? simulator.cpuSeconds * 1e6 / Double(intents) : 0
             let timeline = state.seconds.enumerated().map { index, second in
                 SimResult.SecondSummary(
                     second: index, intents: second.intents, errors: second.errors, journeysEnded: second.journeysEnded, users: second.users,

@@ -354,13 +354,10 @@ extension SimRunner {
         let cpu = ProcessFigures.cpuSeconds - cpuAtStart
         let peak = peakResident.withLock { $0 }
         let hash = SimSchedule.hash(plan, users: plan.load.isOpen ? started : Int(plan.load.peak))
-        var result = metrics.result(
+        return metrics.result(
             plan: plan, runTag: options.runTag, scheduleHash: hash, elapsed: elapsed, usersStarted: started,
             simulator: SimResult.SimulatorFigures(
                 cpuSeconds: cpu, cpuMicrosecondsPerIntent: 0, residentBytes: peak.bytes, residentBytesAtStart: residentAtStart,
                 bytesPerUser: peak.users > 0 ? max(0, peak.bytes - residentAtStart) / peak.users : 0, peakUsers: peak.users, lanes: options.lanes))
-        let intents = result.metrics.filter { $0.family == SimMetrics.Family.intent.rawValue }.reduce(0) { $0 + Int($1.count) }
-        result.simulator.cpuMicrosecondsPerIntent = intents > 0 ? cpu * 1e6 / Double(intents) : 0
-        return result
     }
 }

@@ -100,7 +100,7 @@ public enum MajordomoBroker {
         for endpoint in endpoints {
             if IPCEndpoint.hasListener(endpoint) { throw .addressInUse(endpoint: endpoint) }
             do {
-                if configuration.curveSecretKey != nil, configuration.plainIPC { try socket.setCurveServer(!endpoint.hasPrefix("ipc://")) }
+                if configuration.curveSecretKey != nil, configuration.plainIPC { try socket.setCurveServer(forBinding: endpoint) }
                 try socket.bind(endpoint)
                 bound.append((try? socket.lastEndpoint()) ?? endpoint)
             } catch {

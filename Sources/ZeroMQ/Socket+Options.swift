@@ -176,6 +176,12 @@ extension ZMQSocket {
         try setOption(ZMQ_CURVE_SERVER, Int32(on ? 1 : 0), "ZMQ_CURVE_SERVER")
     }
 
+    /// Before binding `endpoint`: CURVE's server side on for tcp, off for ipc (an ipc endpoint is
+    /// reached only through the file system, where its directory's owner decides who connects).
+    public func setCurveServer(forBinding endpoint: String) throws(ZMQError) {
+        try setCurveServer(!endpoint.hasPrefix("ipc://"))
+    }
+
     /// Makes this socket a CURVE client of the server whose public key is given.
     public func makeCurveClient(serverKey: CurveKey, keyPair: CurveKeyPair) throws(ZMQError) {
         try setOption(ZMQ_CURVE_SERVERKEY, bytes: serverKey.bytes, "ZMQ_CURVE_SERVERKEY")

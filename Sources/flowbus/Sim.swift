@@ -120,18 +120,9 @@ struct Sim: AsyncParsableCommand {
         }
         let runner = SimRunner(plan: plan, options: options)
         let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
-        let result = try await runner.runToResult { elapsed in
-            let figures = runner.metrics.progress()
-            progress.show(String(
-                format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · journeys %d ok, %d failed",
-                elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors,
-                figures.journeysCompleted, figures.journeysFailed))
-        }
+        let result = try await runner.runToResult { elapsed in progress.show(runner, elapsed: elapsed) }
         progress.end()
-        let folder = report ?? Self.defaultReport(directory.path, plan)
-        try SimReport.write(result, to: folder)
-        print(Self.summary(result))
-        print("report: \(folder)/report.html (figures: \(folder)/report.json)")
+        let folder = try writeReport(result, plan: plan, directory: directory)
         var checked = true
         if let faultPlan, let faultsStarted {
             let run = try await chaosRunner.endPlan(faultPlan, startedAt: faultsStarted, records: records.withLock { $0 })
@@ -205,11 +196,18 @@ struct Sim: AsyncParsableCommand {
                 rule: "every agent reports", value: Double(agents - missing.count), unit: "agents", passed: false,
                 detail: "\(missing.count) of \(agents) agent(s) sent no report"))
         }
+        try writeReport(result, plan: plan, directory: directory)
+        return result
+    }
+
+    /// Writes report.json and report.html, prints the summary and where they are; returns the folder.
+    @discardableResult
+    private func writeReport(_ result: SimResult, plan: SimPlan, directory: RunDirectory) throws -> String {
         let folder = report ?? Self.defaultReport(directory.path, plan)
         try SimReport.write(result, to: folder)
         print(Self.summary(result))
         print("report: \(folder)/report.html (figures: \(folder)/report.json)")
-        return result
+        return folder
     }
 
     /// `tcp://h:P` from the snapshot endpoint `tcp://h:P` (the base the Clone server's three ports start at).
@@ -265,6 +263,15 @@ final class ProgressLine: Sendable {
             // every line until exit: out with it now, and with the lines printed before it.
             fflush(nil)
         }
+    }
+
+    /// A runner's second: users, intents/s, step p99, errors, journeys.
+    func show(_ runner: SimRunner, elapsed: Duration) {
+        let figures = runner.metrics.progress()
+        show(String(
+            format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · journeys %d ok, %d failed",
+            elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors,
+            figures.journeysCompleted, figures.journeysFailed))
     }
 
     func end() {

@@ -88,13 +88,7 @@ struct SimAgentCommand: AsyncParsableCommand {
             print(String(format: "plan %@ (seed %llu): starting in %.1f s, users %d, %d, %d… of %@", plan.name, plan.seed, wait,
                          joined.index, joined.index + joined.of, joined.index + 2 * joined.of, plan.load.isOpen ? "the arrivals" : "\(Int(plan.load.peak))"))
             let progress = ProgressLine(terminal: isatty(STDOUT_FILENO) == 1)
-            let result = try await agent.play(plan, joined: joined, start: start) { runner, elapsed in
-                let figures = runner.metrics.progress()
-                progress.show(String(
-                    format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · journeys %d ok, %d failed",
-                    elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors,
-                    figures.journeysCompleted, figures.journeysFailed))
-            }
+            let result = try await agent.play(plan, joined: joined, start: start) { runner, elapsed in progress.show(runner, elapsed: elapsed) }
             progress.end()
             print(String(format: "this agent's share: %d journeys completed, %d failed, %d timed out; %d requests, %d failed; report sent to the coordinator",
                          result.journeysCompleted, result.journeysFailed, result.journeysTimedOut, result.requests, result.failedRequests))
