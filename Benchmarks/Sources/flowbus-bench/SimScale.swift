@@ -37,6 +37,8 @@ struct SimScale {
             process.standardOutput = output
             process.standardError = output
             let collected = OutputCollector(output.fileHandleForReading)
+            // The app's CPU from here to the end, by process: what each intent costs the whole app.
+            let cpuBefore = try appCPU(host)
             do { try process.run() } catch { throw BenchError("cannot start `flowbus sim`: \(error)") }
             // PSS of everything every 5 s, once the ramp is over (all users there).
             var peak = Peak()
@@ -53,8 +55,10 @@ struct SimScale {
                   let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw BenchError("`flowbus sim` exited \(process.terminationStatus) without a report: \(text.suffix(600))")
             }
+            let cpuAfter = try appCPU(host)
             _ = try host.checkNoRestarts()
-            return rows(report, peak: peak, exitCode: process.terminationStatus)
+            let spent = cpuAfter.map { name, seconds in (name, seconds - (cpuBefore[name] ?? 0)) }
+            return rows(report, peak: peak, appCPU: spent, exitCode: process.terminationStatus)
         } catch {
             return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
         }
@@ -111,7 +115,17 @@ struct SimScale {
         return Peak(totalKiB: app + sim, simulatorKiB: sim, appKiB: app)
     }
 
-    private func rows(_ report: [String: Any], peak: Peak, exitCode: Int32) -> [ResultRow] {
+    /// CPU seconds so far of the host and of each plugin process, by name.
+    private func appCPU(_ host: AppHost) throws(BenchError) -> [String: Double] {
+        var seconds: [String: Double] = [:]
+        if let pid = host.hostPID { seconds["host"] = ProcessCPU.seconds(pid: pid) ?? 0 }
+        for plugin in try host.plugins() {
+            seconds[plugin.name] = plugin.pid.flatMap { ProcessCPU.seconds(pid: $0) } ?? 0
+        }
+        return seconds
+    }
+
+    private func rows(_ report: [String: Any], peak: Peak, appCPU: [(String, Double)], exitCode: Int32) -> [ResultRow] {
         let simulator = report["simulator"] as? [String: Any] ?? [:]
         let number = { (dictionary: [String: Any], key: String) in (dictionary[key] as? NSNumber)?.doubleValue ?? 0 }
         let keptUp = report["keptUp"] as? Bool ?? false
@@ -120,6 +134,12 @@ struct SimScale {
         let steps = (report["metrics"] as? [[String: Any]] ?? []).filter { ($0["family"] as? String) == "step" }
         let worst = steps.max { number($0, "p99") < number($1, "p99") }
         let peakUsers = Int(number(simulator, "peakUsers"))
+        let intents = (report["metrics"] as? [[String: Any]] ?? []).filter { ($0["family"] as? String) == "intent" }
+            .reduce(0) { $0 + number($1, "count") }
+        let appSeconds = appCPU.reduce(0) { $0 + $1.1 }
+        let perIntent = { (seconds: Double) in intents > 0 ? seconds * 1e6 / intents : 0 }
+        let heaviest = appCPU.sorted { $0.1 > $1.1 }.prefix(6)
+            .map { "\($0.0) \(format(perIntent($0.1))) µs" }.joined(separator: ", ")
         return [
             ResultRow(Self.name, "simulated users at once", unit: "users", flowbus: Double(peakUsers), target: "\(users)",
                       verdict: peakUsers >= users ? .pass : .miss,
@@ -136,6 +156,9 @@ struct SimScale {
             ResultRow(Self.name, "simulator memory per user", unit: "KiB", flowbus: number(simulator, "bytesPerUser") / 1024,
                       note: "sim-scale: (resident with every user there − resident at start) ÷ users"),
             ResultRow(Self.name, "simulator CPU per intent", unit: "µs", flowbus: number(simulator, "cpuMicrosecondsPerIntent")),
+            ResultRow(Self.name, "app CPU per intent", unit: "µs", flowbus: perIntent(appSeconds),
+                      note: "sim-scale: the host and every plugin process, user + system, over the whole run (sign-ins included) ÷ \(Int(intents)) intents; "
+                        + "heaviest: \(heaviest)"),
         ]
     }
 }
@@ -163,5 +186,18 @@ final class OutputCollector: @unchecked Sendable {
 
     var lastLine: String {
         text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).last.map(String.init) ?? ""
+    }
+}
+
+/// Another process's CPU time, from `/proc/<pid>/stat`.
+enum ProcessCPU {
+    /// User plus system seconds so far; nil when the process is gone or /proc is not there.
+    static func seconds(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After "pid (comm) ": state is field 3, utime 14, stime 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
