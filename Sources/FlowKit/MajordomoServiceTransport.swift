@@ -1,37 +1,70 @@
 import FlowProtocol
 import Foundation
 import Majordomo
+import Synchronization
 import ZeroMQ
 
 /// Calls an app service over 7/MDP: a ServiceCall envelope out, a ServiceReply envelope back.
-/// Use it from one thread.
-public final class MajordomoServiceTransport: ServiceTransport {
-    let client: MajordomoClient
+/// Safe to use from several threads at once: each call borrows an MDP client of its own (made
+/// with `makeClient` when every one is busy) and gives it back after.
+public final class MajordomoServiceTransport: ServiceTransport, @unchecked Sendable {
     let writer: String
+    /// Makes another client when every one is busy; nil: calls that overlap wait for the one there is.
+    private let makeClient: (() throws(MajordomoClientError) -> MajordomoClient)?
+    private let returned = NSCondition()
+    /// The clients not in use now (an MDP client is used by one thread at a time).
+    private var idle: [MajordomoClient]
+    /// Every client made, busy or idle.
+    public private(set) var clientsMade = 1
     /// Every call carries its own idempotency key, the same in each of the client's retries, so
     /// a retry after a slow first try is answered from the service's memory, not applied twice.
     /// Inside an action the key comes from the action's (`ServiceCallKeys`), so a run of the
     /// action again after a restart makes the same calls with the same keys.
     private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
-    private var calls = 0
+    private let calls = Atomic<Int>(0)
 
-    public init(client: MajordomoClient, writer: String) {
-        self.client = client
+    /// A transport over `client`; with `makeClient`, calls that overlap get clients of their own.
+    public init(client: MajordomoClient, writer: String, makeClient: (() throws(MajordomoClientError) -> MajordomoClient)? = nil) {
         self.writer = writer
+        self.makeClient = makeClient
+        idle = [client]
+    }
+
+    private func borrow() throws(MajordomoClientError) -> MajordomoClient {
+        returned.lock()
+        defer { returned.unlock() }
+        while idle.isEmpty {
+            if let makeClient {
+                let client = try makeClient()
+                clientsMade += 1
+                return client
+            }
+            returned.wait()
+        }
+        return idle.removeLast()
+    }
+
+    private func giveBack(_ client: MajordomoClient) {
+        returned.lock()
+        idle.append(client)
+        returned.signal()
+        returned.unlock()
     }
 
     public func call(service: String, _ call: Flowbus_V1_ServiceCall) throws(ServiceTransportError) -> Flowbus_V1_ServiceReply {
         let body: [UInt8]
         let key: String
         do {
-            calls += 1
-            key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(calls)" }
+            let number = calls.add(1, ordering: .relaxed).newValue
+            key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(number)" }
             body = try Envelope.wrapping(call, idempotencyKey: key, writer: writer).encoded()
         } catch {
             throw ServiceTransportError(service: service, reason: "the call could not be encoded: \(error)")
         }
         let reply: [Frame]
         do {
+            let client = try borrow()
+            defer { giveBack(client) }
             // A late answer to an earlier call (a duplicate's, a slow try's) is not this call's.
             reply = try client.request(service: service, body: [body]) { Envelope.reply($0, answers: key).answers }
         } catch {

@@ -67,13 +67,15 @@ public final class PluginBus: Sendable {
             threads: threads)
     }
 
-    /// A service transport for one thread (an MDP client is not thread-safe).
+    /// A service transport that any thread may use: calls made at once each get an MDP client
+    /// of their own (one socket each), made when first needed.
     /// Tries wait 2, 4 and 4 s: a lost call costs 2 s, and a service stalled or restarting for a
     /// few seconds is waited for (the service answers a retry as it answered the first try).
     public func makeServiceTransport(timeout: Duration = .seconds(2)) throws(MajordomoClientError) -> MajordomoServiceTransport {
-        let client = try MajordomoClient(
-            context: context, endpoint: environment.broker,
-            configuration: clientConfiguration(timeout: timeout, tries: 3, timeoutCap: .seconds(4)), logger: logger)
-        return MajordomoServiceTransport(client: client, writer: environment.writer)
+        let configuration = clientConfiguration(timeout: timeout, tries: 3, timeoutCap: .seconds(4))
+        let make = { [context, environment, logger] () throws(MajordomoClientError) -> MajordomoClient in
+            try MajordomoClient(context: context, endpoint: environment.broker, configuration: configuration, logger: logger)
+        }
+        return MajordomoServiceTransport(client: try make(), writer: environment.writer, makeClient: make)
     }
 }

@@ -6,15 +6,17 @@ import Majordomo
 import MessagePath
 import ZeroMQ
 import SwiftProtobuf
+import Synchronization
 
 /// Serves one view-model kind as the MDP service `vm.<screen>`: one `ViewModel` instance per
 /// session, restored from the Clone map when this process has not seen the session (a restart,
 /// another replica), every state change published under `/s/<session>/vm/<screen>` and
 /// `/v/<screen>/<session>`, intents applied once per idempotency key, stale ones refused.
 ///
-/// Not thread-safe: create it and call `run` on one thread (the services the factory captures
-/// are used on that thread too).
-public final class ViewModelRuntime {
+/// Several sessions' intents are handled at once, on a few threads (`run`), one at a time per
+/// session: the view models the factory makes, and the services they capture, are used from
+/// those threads, so the services must be safe to share (`PluginBus.makeServiceTransport` is).
+public final class ViewModelRuntime: @unchecked Sendable {
     public typealias Factory = (_ session: String) -> ViewModel
 
     struct Instance {
@@ -40,18 +42,32 @@ public final class ViewModelRuntime {
     let incarnation: UInt64
     let make: Factory
     let logger: Logger
-    var instances: [SessionID: Instance] = [:]
-    /// Set while an intent runs: the key its state changes carry.
-    var currentKey = ""
-    var currentScreenID = ""
+    /// The sessions' view models. Each session's entry is read and written by one thread at a
+    /// time (its requests are handled in order); the table itself is shared.
+    let instances = InstanceTable()
     /// The newest incarnation seen of each process that sent lifecycle actions: one from an older
     /// incarnation (held up on the way while its process was replaced) is fenced off.
-    var fences: [String: UInt64] = [:]
-    public private(set) var served = 0
-    public private(set) var refused = 0
-    public private(set) var malformed = 0
+    let fences = Locked<[String: UInt64]>([:])
+    private let servedCount = Atomic<Int>(0)
+    private let refusedCount = Atomic<Int>(0)
+    private let malformedCount = Atomic<Int>(0)
+    private let forbiddenCount = Atomic<Int>(0)
+    public var served: Int { servedCount.load(ordering: .relaxed) }
+    public var refused: Int { refusedCount.load(ordering: .relaxed) }
+    public var malformed: Int { malformedCount.load(ordering: .relaxed) }
     /// Requests refused for want of a capability (a closed host's rule; included in `refused`).
-    public private(set) var forbidden = 0
+    public var forbidden: Int { forbiddenCount.load(ordering: .relaxed) }
+    /// What the intent being handled on this thread stands for: the key and the screen its state
+    /// changes carry (none outside an intent).
+    struct Acting {
+        var key = ""
+        var screenID = ""
+    }
+    @TaskLocal static var acting = Acting()
+    var currentKey: String { Self.acting.key }
+    var currentScreenID: String { Self.acting.screenID }
+    /// Requests handled at once: the broker's credit for this worker (Flowbus's 7/MDP extension).
+    static let concurrentRequests = 32
     /// The host's capability key (FLOWBUS_SESSION_KEY): with it, an intent needs a token granting
     /// `drive` on its session, and `appear`/`reset`/`close` one of the host's plugins'. Nil: no check.
     public var capabilities: CapabilityKey?
@@ -104,23 +120,49 @@ public final class ViewModelRuntime {
         self.logger = logger
     }
 
-    /// Serves until `stop` returns true.
+    /// Serves until `stop` returns true: up to `concurrentRequests` requests at once (the
+    /// broker's credit for this worker), handled on `PluginEnvironment.lanes` threads (at least
+    /// 4), one at a time per session. A session whose request waits on a service holds up no
+    /// other session, and one session's requests, retries included, are applied in order.
     public func run(until stop: () -> Bool) throws {
         guard let bus else {
             throw PluginEnvironmentError("this view-model runtime was made without a bus (for tests); make it with init(bus:screen:) to serve")
         }
-        let lanes = try MajordomoWorkerLanes(
-            context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", count: bus.environment.lanes,
-            configuration: bus.workerConfiguration(), logger: logger)
+        var configuration = bus.workerConfiguration()
+        configuration.credit = Self.concurrentRequests
+        let worker = try MajordomoWorker(
+            context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", configuration: configuration, logger: logger)
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("vm.\(screen) could not make its wake-up pipe: \(error)") }
+        worker.watch(wake)
+        let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
         let settling = AnswerSettling(map: map, service: "vm.\(screen)", logger: logger)
+        let threads = max(4, bus.environment.lanes)
+        let executor = LaneExecutor(name: "vm-\(screen)", threads: threads)
         let synced = start(until: stop)
-        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)"])
-        try lanes.run(until: stop) { request in
-            let (frames, bad) = EnvelopeService.reply(to: request.body, writer: writer) { handle($0) }
-            if bad { malformed += 1 }
-            // Nothing was applied for a request that could not be read: no writes to wait for.
-            return bad ? frames : settling.settled(frames)
+        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)", "flowbus.threads": "\(threads)"])
+        while !stop() {
+            let request = try worker.receive(timeout: .milliseconds(100))
+            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
+                worker.reply(to: reply.request, body: reply.frames)
+            }
+            guard let request else { continue }
+            switch EnvelopeService.request(in: request.body, writer: writer) {
+            case .malformed(let answer):
+                // Nothing was applied for a request that could not be read: no writes to wait for.
+                malformedCount.add(1, ordering: .relaxed)
+                worker.reply(to: request, body: answer)
+            case .envelope(let envelope):
+                executor.run(lane: envelope.session) { [self] in
+                    let answer = settling.settled([(try? handle(envelope).encoded()) ?? []])
+                    answered.withLock { $0.append((request, answer)) }
+                    wake.wake()
+                }
+            }
         }
+        executor.stop()
+        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
+        worker.disconnect()
         map.stop()
         logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])
     }
@@ -149,25 +191,24 @@ public final class ViewModelRuntime {
     /// Handles one request envelope (an Intent) and returns the reply envelope.
     public func handle(_ envelope: Envelope) -> Envelope {
         guard envelope.holds(Flowbus_V1_Intent.self), let intent = try? envelope.unwrap(Flowbus_V1_Intent.self) else {
-            malformed += 1
+            malformedCount.add(1, ordering: .relaxed)
             return EnvelopeService.wrongKind(envelope, expected: [Flowbus_V1_Intent.protoMessageName], writer: writer)
         }
         guard let session = try? SessionID(envelope.session) else {
-            refused += 1
+            refusedCount.add(1, ordering: .relaxed)
             return reply(to: envelope, applied: false, version: 0, error: WireError(
                 .invalidField, "the intent names no valid session (\"\(envelope.session)\")",
                 hint: "set Envelope.session to the session id `flowbus sessions` lists"))
         }
         let needed: SessionRight = Self.lifecycleActions.contains(intent.action) ? .plugin : .drive
         if let error = SessionGuard.refusal(envelope, needs: needed, session: session, key: capabilities, doing: "the intent \"\(intent.action)\"") {
-            refused += 1
-            forbidden += 1
-            SessionGuard.log(error, count: forbidden, session: session, envelope: envelope, logger: logger)
+            refusedCount.add(1, ordering: .relaxed)
+            SessionGuard.log(error, count: forbiddenCount.add(1, ordering: .relaxed).newValue, session: session, envelope: envelope, logger: logger)
             return reply(to: envelope, applied: false, version: 0, error: error)
         }
         if let fenced = fence(envelope) { return fenced }
         if intent.action == "close" { return close(session, answering: envelope) }
-        var instance = instance(for: session, atLeast: intent.screenVersion)
+        let instance = instance(for: session, atLeast: intent.screenVersion)
         let key = plantedBug == .skipIdempotency ? "" : envelope.idempotencyKey
         if !key.isEmpty, let version = instance.applied[key] {
             return reply(to: envelope, applied: true, version: version, error: nil)
@@ -180,15 +221,22 @@ public final class ViewModelRuntime {
         }
         let isSystem = intent.action == "appear" || intent.action == "reset"
         if !isSystem, !resumes, plantedBug != .skipIdempotency, intent.screenVersion != 0, intent.screenVersion < instance.version {
-            refused += 1
+            refusedCount.add(1, ordering: .relaxed)
             return reply(to: envelope, applied: false, version: instance.version, error: WireError(
                 .staleIntent,
                 "the \(screen) screen changed since this action was made (it was at version \(intent.screenVersion), it is now at \(instance.version)); the action was not applied",
                 hint: "look at the screen again and repeat the action if you still want it"))
         }
-        currentKey = key
-        currentScreenID = intent.screenID
-        defer { currentKey = ""; currentScreenID = "" }
+        return Self.$acting.withValue(Acting(key: key, screenID: intent.screenID)) {
+            apply(intent, of: envelope, to: instance, session: session, key: key, resumes: resumes, isSystem: isSystem)
+        }
+    }
+
+    /// The rest of `handle`, for an intent that is to run: with its key and screen bound (`acting`).
+    private func apply(
+        _ intent: Flowbus_V1_Intent, of envelope: Envelope, to instance: Instance, session: SessionID, key: String, resumes: Bool, isSystem: Bool
+    ) -> Envelope {
+        var instance = instance
         if intent.action == "appear" { instance.appearKey = key }
         if intent.action == "reset" { instance.appearKey = "" }
         instances[session] = instance
@@ -215,11 +263,11 @@ public final class ViewModelRuntime {
                     () throws(IntentRefusal) in try instance.viewModel.handle(input)
                 }
             } catch {
-                refused += 1
+                refusedCount.add(1, ordering: .relaxed)
                 return reply(to: envelope, applied: false, version: instances[session]?.version ?? 0, error: WireError(error.code, error.message, hint: error.hint))
             }
         }
-        served += 1
+        servedCount.add(1, ordering: .relaxed)
         var updated = instances[session] ?? instance
         if intent.action == "appear", updated.version == instance.version, !key.isEmpty {
             recordAppear(key, session: session)
@@ -265,7 +313,7 @@ public final class ViewModelRuntime {
                 logger.error("a closed session's state was not deleted", metadata: ["flowbus.key": "\(key)", "flowbus.error": "\(error)"])
             }
         }
-        served += 1
+        servedCount.add(1, ordering: .relaxed)
         return reply(to: envelope, applied: true, version: 0, error: nil)
     }
 
@@ -274,12 +322,13 @@ public final class ViewModelRuntime {
     /// after); nil when it may be applied. Clients send no incarnation.
     func fence(_ envelope: Envelope) -> Envelope? {
         guard envelope.incarnation > 0, !envelope.writer.isEmpty else { return nil }
-        let newest = fences[envelope.writer] ?? 0
-        guard envelope.incarnation < newest else {
-            fences[envelope.writer] = envelope.incarnation
-            return nil
+        let newest = fences.withLock { fences in
+            let newest = fences[envelope.writer] ?? 0
+            if envelope.incarnation >= newest { fences[envelope.writer] = envelope.incarnation }
+            return newest
         }
-        refused += 1
+        guard envelope.incarnation < newest else { return nil }
+        refusedCount.add(1, ordering: .relaxed)
         logger.warning("fenced a request from an older incarnation", metadata: [
             "flowbus.writer": "\(envelope.writer)", "flowbus.incarnation": "\(envelope.incarnation)", "flowbus.newest": "\(newest)",
         ])
@@ -378,10 +427,10 @@ public final class ViewModelRuntime {
             guard let session = entry.key.session, let stored = stored(session: session), stored.state.phase == .loading,
                   stored.writer == writer else { continue }
             // The error belongs to the screen the interrupted load was for.
-            currentScreenID = stored.state.screenID
-            defer { currentScreenID = "" }
-            instance(for: session, atLeast: 0).viewModel.state = .error(
-                "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
+            Self.$acting.withValue(Acting(screenID: stored.state.screenID)) {
+                instance(for: session, atLeast: 0).viewModel.state = .error(
+                    "The previous action was interrupted by a restart of the \(screen) worker. Please try again.")
+            }
             // The interrupted action did not finish: its client's retry (same key) runs it again,
             // rather than being told it was applied. Its service calls keep their keys
             // (`ServiceCallKeys`), so what they did already is answered, not done twice.
@@ -453,4 +502,17 @@ public final class ViewModelRuntime {
             logger.error("state not published", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
         }
     }
+}
+
+/// The view models of a runtime's sessions, shared by its threads.
+final class InstanceTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var instances: [SessionID: ViewModelRuntime.Instance] = [:]
+
+    subscript(session: SessionID) -> ViewModelRuntime.Instance? {
+        get { lock.withLock { instances[session] } }
+        set { lock.withLock { instances[session] = newValue } }
+    }
+
+    var count: Int { lock.withLock { instances.count } }
 }

@@ -577,6 +577,9 @@ struct CoordinatorRuntimeSeamTests {
         #expect(returned.topScreen?.kind == "tally")
         #expect(returned.topAppearKey == "appear/\(session)/tally/\(returned.version)")
         #expect(viewState(app.map, session: session)?.appearKey == firstKey)
+        // The owner posts its calls to view models on a queue of their own: the `appear` must
+        // have failed before the view model is back, or it is not lost but late.
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
         app.owner.shutdown()
 
         let tally = UncheckedBox(try #require(app.tally))

@@ -118,9 +118,9 @@ struct SimScale {
     /// CPU seconds so far of the host and of each plugin process, by name.
     private func appCPU(_ host: AppHost) throws(BenchError) -> [String: Double] {
         var seconds: [String: Double] = [:]
-        if let pid = host.hostPID { seconds["host"] = ProcessCPU.seconds(pid: pid) ?? 0 }
+        if let pid = host.hostPID { seconds["host"] = OtherProcessCPU.seconds(pid: pid) ?? 0 }
         for plugin in try host.plugins() {
-            seconds[plugin.name] = plugin.pid.flatMap { ProcessCPU.seconds(pid: $0) } ?? 0
+            seconds[plugin.name] = plugin.pid.flatMap { OtherProcessCPU.seconds(pid: $0) } ?? 0
         }
         return seconds
     }
@@ -190,7 +190,7 @@ final class OutputCollector: @unchecked Sendable {
 }
 
 /// Another process's CPU time, from `/proc/<pid>/stat`.
-enum ProcessCPU {
+enum OtherProcessCPU {
     /// User plus system seconds so far; nil when the process is gone or /proc is not there.
     static func seconds(pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
