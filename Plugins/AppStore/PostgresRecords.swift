@@ -189,10 +189,12 @@ final class PostgresRows {
 final class PostgresTransaction: RecordTransaction {
     let database: PostgresRecords
     private(set) var writtenVersion: Int64 = 0
+    private(set) var wroteRecords = false
 
     init(_ database: PostgresRecords) { self.database = database }
 
     func put(_ kind: String, _ key: String, _ value: Data) throws {
+        wroteRecords = true
         let rows = try database.execute("""
             INSERT INTO records (kind, key, value, version) VALUES ($1, $2, $3, nextval('record_versions'))
             ON CONFLICT (kind, key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version RETURNING version
@@ -201,6 +203,7 @@ final class PostgresTransaction: RecordTransaction {
     }
 
     func delete(_ kind: String, _ key: String) throws {
+        wroteRecords = true
         let rows = try database.execute("""
             UPDATE records SET value = NULL, version = nextval('record_versions')
             WHERE kind = $1 AND key = $2 AND value IS NOT NULL RETURNING version

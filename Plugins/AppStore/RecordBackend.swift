@@ -33,4 +33,6 @@ protocol RecordTransaction: AnyObject {
 
     /// The newest version this transaction wrote (0 if none, or if the backend keeps no versions).
     var writtenVersion: Int64 { get }
+    /// Whether a put or a delete ran in this transaction.
+    var wroteRecords: Bool { get }
 }

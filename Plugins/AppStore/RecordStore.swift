@@ -23,6 +23,8 @@ public final class RecordStore: Sendable {
     public let shared: Bool
 
     let followers = Mutex<[String: @Sendable (String, Data?) throws -> Void]>([:])
+    /// The replies of calls that wrote nothing, kept in memory only (`answer`), newest last.
+    let unwrittenReplies = Mutex(RecentReplies())
     /// The newest version this process's memory holds (shared stores).
     let seen = Atomic<Int64>(0)
 

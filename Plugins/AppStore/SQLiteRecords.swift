@@ -51,14 +51,17 @@ struct SQLiteRecords: RecordBackend {
 
 final class SQLiteTransaction: RecordTransaction {
     let db: Database
+    private(set) var wroteRecords = false
 
     init(_ db: Database) { self.db = db }
 
     func put(_ kind: String, _ key: String, _ value: Data) throws {
+        wroteRecords = true
         try db.execute(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)", arguments: [kind, key, value])
     }
 
     func delete(_ kind: String, _ key: String) throws {
+        wroteRecords = true
         try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
     }
 

@@ -6,6 +6,19 @@ struct HistoryStore {
         /// The host time the session's record was deleted (closeSession); nil while open.
         var closedAt: Int64?
         var lastActivity: Int64
+
+        /// Adds `event`; true when the oldest was dropped to make room.
+        mutating func record(_ event: TraceEvent) -> Bool {
+            let dropped = events.append(event)
+            if dropped { self.dropped += 1 }
+            lastActivity = max(lastActivity, event.atUnixNanos)
+            if event.kind == .deleted, event.key?.hasSuffix("/meta") == true {
+                closedAt = event.atUnixNanos
+            } else if event.kind == .record {
+                closedAt = event.open == false ? event.atUnixNanos : nil
+            }
+            return dropped
+        }
     }
 
     let limits: SessionHistoryLimits
@@ -21,21 +34,17 @@ struct HistoryStore {
             // Forget a tenth at once, so a simulation at the limit does not scan for every new session.
             forget(toSessions: max(0, limits.sessions - max(1, limits.sessions / 10)), keeping: event.session)
         }
-        var log = logs[event.session]
-            ?? SessionLog(events: EventRing(capacity: max(1, limits.eventsPerSession)), lastActivity: event.atUnixNanos)
-        if log.events.append(event) {
-            log.dropped += 1
+        if logs[event.session] == nil {
+            logs[event.session] = SessionLog(events: EventRing(capacity: max(1, limits.eventsPerSession)), lastActivity: event.atUnixNanos)
+        }
+        // Changed in place, in the table: a copy taken out and put back would copy the session's
+        // whole ring on every event (its storage referenced twice at the append).
+        let dropped = logs[event.session]!.record(event)
+        if dropped {
             statistics.droppedEvents += 1
         } else {
             statistics.events += 1
         }
-        log.lastActivity = max(log.lastActivity, event.atUnixNanos)
-        if event.kind == .deleted, event.key?.hasSuffix("/meta") == true {
-            log.closedAt = event.atUnixNanos
-        } else if event.kind == .record {
-            log.closedAt = event.open == false ? event.atUnixNanos : nil
-        }
-        logs[event.session] = log
         statistics.sessions = logs.count
         if statistics.events > limits.totalEvents {
             forget(toEvents: limits.totalEvents - limits.totalEvents / 10, keeping: event.session)

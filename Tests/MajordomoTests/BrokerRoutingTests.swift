@@ -1,3 +1,4 @@
+import Foundation
 import Majordomo
 import MessagePath
 import Synchronization
@@ -29,7 +30,14 @@ struct BrokerRoutingTests {
     @Test func loadIsSharedByWorkersOfAService() async throws {
         let fixture = try BrokerFixture()
         defer { fixture.broker.stop() }
-        let workers = (0..<3).map { _ in fixture.worker("share") }
+        // Each request takes a few milliseconds, as real work does: a worker that answers at once
+        // would take back most of the queue on a loaded machine before the others' threads run.
+        let workers = (0..<3).map { _ in
+            fixture.worker("share") { request in
+                Thread.sleep(forTimeInterval: 0.003)
+                return request.body
+            }
+        }
         defer { workers.forEach { $0.stop() } }
         #expect(try await fixture.awaitWorkers("share", count: 3))
         let replies = try await onThread {

@@ -37,8 +37,14 @@ struct SimScale {
             process.standardOutput = output
             process.standardError = output
             let collected = OutputCollector(output.fileHandleForReading)
-            // The app's CPU from here to the end, by process: what each intent costs the whole app.
+            // The app's CPU from here to the end, by process: what each intent costs the whole app,
+            // less what the app spends idle (heartbeats, pings), measured for 5 s first.
+            let idleStart = try appCPU(host)
+            Thread.sleep(forTimeInterval: 5)
             let cpuBefore = try appCPU(host)
+            var idlePerSecond: [String: Double] = [:]
+            for (name, seconds) in cpuBefore { idlePerSecond[name] = (seconds - (idleStart[name] ?? seconds)) / 5 }
+            let runStarted = Date()
             do { try process.run() } catch { throw BenchError("cannot start `flowbus sim`: \(error)") }
             // PSS of everything every 5 s, once the ramp is over (all users there).
             var peak = Peak()
@@ -57,7 +63,10 @@ struct SimScale {
             }
             let cpuAfter = try appCPU(host)
             _ = try host.checkNoRestarts()
-            let spent = cpuAfter.map { name, seconds in (name, seconds - (cpuBefore[name] ?? 0)) }
+            let runSeconds = Date().timeIntervalSince(runStarted)
+            let spent = cpuAfter.map { name, seconds in
+                (name, max(0, seconds - (cpuBefore[name] ?? 0) - (idlePerSecond[name] ?? 0) * runSeconds))
+            }
             return rows(report, peak: peak, appCPU: spent, exitCode: process.terminationStatus)
         } catch {
             return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
@@ -157,7 +166,7 @@ struct SimScale {
                       note: "sim-scale: (resident with every user there − resident at start) ÷ users"),
             ResultRow(Self.name, "simulator CPU per intent", unit: "µs", flowbus: number(simulator, "cpuMicrosecondsPerIntent")),
             ResultRow(Self.name, "app CPU per intent", unit: "µs", flowbus: perIntent(appSeconds),
-                      note: "sim-scale: the host and every plugin process, user + system, over the whole run (sign-ins included) ÷ \(Int(intents)) intents; "
+                      note: "sim-scale: the host and every plugin process, user + system, over the whole run (sign-ins included) less their idle rate × the run's length, ÷ \(Int(intents)) intents; "
                         + "heaviest: \(heaviest)"),
         ]
     }

@@ -100,7 +100,12 @@ import Testing
         let first = try RecordStore(postgres: address, schema: schema)
         let second = try RecordStore(postgres: address, schema: schema)
         let applied = Atomic<Int>(0)
-        let reply = try first.answer("svc.movies like-1") { applied.add(1, ordering: .relaxed); return [7, 7] }
+        // A like writes a record: its reply is kept in the store, where every replica finds it.
+        let reply = try first.answer("svc.movies like-1") {
+            try? first.put("likes", "u1", Data("m1".utf8))
+            applied.add(1, ordering: .relaxed)
+            return [7, 7]
+        }
         let retry = try second.answer("svc.movies like-1") { applied.add(1, ordering: .relaxed); return [0] }
         #expect(reply == [7, 7] && retry == [7, 7])
         #expect(applied.load(ordering: .relaxed) == 1)

@@ -61,6 +61,29 @@ import Testing
         #expect(applied == 2)
     }
 
+    /// A call that writes nothing (a read, a refusal) costs no disk write: its reply is kept in
+    /// memory, so a duplicate reaching this process is answered and not run again; a store
+    /// opened afresh (a restarted process) runs it again, as nothing it did outlived the process.
+    @Test func aCallThatWritesNothingKeepsItsReplyInMemoryOnly() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecordStore(path: path, replyCapacity: 3)
+        var applied = 0
+        let reply = try store.answer("svc.a read-1") { applied += 1; return [5] }
+        let duplicate = try store.answer("svc.a read-1") { applied += 1; return [6] }
+        #expect(reply == [5] && duplicate == [5] && applied == 1)
+        #expect(try store.reply(for: "svc.a read-1") == [5])
+
+        let reopened = try RecordStore(path: path)
+        #expect(try reopened.reply(for: "svc.a read-1") == nil, "a reply of a call that wrote nothing reached the file")
+        #expect(try reopened.answer("svc.a read-1") { applied += 1; return [7] } == [7])
+        #expect(applied == 2)
+
+        // Only the newest `replyCapacity` are kept.
+        for index in 2...4 { _ = try store.answer("svc.a read-\(index)") { [UInt8(index)] } }
+        #expect(try store.reply(for: "svc.a read-1") == nil)
+        #expect(try store.reply(for: "svc.a read-2") == [2] && store.reply(for: "svc.a read-4") == [4])
+    }
+
     @Test func aStoreThatCannotBeOpenedSaysWhereAndWhatToDo() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -100,6 +100,15 @@ struct ReplicatedServicesEndToEndTests {
             let now = try await host.plugins().filter { $0["name"] as? String == "services" }
             return now.count == 2 && now.allSatisfy { $0["state"] as? String == "running" && $0["pid"] as? Int != victim }
         })
+        // Running is not yet serving: wait until the broker lists the restarted replica's
+        // svc.expenses worker (its routing id names its new pid), or every call below may go
+        // to the other one.
+        #expect(try await HostFixture.eventually(timeout: .seconds(20), every: .milliseconds(100)) {
+            let restarted = try await host.plugins().first { $0["name"] as? String == "services" && $0["replica"] as? Int == replica }
+            guard let pid = restarted?["pid"] as? Int else { return false }
+            let workers = try await host.status()["workers"] as? [[String: Any]] ?? []
+            return workers.contains { $0["service"] as? String == "svc.expenses" && ($0["routingID"] as? String ?? "").hasPrefix("services/\(pid)/") }
+        })
         var after: Set<String> = []
         for _ in 0..<16 {
             let reports = try await Self.call(connection, "svc.expenses", "reports", ["session": "s-rep"])
