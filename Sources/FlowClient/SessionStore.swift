@@ -40,7 +40,7 @@ final class SessionStore: Sendable {
     var view: SessionView { state.withLock { $0.view } }
 
     func events(last count: Int? = nil) -> [SessionEvent] {
-        state.withLock { state in count.map { Array(state.events.suffix($0)) } ?? state.events }
+        state.withLock { state in Array(state.events.suffix(min(count ?? maxEvents, maxEvents))) }
     }
 
     /// A stream that starts with the current view and yields every later one.
@@ -97,7 +97,9 @@ final class SessionStore: Sendable {
         state.eventCount += 1
         event.index = state.eventCount
         state.events.append(event)
-        if state.events.count > maxEvents { state.events.removeFirst(state.events.count - maxEvents) }
+        // Trimmed in batches (the log may run up to half again over its limit), not one event per
+        // append: a simulated session at its limit would shift its whole log on every update.
+        if state.events.count > maxEvents + max(16, maxEvents / 2) { state.events.removeFirst(state.events.count - maxEvents) }
     }
 
     private func event(_ kind: SessionEvent.Kind, _ update: CloneUpdate, _ envelope: Envelope?, to state: inout State) {

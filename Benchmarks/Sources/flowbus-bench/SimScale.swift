@@ -44,6 +44,7 @@ struct SimScale {
             let cpuBefore = try appCPU(host)
             var idlePerSecond: [String: Double] = [:]
             for (name, seconds) in cpuBefore { idlePerSecond[name] = (seconds - (idleStart[name] ?? seconds)) / 5 }
+            let trafficBefore = try traffic(host)
             let runStarted = Date()
             do { try process.run() } catch { throw BenchError("cannot start `flowbus sim`: \(error)") }
             // PSS of everything every 5 s, once the ramp is over (all users there).
@@ -62,12 +63,13 @@ struct SimScale {
                 throw BenchError("`flowbus sim` exited \(process.terminationStatus) without a report: \(text.suffix(600))")
             }
             let cpuAfter = try appCPU(host)
+            let trafficAfter = try traffic(host)
             _ = try host.checkNoRestarts()
             let runSeconds = Date().timeIntervalSince(runStarted)
             let spent = cpuAfter.map { name, seconds in
                 (name, max(0, seconds - (cpuBefore[name] ?? 0) - (idlePerSecond[name] ?? 0) * runSeconds))
             }
-            return rows(report, peak: peak, appCPU: spent, exitCode: process.terminationStatus)
+            return rows(report, peak: peak, appCPU: spent, traffic: trafficAfter - trafficBefore, exitCode: process.terminationStatus)
         } catch {
             return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
         }
@@ -124,6 +126,25 @@ struct SimScale {
         return Peak(totalKiB: app + sim, simulatorKiB: sim, appKiB: app)
     }
 
+    /// What the bus carried: MDP requests through the broker, Clone updates published and write
+    /// confirmations sent by the server.
+    struct Traffic {
+        var requests = 0.0
+        var updates = 0.0
+        var acks = 0.0
+
+        static func - (after: Traffic, before: Traffic) -> Traffic {
+            Traffic(requests: after.requests - before.requests, updates: after.updates - before.updates, acks: after.acks - before.acks)
+        }
+    }
+
+    private func traffic(_ host: AppHost) throws(BenchError) -> Traffic {
+        let status = try host.status()
+        let broker = status["broker"] as? [String: Any] ?? [:], clone = status["clone"] as? [String: Any] ?? [:]
+        let number = { (dictionary: [String: Any], key: String) in (dictionary[key] as? NSNumber)?.doubleValue ?? 0 }
+        return Traffic(requests: number(broker, "requests"), updates: number(clone, "updatesPublished"), acks: number(clone, "acksSent"))
+    }
+
     /// CPU seconds so far of the host and of each plugin process, by name.
     private func appCPU(_ host: AppHost) throws(BenchError) -> [String: Double] {
         var seconds: [String: Double] = [:]
@@ -134,7 +155,7 @@ struct SimScale {
         return seconds
     }
 
-    private func rows(_ report: [String: Any], peak: Peak, appCPU: [(String, Double)], exitCode: Int32) -> [ResultRow] {
+    private func rows(_ report: [String: Any], peak: Peak, appCPU: [(String, Double)], traffic: Traffic, exitCode: Int32) -> [ResultRow] {
         let simulator = report["simulator"] as? [String: Any] ?? [:]
         let number = { (dictionary: [String: Any], key: String) in (dictionary[key] as? NSNumber)?.doubleValue ?? 0 }
         let keptUp = report["keptUp"] as? Bool ?? false
@@ -165,6 +186,10 @@ struct SimScale {
             ResultRow(Self.name, "simulator memory per user", unit: "KiB", flowbus: number(simulator, "bytesPerUser") / 1024,
                       note: "sim-scale: (resident with every user there − resident at start) ÷ users"),
             ResultRow(Self.name, "simulator CPU per intent", unit: "µs", flowbus: number(simulator, "cpuMicrosecondsPerIntent")),
+            ResultRow(Self.name, "bus messages per intent", unit: "", flowbus: intents > 0 ? (traffic.requests * 4 + traffic.updates + traffic.acks) / intents : 0,
+                      note: "sim-scale: per intent sent by a simulated user, \(format(traffic.requests / max(1, intents), decimals: 2)) MDP requests (4 messages each: "
+                        + "client → broker → worker → broker → client), \(format(traffic.updates / max(1, intents), decimals: 2)) Clone writes published "
+                        + "(1 message in, then one per subscriber, not counted) and \(format(traffic.acks / max(1, intents), decimals: 2)) write confirmations"),
             ResultRow(Self.name, "app CPU per intent", unit: "µs", flowbus: perIntent(appSeconds),
                       note: "sim-scale: the host and every plugin process, user + system, over the whole run (sign-ins included) less their idle rate × the run's length, ÷ \(Int(intents)) intents; "
                         + "heaviest: \(heaviest)"),
