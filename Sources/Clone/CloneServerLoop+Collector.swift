@@ -30,11 +30,21 @@ struct NumberedName: Equatable {
     var name: [UInt8]
     var number: UInt64
 
-    /// Split at the last colon (a name may hold colons), or nil.
+    /// Split at the last colon (a name may hold colons), or nil. Read as bytes: this runs for
+    /// every write the server takes.
     init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
-              let number = UInt64(text[text.index(after: colon)...]) else { return nil }
-        name = Array(text[..<colon].utf8)
+        let bytes = Array(text.utf8)
+        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > 0, colon < bytes.count - 1,
+              bytes.count - colon - 1 <= 20 else { return nil }
+        var number: UInt64 = 0
+        for digit in bytes[(colon + 1)...] {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            number = sum
+        }
+        name = Array(bytes[..<colon])
         self.number = number
     }
 
@@ -121,6 +131,8 @@ extension CloneServerLoop {
         var generation: WriterGeneration?
         if !propertiesFrame.isEmpty {
             var properties = try CloneProperties(decoding: propertiesFrame)
+            // The server's own properties are taken out; the frame is encoded again once, at the end.
+            var removed = false
             if let agent = properties[CloneProperties.ackName] {
                 // The confirmation is between the writer and the server; subscribers never see it.
                 guard agent.utf8.count == 16, agent.utf8.allSatisfy({ $0 < 0x80 && ($0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x66) }) else {
@@ -128,7 +140,7 @@ extension CloneServerLoop {
                 }
                 ackTo = Array(agent.utf8)
                 properties.set(CloneProperties.ackName, nil)
-                propertiesFrame = properties.encoded
+                removed = true
             }
             if let text = properties[CloneProperties.writeSequenceName] {
                 guard let parsed = WriteOrder(text) else {
@@ -136,7 +148,7 @@ extension CloneServerLoop {
                 }
                 order = parsed
                 properties.set(CloneProperties.writeSequenceName, nil)
-                propertiesFrame = properties.encoded
+                removed = true
             }
             if let text = properties[CloneProperties.writerGenerationName] {
                 guard let parsed = WriterGeneration(text) else {
@@ -144,7 +156,7 @@ extension CloneServerLoop {
                 }
                 generation = parsed
                 properties.set(CloneProperties.writerGenerationName, nil)
-                propertiesFrame = properties.encoded
+                removed = true
             }
             if let text = properties[CloneProperties.ttlName] {
                 guard let duration = properties.ttl else {
@@ -155,8 +167,9 @@ extension CloneServerLoop {
             if properties[CloneProperties.sessionPreviousName] != nil {
                 // sprev is the server's to say; a writer's own is ignored.
                 properties.set(CloneProperties.sessionPreviousName, nil)
-                propertiesFrame = properties.encoded
+                removed = true
             }
+            if removed { propertiesFrame = properties.encoded }
         }
         return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order, generation: generation)
     }

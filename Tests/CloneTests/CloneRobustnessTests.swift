@@ -73,6 +73,23 @@ struct CloneRobustnessTests {
         #expect(await eventually { joiner.text("/g/after") == "ok" })
     }
 
+    /// The write order (`wseq`) and the writer's generation (`wgen`) are `<name>:<number>`, split
+    /// at the last colon; anything else is refused and counted, and a good one is taken.
+    @Test(arguments: ["wseq", "wgen"])
+    func malformedWriteNumbersAreRefusedAndCounted(property: String) async throws {
+        let fixture = try CloneFixture()
+        let agent = try await fixture.syncedAgent(["/n/"])
+        let writer = try Self.rawWriter(fixture)
+        let bad = [":5", "abc:", "abc:x", "abc:5x", "abc:+5", "abc:-1", "abc:99999999999999999999", "abc", ""]
+        for (index, text) in bad.enumerated() {
+            try writer.send([Array("/n/bad\(index)".utf8), [0, 0, 0, 0, 0, 0, 0, 0], [], Array("\(property)=\(text)\n".utf8), Array("v".utf8)])
+        }
+        try writer.send([Array("/n/good".utf8), [0, 0, 0, 0, 0, 0, 0, 0], [], Array("\(property)=a:b/c:18446744073709551615\n".utf8), Array("ok".utf8)])
+        #expect(await eventually { agent.text("/n/good") == "ok" })
+        #expect(fixture.server!.statistics.badInput(.malformedProperties) == bad.count)
+        #expect(await fixture.server!.textMap(prefix: "/n/") == ["/n/good": "ok"])
+    }
+
     @Test func malformedSnapshotRequestsAreDroppedAndTheNextGoodOneIsServed() async throws {
         let fixture = try CloneFixture()
         let writer = try await fixture.syncedAgent(["/m/"])
