@@ -174,6 +174,19 @@ import Testing
         #expect(hex == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
     }
 
+    /// The PBKDF2-HMAC-SHA256 values Python's hashlib (OpenSSL) gives, over 1, 2 and 4,096
+    /// rounds and a key longer than a SHA-256 block (hashed first, as HMAC says).
+    @Test(arguments: [
+        ("password", Array("salt".utf8), 1, "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b"),
+        ("password", Array("salt".utf8), 2, "ae4d0c95af6b46d32d0adff928f06dd02a303f8ef3c251dfd6e2d85a95474c43"),
+        ("password", Array("salt".utf8), 4096, "c5e478d59288c841aa530db6845c4c8d962893a001ce4e11a4963873aa98134a"),
+        (String(repeating: "p", count: 100), Array(0..<16), 3, "a5fc77a0eb49e46b5d81c2f5a798c62ed0d9fc67095d50654877d117a920dc52"),
+    ])
+    func pbkdf2MatchesOpenSSL(password: String, salt: [UInt8], iterations: Int, expected: String) {
+        let derived = PasswordHash.derive(password, salt: salt, iterations: iterations)
+        #expect(derived.map { String(format: "%02x", $0) }.joined() == expected)
+    }
+
     @Test func concurrentRegistrationsAllLand() throws {
         let users = InMemoryUserService(mail: InMemoryMailService(), hashIterations: 16)
         let mail = users.mail
