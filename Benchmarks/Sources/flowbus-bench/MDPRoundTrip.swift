@@ -53,7 +53,8 @@ struct MDPRoundTrip {
         var cpu: Double
     }
 
-    private func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration) throws(BenchError) -> Measurement {
+    /// Also used by the `grpc` benchmark for its Flowbus side.
+    func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration) throws(BenchError) -> Measurement {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
         let endpoint = scratch.endpoint(configuration.busyPoll == .zero ? "mdp-rtt-sleeping" : "mdp-rtt")

@@ -12,7 +12,8 @@ struct MDPThroughput {
     let options: Options
     let logger: Logger
 
-    let window = 1_000
+    /// Requests the client keeps in flight (the `grpc` benchmark uses 64, as its gRPC side does).
+    var window = 1_000
     var warmup: Int { options.quick ? 5_000 : 20_000 }
     var measured: Int { options.quick ? 20_000 : 200_000 }
     static let target = 100_000.0
@@ -120,7 +121,8 @@ struct MDPThroughput {
         var cpu: Double
     }
 
-    private func measureFlowbus(_ scratch: ScratchDirectory, workers count: Int, lanes: Int, credit: Int) throws(BenchError) -> Rate {
+    /// Also used by the `grpc` benchmark for its Flowbus side.
+    func measureFlowbus(_ scratch: ScratchDirectory, workers count: Int, lanes: Int, credit: Int) throws(BenchError) -> Rate {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
         let endpoint = scratch.endpoint("mdp-tp-\(count)-\(lanes)-\(credit)")

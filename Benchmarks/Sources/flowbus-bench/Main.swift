@@ -41,6 +41,7 @@ struct FlowbusBench {
         }
         attempt(.mdpRoundTrip) { () throws(BenchError) in try MDPRoundTrip(options: options, logger: logger).run() }
         attempt(.mdpThroughput) { () throws(BenchError) in try MDPThroughput(options: options, logger: logger).run() }
+        attempt(.grpc) { () throws(BenchError) in try GRPCBaseline(options: options, logger: logger).run() }
         attempt(.cloneRate) { () throws(BenchError) in try CloneRate(options: options, logger: logger).run() }
         attempt(.idleMemory) { () throws(BenchError) in IdleMemory(options: options).run() }
         attempt(.appJourney) { () throws(BenchError) in AppJourney(options: options, logger: logger).run() }

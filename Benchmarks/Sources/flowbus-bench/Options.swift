@@ -29,11 +29,12 @@ struct Options {
       --only NAMES     run only these benchmarks, comma-separated: \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", "))
       --json FILE      also write the results as JSON to FILE
       --repo PATH      the Flowbus repository (default: the parent of Benchmarks/)
-      --skip-build     idle-memory, app-journey, app-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them
+      --skip-build     idle-memory, app-journey, app-memory: use the binaries already in Benchmarks/.build-flowbus instead of building them;
+                       grpc: use Benchmarks/GRPCBaseline/.build/release/grpc-baseline instead of building it
       --workers LIST   mdp-throughput worker counts (default 1,2,4)
       --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
       --credits LIST   mdp-throughput worker credits, requests a worker takes at once (default 1,128)
-      --busy-poll US   mdp-rtt, mdp-throughput: the broker's busy-poll window in µs (default: the broker's own, 50; 0 turns it off)
+      --busy-poll US   mdp-rtt, mdp-throughput, grpc: the broker's busy-poll window in µs (default: the broker's own, 50; 0 turns it off)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
       --clients LIST   client-fanout follower counts, besides the driver (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
@@ -115,6 +116,8 @@ struct UsageError: Error {
 enum BenchmarkName: String, CaseIterable, Sendable {
     case mdpRoundTrip = "mdp-rtt"
     case mdpThroughput = "mdp-throughput"
+    /// gRPC Swift (Benchmarks/GRPCBaseline, a package of its own) against Flowbus MDP in the same run.
+    case grpc = "grpc"
     case cloneRate = "clone-rate"
     case idleMemory = "idle-memory"
     case appJourney = "app-journey"
