@@ -42,8 +42,12 @@ struct MDPRoundTrip {
                       note: "CPU per request: user + system time of every thread of the process (client, broker, worker, libzmq I/O) over the measured requests"),
             ResultRow("mdp-rtt", "p50 vs 2 hops", unit: "µs", flowbus: flowbus.latency.p50, raw: proxied.latency.p50, rawLabel: "REQ→proxy→REP",
                       note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; its p99 \(format(proxied.latency.p99)) µs, CPU \(format(proxied.cpu)) µs/request"),
+            ResultRow("mdp-rtt", "CPU per request vs 2 hops", unit: "µs", flowbus: flowbus.cpu, raw: proxied.cpu, rawLabel: "REQ→proxy→REP",
+                      target: "≤ 1.3× raw 2 hops", verdict: flowbus.cpu <= 1.3 * proxied.cpu ? .pass : .miss,
+                      note: "issue 16: Flowbus's CPU per request (broker defaults) against raw libzmq doing the same two hops each way, in this run"),
             ResultRow("mdp-rtt", "p50, broker busy poll off", unit: "µs", flowbus: sleeping.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
-                      note: "context, no target: the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
+                      target: "≤ 2× raw p50", verdict: sleeping.latency.p50 <= 2 * raw.latency.p50 ? .pass : .miss,
+                      note: "issue 16's target, the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
         ]
     }
 

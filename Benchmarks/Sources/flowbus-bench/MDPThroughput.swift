@@ -112,6 +112,15 @@ struct MDPThroughput {
             ResultRow("mdp-throughput", "CPU per request, \(result.workers) worker\(result.workers == 1 ? "" : "s")", unit: "µs",
                       flowbus: result.flowbus.cpu, raw: result.raw.cpu.isNaN ? nil : result.raw.cpu, rawLabel: "DEALER→proxy→DEALER")
         }
+        // Issue 16: pipelined through credit, the CPU of a request within 2× raw libzmq's
+        // pipelined proxy with the same workers, in this run.
+        for variant in variants where variant.kind == .credit {
+            guard let raw = results.first(where: { $0.workers == variant.workers })?.raw.cpu, !raw.isNaN else { continue }
+            rows.append(ResultRow(
+                "mdp-throughput", "CPU per request, \(variant.workers) worker\(variant.workers == 1 ? "" : "s"), credit \(variant.credit)", unit: "µs",
+                flowbus: variant.rate.cpu, raw: raw, rawLabel: "DEALER→proxy→DEALER",
+                target: "≤ 2× raw", verdict: variant.rate.cpu <= 2 * raw ? .pass : .miss))
+        }
         return rows
     }
 
