@@ -165,7 +165,18 @@ extension CoordinatorRuntime {
     /// retry of one that was applied, even after the owner restarted, is answered with the current
     /// version and not applied again (nor refused as stale).
     func applyNavigation(session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", in state: inout State) -> Flowbus_V1_CoordinatorReply {
-        let before = state.navigations[session] ?? Navigation()
+        var before = state.navigations[session] ?? Navigation()
+        if expected > before.version, let ahead = navigationAhead(of: before.version, in: session) {
+            // This owner's previous incarnation wrote a newer navigation that reached the map after
+            // this one restored (held on the way while its process was replaced). Clients see it
+            // and act on it, and nothing of this incarnation came after it (its writes would have
+            // fenced it off): it is the session's navigation.
+            logger.notice("took up a navigation the previous incarnation wrote after this one restored", metadata: [
+                "flowbus.session": "\(session)", "flowbus.version": "\(ahead.version)", "flowbus.was": "\(before.version)",
+            ])
+            state.navigations[session] = ahead
+            before = ahead
+        }
         if !key.isEmpty, before.appliedKeys.contains(key) {
             state.retriesAnswered += 1
             var reply = Flowbus_V1_CoordinatorReply()
@@ -252,6 +263,15 @@ extension CoordinatorRuntime {
     /// the same for every try and every incarnation of the owner.
     static func lifecycleKey(action: String, session: SessionID, target: String, version: UInt64) -> String {
         "\(action)/\(session)/\(target)/\(version)"
+    }
+
+    /// The session's navigation on the map when an older incarnation of this writer wrote it at a
+    /// version above `version`; else nil.
+    func navigationAhead(of version: UInt64, in session: SessionID) -> Navigation? {
+        guard let bytes = map.value(at: .navigation(session)), let envelope = try? Envelope.decodeChecked(bytes),
+              envelope.writer == writer, envelope.incarnation < incarnation,
+              let navigation = try? envelope.unwrap(Navigation.self), navigation.version > version else { return nil }
+        return navigation
     }
 
     static func appearKey(session: SessionID, screen: Screen, version: UInt64) -> String {

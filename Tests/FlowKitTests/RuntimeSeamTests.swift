@@ -539,6 +539,36 @@ struct CoordinatorRuntimeSeamTests {
         #expect(try Envelope.decodeChecked(bytes).incarnation == 2)
     }
 
+    /// The owner was replaced while its last navigation was held on the way; it reached the map
+    /// after the new incarnation restored. Clients see it and act on it: the new owner takes it
+    /// up instead of refusing their intents as made on a version from the future. The same
+    /// navigation written by anyone else is not taken up.
+    @Test(arguments: [(writer: "coord-app/0", incarnation: UInt64(1), takenUp: true), (writer: "intruder/0", incarnation: UInt64(1), takenUp: false)])
+    func aLateNavigationOfThePreviousIncarnationIsTakenUp(writer: String, incarnation: UInt64, takenUp: Bool) async throws {
+        let app = try TallyBus()
+        let sessionText = try #require(try app.open().result["session"])
+        let session = try SessionID(sessionText)
+        let restored = try #require(navigation(app.map, session: sessionText))
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 2)
+        // The previous incarnation's next version, arriving late.
+        var late = restored
+        late.version = restored.version + 1
+        let bytes = try Envelope.wrapping(late, session: sessionText, writer: writer, incarnation: incarnation, keyVersion: late.version).encoded()
+        try app.map.set(.navigation(session), value: bytes)
+        // A flow pushes a screen on the version it saw (the late one).
+        var push = call("navigate", expected: late.version)
+        push.ops = [.push(.make("entry", owner: "ledger", viewModel: false))]
+        let reply = try coordinatorReply(app.owner.respond(to: envelope(push, session: sessionText, key: "k-late", writer: "coord-ledger/0", incarnation: 1)))
+        if takenUp {
+            #expect(reply.ok, "\(reply.error)")
+            #expect(reply.navVersion == late.version + 1)
+            #expect(navigation(app.map, session: sessionText)?.topScreen?.kind == "entry")
+        } else {
+            #expect(!reply.ok && reply.error.code == .staleIntent && reply.navVersion == restored.version, "\(reply)")
+        }
+    }
+
     /// The owner died after pushing a screen and before its `appear` reached the view model (the
     /// call waited in its memory): restarted, it sees no state for the top screen and sends it.
     @Test func aRestartedOwnerAppearsATopScreenWhoseAppearWasLost() async throws {
