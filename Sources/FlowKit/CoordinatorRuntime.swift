@@ -195,7 +195,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         start(until: stop)
         sweepIdleSessions()
         logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
+        var hungLogged = false
         while !stop() {
+            if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: coordinatorName.service) {
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
             let request = try worker.receive(timeout: .milliseconds(100))
             for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
                 worker.reply(to: reply.request, body: reply.frames)

@@ -141,7 +141,12 @@ public final class ViewModelRuntime: @unchecked Sendable {
         let executor = LaneExecutor(name: "vm-\(screen)", threads: threads)
         let synced = start(until: stop)
         logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)", "flowbus.threads": "\(threads)"])
+        var hungLogged = false
         while !stop() {
+            if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: "vm.\(screen)") {
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
             let request = try worker.receive(timeout: .milliseconds(100))
             for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
                 worker.reply(to: reply.request, body: reply.frames)

@@ -1,5 +1,6 @@
 @testable import FlowKit
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -38,5 +39,27 @@ struct LaneQueueTests {
         release.signal()
         executor.stop()
         #expect(done.withLock { Array($0.suffix(2)) } == ["slow-1", "slow-2"])
+    }
+
+    /// A handler running past the workers' busy limit is a hung process: the runtime is told to
+    /// stop its heartbeats (and says so once); once the handler returns, nothing runs.
+    @Test func aHandlerRunningPastTheLimitStopsTheHeartbeats() async throws {
+        let executor = LaneExecutor(name: "test", threads: 2)
+        let release = DispatchSemaphore(value: 0)
+        var logged = false
+        #expect(executor.longestRunning == nil)
+        #expect(!executor.stopsHeartbeats(limit: .milliseconds(20), logged: &logged, logger: Logger(label: "test"), service: "vm.x"))
+        executor.run(lane: "s1") { release.wait() }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while (executor.longestRunning ?? .zero) < .milliseconds(50), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(!executor.stopsHeartbeats(limit: .seconds(30), logged: &logged, logger: Logger(label: "test"), service: "vm.x"))
+        #expect(!logged)
+        #expect(executor.stopsHeartbeats(limit: .milliseconds(20), logged: &logged, logger: Logger(label: "test"), service: "vm.x"))
+        #expect(logged)
+        release.signal()
+        while executor.longestRunning != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(executor.longestRunning == nil)
+        #expect(!executor.stopsHeartbeats(limit: .milliseconds(20), logged: &logged, logger: Logger(label: "test"), service: "vm.x"))
+        executor.stop()
     }
 }
