@@ -101,6 +101,10 @@ public final class MemoryStateMap: StateMap {
         }
 
         let contents = Mutex(Contents())
+        /// Held while changes are handed to listeners, so they arrive in the order written.
+        /// Never yield under `contents`: cancelling a stream's task runs its onTermination (which
+        /// takes `contents`) while the runtime holds that task's lock, and a yield needs that lock.
+        let delivery = Mutex<Void>(())
     }
 
     private let store: Store
@@ -152,12 +156,13 @@ public final class MemoryStateMap: StateMap {
 
     func write(_ entry: StateEntry, force: Bool = false) throws(CloneWriteError) {
         if !force, stopped.load(ordering: .acquiring) { throw .stopped }
-        store.contents.withLock { contents in
-            if entry.isDelete { contents.values[entry.key] = nil } else { contents.values[entry.key] = entry.value }
-            contents.writes.append(entry)
-            for listener in contents.listeners.values where listener.subtree.contains(entry.key) {
-                listener.continuation.yield(entry)
+        store.delivery.withLock { _ in
+            let listeners = store.contents.withLock { contents in
+                if entry.isDelete { contents.values[entry.key] = nil } else { contents.values[entry.key] = entry.value }
+                contents.writes.append(entry)
+                return contents.listeners.values.filter { $0.subtree.contains(entry.key) }.map(\.continuation)
             }
+            for listener in listeners { listener.yield(entry) }
         }
     }
 
@@ -168,14 +173,18 @@ public final class MemoryStateMap: StateMap {
             return stream
         }
         let owner = ObjectIdentifier(self)
-        let id = store.contents.withLock { contents in
-            for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) {
-                continuation.yield(StateEntry(key: key, value: value))
+        // Under `delivery`, so no write slips between the values handed first and the listener's
+        // registration. The stream has no reader yet: yielding to it wakes no task.
+        let id = store.delivery.withLock { _ in
+            store.contents.withLock { contents in
+                for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) {
+                    continuation.yield(StateEntry(key: key, value: value))
+                }
+                let id = contents.nextListener
+                contents.nextListener += 1
+                contents.listeners[id] = Listener(owner: owner, subtree: subtree, continuation: continuation)
+                return id
             }
-            let id = contents.nextListener
-            contents.nextListener += 1
-            contents.listeners[id] = Listener(owner: owner, subtree: subtree, continuation: continuation)
-            return id
         }
         continuation.onTermination = { [store] _ in
             store.contents.withLock { _ = $0.listeners.removeValue(forKey: id) }
