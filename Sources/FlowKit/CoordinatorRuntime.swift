@@ -177,51 +177,18 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         guard let bus else {
             throw PluginEnvironmentError("this coordinator runtime was made without a bus (for tests); make it with init(bus:coordinator:) to serve")
         }
-        // Up to `concurrentRequests` requests at once (Flowbus's credit extension), handled on a few
-        // threads, one at a time per session: a session whose request waits on another process
-        // (a non-owner's navigation, a stalled owner) holds up no other session, and one
-        // session's requests, retries included, are answered in order.
-        var configuration = bus.workerConfiguration()
-        configuration.credit = Self.concurrentRequests
-        let worker = try MajordomoWorker(
-            context: bus.context, endpoint: bus.environment.broker, service: coordinatorName.service,
-            configuration: configuration, logger: logger)
-        let wake: WakeSignal
-        do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("\(coordinatorName.service) could not make its wake-up pipe: \(error)") }
-        worker.watch(wake)
-        let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
-        let settling = AnswerSettling(map: map, service: coordinatorName.service, logger: logger)
-        let executor = LaneExecutor(name: "coord-\(name)", threads: 4)
-        start(until: stop)
-        sweepIdleSessions()
-        logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
-        var hungLogged = false
-        while !stop() {
-            if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: coordinatorName.service) {
-                Thread.sleep(forTimeInterval: 0.1)
-                continue
-            }
-            let request = try worker.receive(timeout: .milliseconds(100))
-            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
-                worker.reply(to: reply.request, body: reply.frames)
-            }
-            guard let request else { continue }
-            switch EnvelopeService.request(in: request.body, writer: writer) {
-            case .malformed(let answer):
-                state.withLock { $0.malformed += 1 }
-                worker.reply(to: request, body: answer)
-            case .envelope(let envelope):
-                // Decoded once, here, to find its lane (its session).
-                executor.run(lane: envelope.session) { [self] in
-                    let answer = settling.settled([(try? respond(to: envelope, peer: request.peer).encoded()) ?? []])
-                    answered.withLock { $0.append((request, answer)) }
-                    wake.wake()
-                }
-            }
-        }
-        executor.stop()
-        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
-        worker.disconnect()
+        // Up to `concurrentRequests` requests at once, on a few threads, one at a time per session
+        // (a non-owner's navigation, a stalled owner hold up only their own session).
+        try SessionLaneServer.serve(
+            service: coordinatorName.service, bus: bus, map: map, writer: writer, credit: Self.concurrentRequests, threads: 4, logger: logger,
+            until: stop,
+            ready: {
+                start(until: stop)
+                sweepIdleSessions()
+                logger.info("serving", metadata: ["flowbus.service": "\(coordinatorName.service)", "flowbus.instances": "\(state.withLock { $0.instances.count })"])
+            },
+            malformed: { state.withLock { $0.malformed += 1 } },
+            handle: { [self] envelope, request in respond(to: envelope, peer: request.peer) })
         shutdown()
         logger.info("stopped")
     }

@@ -128,46 +128,16 @@ public final class ViewModelRuntime: @unchecked Sendable {
         guard let bus else {
             throw PluginEnvironmentError("this view-model runtime was made without a bus (for tests); make it with init(bus:screen:) to serve")
         }
-        var configuration = bus.workerConfiguration()
-        configuration.credit = Self.concurrentRequests
-        let worker = try MajordomoWorker(
-            context: bus.context, endpoint: bus.environment.broker, service: "vm.\(screen)", configuration: configuration, logger: logger)
-        let wake: WakeSignal
-        do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("vm.\(screen) could not make its wake-up pipe: \(error)") }
-        worker.watch(wake)
-        let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
-        let settling = AnswerSettling(map: map, service: "vm.\(screen)", logger: logger)
         let threads = max(4, bus.environment.lanes)
-        let executor = LaneExecutor(name: "vm-\(screen)", threads: threads)
-        let synced = start(until: stop)
-        logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)", "flowbus.threads": "\(threads)"])
-        var hungLogged = false
-        while !stop() {
-            if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: "vm.\(screen)") {
-                Thread.sleep(forTimeInterval: 0.1)
-                continue
-            }
-            let request = try worker.receive(timeout: .milliseconds(100))
-            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
-                worker.reply(to: reply.request, body: reply.frames)
-            }
-            guard let request else { continue }
-            switch EnvelopeService.request(in: request.body, writer: writer) {
-            case .malformed(let answer):
-                // Nothing was applied for a request that could not be read: no writes to wait for.
-                malformedCount.add(1, ordering: .relaxed)
-                worker.reply(to: request, body: answer)
-            case .envelope(let envelope):
-                executor.run(lane: envelope.session) { [self] in
-                    let answer = settling.settled([(try? handle(envelope).encoded()) ?? []])
-                    answered.withLock { $0.append((request, answer)) }
-                    wake.wake()
-                }
-            }
-        }
-        executor.stop()
-        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
-        worker.disconnect()
+        try SessionLaneServer.serve(
+            service: "vm.\(screen)", bus: bus, map: map, writer: writer, credit: Self.concurrentRequests, threads: threads, logger: logger,
+            until: stop,
+            ready: {
+                let synced = start(until: stop)
+                logger.info("serving", metadata: ["flowbus.service": "vm.\(screen)", "flowbus.synced": "\(synced)", "flowbus.threads": "\(threads)"])
+            },
+            malformed: { malformedCount.add(1, ordering: .relaxed) },
+            handle: { [self] envelope, _ in handle(envelope) })
         map.stop()
         logger.info("stopped", metadata: ["flowbus.served": "\(served)", "flowbus.refused": "\(refused)", "flowbus.malformed": "\(malformed)"])
     }

@@ -1,0 +1,61 @@
+import FlowProtocol
+import Foundation
+import Logging
+import Majordomo
+import MessagePath
+import ZeroMQ
+
+/// How coordinators and view models serve their MDP service: one worker offering `credit`
+/// (Flowbus's 7/MDP extension), each request decoded once to find its session and handled on a
+/// `LaneExecutor`, one at a time per session. A session waiting on another process holds up no
+/// other session, and one session's requests, retries included, are answered in order. Each
+/// answer waits for its writes (`AnswerSettling`); a handler past the worker's busy limit stops
+/// the heartbeats (`LaneExecutor.stopsHeartbeats`).
+enum SessionLaneServer {
+    /// Serves `service` until `stop` returns true. `ready` runs once the worker exists, before
+    /// the first request is read; `malformed` counts a request that is not one envelope (it is
+    /// answered at once: nothing was applied, no writes to wait for).
+    static func serve(
+        service: String, bus: PluginBus, map: any StateMap, writer: String, credit: Int, threads: Int, logger: Logger,
+        until stop: () -> Bool, ready: () -> Void, malformed: () -> Void,
+        handle: @escaping (Envelope, MajordomoRequest) -> Envelope
+    ) throws {
+        var configuration = bus.workerConfiguration()
+        configuration.credit = credit
+        let worker = try MajordomoWorker(
+            context: bus.context, endpoint: bus.environment.broker, service: service, configuration: configuration, logger: logger)
+        let wake: WakeSignal
+        do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("\(service) could not make its wake-up pipe: \(error)") }
+        worker.watch(wake)
+        let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
+        let settling = AnswerSettling(map: map, service: service, logger: logger)
+        let executor = LaneExecutor(name: service, threads: threads)
+        ready()
+        var hungLogged = false
+        while !stop() {
+            if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
+            let request = try worker.receive(timeout: .milliseconds(100))
+            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
+                worker.reply(to: reply.request, body: reply.frames)
+            }
+            guard let request else { continue }
+            switch EnvelopeService.request(in: request.body, writer: writer) {
+            case .malformed(let answer):
+                malformed()
+                worker.reply(to: request, body: answer)
+            case .envelope(let envelope):
+                executor.run(lane: envelope.session) {
+                    let answer = settling.settled([(try? handle(envelope, request).encoded()) ?? []])
+                    answered.withLock { $0.append((request, answer)) }
+                    wake.wake()
+                }
+            }
+        }
+        executor.stop()
+        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
+        worker.disconnect()
+    }
+}
