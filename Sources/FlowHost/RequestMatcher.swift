@@ -37,6 +37,9 @@ struct RequestMatcher {
         case .request:
             var event = Self.requestEvent(envelope, service: service, client: seen.client, at: seen.atUnixNanos)
             let known = !event.session.isEmpty
+            // A service call made outside any session's action has no timeline to join: not kept
+            // waiting for its reply (a busy service would crowd the requests that have one out).
+            if !known, envelope.holds(Flowbus_V1_ServiceCall.self) { return }
             if known { events.append(event) }
             event.session = envelope.session
             if pending.count >= limit { pending.removeFirst(pending.count - limit + 1) }
@@ -89,6 +92,8 @@ struct RequestMatcher {
             event.action = call.method
             if call.expectedNavVersion > 0 { event.version = call.expectedNavVersion }
             if !call.ops.isEmpty { event.message = TraceDecoding.describe(call.ops) }
+        } else if let call = try? envelope.unwrap(Flowbus_V1_ServiceCall.self) {
+            event.action = call.method
         } else {
             event.action = envelope.kind.split(separator: ".").last.map(String.init) ?? envelope.kind
         }
@@ -125,6 +130,13 @@ struct RequestMatcher {
             if reply.navVersion > 0 { event.version = reply.navVersion }
             if !reply.ok { event.error = TraceDecoding.describe(reply.error) }
             if event.session.isEmpty, let session = reply.result["session"] { event.session = session }
+        } else if let reply = try? envelope.unwrap(Flowbus_V1_ServiceReply.self) {
+            event.applied = !reply.hasError && reply.refusal.isEmpty
+            if reply.hasError {
+                event.error = reply.error.message
+            } else if !reply.refusal.isEmpty {
+                event.error = "refused: \(reply.refusal)"
+            }
         }
         return event
     }

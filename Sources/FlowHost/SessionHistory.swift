@@ -36,8 +36,9 @@ public struct SessionHistoryStatistics: Codable, Sendable, Equatable {
 }
 
 /// The host's record of what happened in each session (DESIGN.md, "Record histories"): every
-/// intent and call to `vm.*` / `coord.*` with its reply and the worker that served it, every
-/// Clone change under `/s/`, with sequences and the host's timestamps. Bounded by `limits`.
+/// intent and call to `vm.*` / `coord.*` and every `svc.*` call made for its actions, each with
+/// its reply and the worker that served it, every Clone change under `/s/`, with sequences and
+/// the host's timestamps. Bounded by `limits`.
 ///
 /// The broker and the Clone server only hand their observations over (a lock and an append);
 /// decoding happens on a queue of its own, so the message paths stay cheap.
@@ -48,8 +49,9 @@ public final class SessionHistory: Sendable {
     private let matcher: Mutex<RequestMatcher>
     private let decoding = DispatchQueue(label: "flowbus.session-history")
 
-    /// The broker services whose traffic is recorded.
-    public static let servicePrefixes = ["vm.", "coord."]
+    /// The broker services whose traffic is recorded: view models, coordinators, and the app
+    /// services' calls a view model makes for a session's action (they carry its session).
+    public static let servicePrefixes = ["vm.", "coord.", "svc."]
 
     public init(limits: SessionHistoryLimits = SessionHistoryLimits()) {
         self.limits = limits

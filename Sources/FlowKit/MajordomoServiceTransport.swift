@@ -57,7 +57,8 @@ public final class MajordomoServiceTransport: ServiceTransport, @unchecked Senda
         do {
             let number = calls.add(1, ordering: .relaxed).newValue
             key = ServiceCallKeys.next(service: service, method: call.method, args: call.args) { "\(writer)/\(keyPrefix)/\(number)" }
-            body = try Envelope.wrapping(call, idempotencyKey: key, writer: writer).encoded()
+            // The session an action's calls are for goes with them: the host's trace shows them in its timeline.
+            body = try Envelope.wrapping(call, session: ServiceCallKeys.session, idempotencyKey: key, writer: writer).encoded()
         } catch {
             throw ServiceTransportError(service: service, reason: "the call could not be encoded: \(error)")
         }

@@ -13,19 +13,25 @@ public enum ServiceCallKeys {
     /// One action's calls, counted. Used by the one thread that handles the action.
     final class Scope: @unchecked Sendable {
         let base: String
+        /// The session the action is for: its calls carry it (`Envelope.session`), so the host's
+        /// trace shows them in that session's timeline.
+        let session: String
         /// How many calls of each kind (service, method, arguments) the action made.
         var made: [String: Int] = [:]
 
-        init(base: String) { self.base = base }
+        init(base: String, session: String) {
+            self.base = base
+            self.session = session
+        }
     }
 
     @TaskLocal static var scope: Scope?
 
-    /// Runs `body` (one action's handling) with its service calls keyed from `base`; an empty
-    /// base leaves the calls to their transport's keys.
-    public static func during<T, E: Error>(action base: String, _ body: () throws(E) -> T) throws(E) -> T {
-        guard !base.isEmpty else { return try body() }
-        let outcome: Result<T, E> = $scope.withValue(Scope(base: base)) {
+    /// Runs `body` (one action's handling) with its service calls keyed from `base` and marked
+    /// with `session`; an empty base leaves the calls to their transport's keys.
+    public static func during<T, E: Error>(action base: String, session: String = "", _ body: () throws(E) -> T) throws(E) -> T {
+        guard !base.isEmpty || !session.isEmpty else { return try body() }
+        let outcome: Result<T, E> = $scope.withValue(Scope(base: base, session: session)) {
             do throws(E) { return .success(try body()) } catch { return .failure(error) }
         }
         return try outcome.get()
@@ -38,12 +44,15 @@ public enum ServiceCallKeys {
 
     /// The key of a service call: the action's key for it inside an action, else `fallback()`.
     public static func next(service: String, method: String, args: [String: String], orElse fallback: () -> String) -> String {
-        guard let scope else { return fallback() }
+        guard let scope, !scope.base.isEmpty else { return fallback() }
         let call = "\(service)/\(method)/\(hash(args))"
         let count = scope.made[call, default: 0] + 1
         scope.made[call] = count
         return "\(scope.base)/\(call)#\(count)"
     }
+
+    /// The session of the action being handled on this thread, empty outside one.
+    public static var session: String { scope?.session ?? "" }
 
     /// FNV-1a over the arguments sorted by name: the same in every process (unlike `Hasher`).
     static func hash(_ args: [String: String]) -> String {

@@ -234,7 +234,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         } else {
             do {
                 // Its service calls are keyed from the action's key: run again, it makes the same calls.
-                try ServiceCallKeys.during(action: ServiceCallKeys.base(service: "vm.\(screen)", session: session.text, key: key)) {
+                try ServiceCallKeys.during(action: ServiceCallKeys.base(service: "vm.\(screen)", session: session.text, key: key), session: session.text) {
                     () throws(IntentRefusal) in try instance.viewModel.handle(input)
                 }
             } catch {

@@ -81,6 +81,29 @@ import Testing
         #expect(trace.events[1].applied == true && trace.events[1].from == "coord-app")
     }
 
+    @Test func aServiceCallMadeForASessionsActionIsInItsTimelineOneMadeForNoSessionIsNot() throws {
+        let history = SessionHistory()
+        var call = Flowbus_V1_ServiceCall()
+        call.method = "like"
+        Self.observe(history, .request, service: "svc.movies", body: try Self.body(call, session: "S4", key: "vm.details/S4/k/1", writer: "vm-details/0"), at: 10)
+        var reply = Flowbus_V1_ServiceReply()
+        reply.refusal = "notSignedIn"
+        Self.observe(history, .reply, service: "svc.movies", worker: "services/7/0",
+                     body: try Self.body(reply, session: "S4", key: "vm.details/S4/k/1", writer: "services"), at: 20)
+        // A call made outside any action (at a plugin's start) carries no session: nothing to show it in.
+        call.method = "genres"
+        Self.observe(history, .request, service: "svc.genres", body: try Self.body(call, key: "x/1", writer: "vm-signup/0"), at: 30)
+        Self.observe(history, .reply, service: "svc.genres", worker: "services/7/1",
+                     body: try Self.body(Flowbus_V1_ServiceReply(), key: "x/1", writer: "services"), at: 40)
+
+        let trace = try #require(history.trace(session: "S4"))
+        #expect(trace.events.map(\.kind) == [.call, .reply])
+        #expect(trace.events[0].action == "like" && trace.events[0].service == "svc.movies" && trace.events[0].from == "vm-details/0")
+        #expect(trace.events[1].action == "like" && trace.events[1].applied == false && trace.events[1].error == "refused: notSignedIn")
+        #expect(TraceTimeline.text(trace).contains("svc.movies"), "\(TraceTimeline.text(trace))")
+        #expect(history.sessions() == ["S4"])
+    }
+
     @Test func aFaultOnOneOfASessionsWritesIsInItsHistoryAndItsDiagram() throws {
         let history = SessionHistory()
         history.faultObserver(FaultDecision(rule: "slow", ordinal: 2, scope: .key, subject: "/s/abc/nav", session: "abc", effect: "delay 5.000ms", atUnixNanos: 1))

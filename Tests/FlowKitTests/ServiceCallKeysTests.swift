@@ -34,6 +34,19 @@ struct ServiceCallKeysTests {
         #expect(Self.keys(base: ServiceCallKeys.base(service: "vm.x", session: "s", key: ""), [("svc.a", "m", [:])]) == ["fallback"])
     }
 
+    @Test func anActionsCallsCarryItsSessionWithOrWithoutAKey() {
+        #expect(ServiceCallKeys.session == "")
+        ServiceCallKeys.during(action: ServiceCallKeys.base(service: "vm.x", session: "s9", key: "k"), session: "s9") {
+            #expect(ServiceCallKeys.session == "s9")
+        }
+        // Without a key the transport's own keys are used, and the session still goes with the calls.
+        ServiceCallKeys.during(action: "", session: "s9") {
+            #expect(ServiceCallKeys.session == "s9")
+            #expect(ServiceCallKeys.next(service: "svc.a", method: "m", args: [:]) { "own" } == "own")
+        }
+        #expect(ServiceCallKeys.session == "")
+    }
+
     @Test func keysHoldOnAnyThread() {
         let base = ServiceCallKeys.base(service: "vm.home", session: "s", key: "k")
         let here = Self.keys(base: base, [("svc.a", "m", ["x": "1"])])
