@@ -7,9 +7,9 @@ struct HistoryStore {
         var closedAt: Int64?
         var lastActivity: Int64
 
-        /// Adds `event`; true when the oldest was dropped to make room.
-        mutating func record(_ event: TraceEvent) -> Bool {
-            let dropped = events.append(event)
+        /// Adds `event` (`packed`: the same, as kept); true when the oldest was dropped to make room.
+        mutating func record(_ event: TraceEvent, packed: PackedTraceEvent) -> Bool {
+            let dropped = events.append(packed)
             if dropped { self.dropped += 1 }
             lastActivity = max(lastActivity, event.atUnixNanos)
             if event.kind == .deleted, event.key?.hasSuffix("/meta") == true {
@@ -24,6 +24,8 @@ struct HistoryStore {
     let limits: SessionHistoryLimits
     private(set) var logs: [String: SessionLog] = [:]
     private(set) var statistics = SessionHistoryStatistics()
+    /// The words the packed events name by number.
+    private(set) var words = TraceWords()
 
     init(limits: SessionHistoryLimits) {
         self.limits = limits
@@ -39,7 +41,8 @@ struct HistoryStore {
         }
         // Changed in place, in the table: a copy taken out and put back would copy the session's
         // whole ring on every event (its storage referenced twice at the append).
-        let dropped = logs[event.session]!.record(event)
+        let packed = PackedTraceEvent(event, words: &words)
+        let dropped = logs[event.session]!.record(event, packed: packed)
         if dropped {
             statistics.droppedEvents += 1
         } else {
@@ -55,7 +58,7 @@ struct HistoryStore {
         guard let log = logs[session] else { return nil }
         // Broker and Clone events arrive from two threads: order them by the host's clock,
         // keeping arrival order (and so Clone sequence order) among equal times.
-        let ordered = log.events.elements.enumerated().sorted {
+        let ordered = log.events.elements.map { $0.event(session: session, words: words) }.enumerated().sorted {
             ($0.element.atUnixNanos, $0.offset) < ($1.element.atUnixNanos, $1.offset)
         }.map(\.element)
         return SessionTrace(session: session, events: ordered, droppedEvents: log.dropped, closed: log.closedAt != nil, limits: limits)
@@ -65,7 +68,9 @@ struct HistoryStore {
         var best: (worker: String, atUnixNanos: Int64)?
         let logs = session.map { id in self.logs[id].map { [$0] } ?? [] } ?? Array(self.logs.values)
         for log in logs {
-            for event in log.events.elements where event.kind == .reply && event.service?.hasPrefix(service) == true {
+            for packed in log.events.elements where packed.kind == .reply {
+                let event = packed.event(session: "", words: words)
+                guard event.service?.hasPrefix(service) == true else { continue }
                 guard let worker = event.worker, event.atUnixNanos >= (best?.atUnixNanos ?? .min) else { continue }
                 best = (worker, event.atUnixNanos)
             }
@@ -113,7 +118,7 @@ struct HistoryStore {
 /// The newest `capacity` events, oldest first, without shifting on every append.
 struct EventRing {
     let capacity: Int
-    private var storage: [TraceEvent] = []
+    private var storage: [PackedTraceEvent] = []
     private var head = 0
 
     init(capacity: Int) {
@@ -123,10 +128,9 @@ struct EventRing {
     var count: Int { storage.count }
 
     /// Appends; true when the oldest event was dropped to make room.
-    mutating func append(_ event: TraceEvent) -> Bool {
+    mutating func append(_ event: PackedTraceEvent) -> Bool {
         if storage.count < capacity {
-            // Grow by a quarter, not double: an event is a wide struct (TraceEvent's stride, some
-            // 350 bytes), most sessions hold a handful, and thousands of them sit idle.
+            // Grow by a quarter, not double: most sessions hold a handful, and thousands of them sit idle.
             if storage.count == storage.capacity {
                 storage.reserveCapacity(min(capacity, storage.count + max(4, storage.count / 4)))
             }
@@ -138,7 +142,7 @@ struct EventRing {
         return true
     }
 
-    var elements: [TraceEvent] {
+    var elements: [PackedTraceEvent] {
         Array(storage[head...] + storage[..<head])
     }
 }

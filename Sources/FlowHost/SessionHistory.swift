@@ -4,9 +4,9 @@ import Majordomo
 import MessagePath
 import Synchronization
 
-/// How much history the host keeps. An event takes about `TraceEvent`'s stride (measured in
-/// SessionHistoryTests) plus its strings, a few hundred bytes: the defaults hold at most
-/// 100,000 events, some 30 to 60 MB, however many sessions a simulation opens.
+/// How much history the host keeps. An event is kept packed (`PackedTraceEvent`: its repeated
+/// words as numbers), 60 to 150 bytes with its array's overhead: the defaults hold at most
+/// 100,000 events, some 10 to 15 MB, however many sessions a simulation opens.
 public struct SessionHistoryLimits: Codable, Sendable, Equatable {
     /// The newest events kept per session; older ones are dropped (and counted).
     public var eventsPerSession = 2_000

@@ -190,13 +190,6 @@ import Testing
         #expect(Set(history.sessions()).contains("S9"), "the session being written is never the one forgotten")
     }
 
-    @Test func anEventIsAFewHundredBytes() {
-        // The figure behind SessionHistoryLimits' memory estimate (strings of up to 15 bytes live inline).
-        let stride = MemoryLayout<TraceEvent>.stride
-        #expect(stride < 600, "TraceEvent is \(stride) bytes")
-        print("TraceEvent stride: \(stride) bytes")
-    }
-
     @Test func handingAnObservationOverIsCheapAndTheDecoderKeepsUp() throws {
         // What the broker thread pays per observed message (a lock and an append), and how fast
         // the decode queue turns intents and their replies into events. Printed, loosely bounded.
