@@ -17,6 +17,9 @@ public final class ZMQSocket {
     private var facesNetwork = false
     /// The last frame received had more parts after it.
     private var midMessage = false
+    /// Short frames received lately (protocol headers, commands, peer ids, service names): one
+    /// that arrives again is handed out as the same array instead of a new allocation.
+    private var recentShortFrames = ShortFrameCache()
 
     /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
     public init(context: ZMQContext, type: SocketType, linger: Duration = .milliseconds(100)) throws(ZMQError) {
@@ -160,8 +163,8 @@ public final class ZMQSocket {
         if size == 0 {
             frame = []
         } else {
-            let data = zmq_msg_data(&message)!
-            frame = Frame(UnsafeRawBufferPointer(start: data, count: size))
+            let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(&message)!, count: size)
+            frame = recentShortFrames.frame(for: bytes)
         }
         return (frame, zmq_msg_more(&message) != 0, userID, property)
     }
@@ -170,10 +173,12 @@ public final class ZMQSocket {
     /// nothing is waiting. Once the first part has arrived the rest are already queued.
     public func receiveMessage(dontWait: Bool = false) throws(ZMQError) -> [Frame]? {
         guard let first = try receiveFrame(dontWait: dontWait) else { return nil }
-        var frames = [first.frame]
         var more = first.more
-        // MDP and CHP messages have up to about seven frames: grow the array once, not three times.
-        if more { frames.reserveCapacity(8) }
+        // MDP and CHP messages have up to about seven frames: the array is made with room for
+        // them (one allocation; `[first]` then reserving would be two).
+        var frames: [Frame] = []
+        frames.reserveCapacity(more ? 8 : 1)
+        frames.append(first.frame)
         while more {
             guard let next = try receiveFrame() else { break }
             frames.append(next.frame)
@@ -190,10 +195,11 @@ public final class ZMQSocket {
         dontWait: Bool = false, maxFrames: Int, maxBytes: Int, readUserID: Bool = false, readProperty: String? = nil
     ) throws(ZMQError) -> ReceivedMessage? {
         guard let first = try receiveFrame(dontWait: dontWait, readUserID: readUserID, readProperty: readProperty) else { return nil }
-        var frames = [first.frame]
-        var bytes = first.frame.count
         var more = first.more
-        if more { frames.reserveCapacity(8) }
+        var frames: [Frame] = []
+        frames.reserveCapacity(more ? 8 : 1)
+        frames.append(first.frame)
+        var bytes = first.frame.count
         var truncated = bytes > maxBytes
         // A ROUTER makes the routing-id frame itself; the User-Id is on the frames the peer sent.
         var userID = first.userID
@@ -212,6 +218,43 @@ public final class ZMQSocket {
             frames.append(next.frame)
         }
         return ReceivedMessage(frames: frames, totalBytes: bytes, truncated: truncated, userID: userID, property: property)
+    }
+}
+
+/// The last few short frames a socket received, so that the ones every message repeats (an MDP
+/// header, a command byte, a peer's routing id, a service name) are not allocated again each
+/// time. Eight slots replaced in CLOCK order: a frame met again since the hand last passed keeps
+/// its slot, so one-off frames (sequence numbers, write ids) do not push the repeated ones out.
+struct ShortFrameCache {
+    static let longest = 32
+    static let slots = 8
+    private var frames: [Frame] = []
+    private var used: [Bool] = []
+    private var hand = 0
+
+    /// `bytes` as a frame: a kept one with the same bytes, or a new one (kept when short).
+    mutating func frame(for bytes: UnsafeRawBufferPointer) -> Frame {
+        guard bytes.count <= Self.longest else { return Frame(bytes) }
+        for index in frames.indices where frames[index].count == bytes.count {
+            let same = frames[index].withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+            if same {
+                used[index] = true
+                return frames[index]
+            }
+        }
+        let frame = Frame(bytes)
+        if frames.count < Self.slots {
+            frames.append(frame)
+            used.append(false)
+            return frame
+        }
+        while used[hand] {
+            used[hand] = false
+            hand = (hand + 1) % Self.slots
+        }
+        frames[hand] = frame
+        hand = (hand + 1) % Self.slots
+        return frame
     }
 }
 
