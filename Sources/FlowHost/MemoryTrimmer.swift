@@ -37,20 +37,13 @@ final class MemoryTrimmer: Sendable {
     }
 
     private func loop(period: Duration, threshold: Int, logger: Logger) {
-        var baseline = Self.residentBytes() ?? 0
-        var freeBaseline = Int(clamping: cflowhost_heap_free_bytes())
+        var rule = TrimRule(threshold: threshold, resident: Self.residentBytes() ?? 0, free: Int(clamping: cflowhost_heap_free_bytes()))
         let seconds = Double(period.components.seconds) + Double(period.components.attoseconds) / 1e18
         while !stopping.load(ordering: .relaxed) {
             _ = wake.wait(timeout: .now() + seconds)
             guard !stopping.load(ordering: .relaxed), let resident = Self.residentBytes() else { continue }
             state.withLock { $0.residentBytes = resident }
-            let free = Int(clamping: cflowhost_heap_free_bytes())
-            let grown = (resident - threshold > baseline && free > threshold) || free - threshold > freeBaseline
-            guard grown else {
-                baseline = min(baseline, resident)
-                freeBaseline = min(freeBaseline, free)
-                continue
-            }
+            guard rule.shouldTrim(resident: resident, free: Int(clamping: cflowhost_heap_free_bytes())) else { continue }
             _ = cflowhost_malloc_trim()
             let after = Self.residentBytes() ?? resident
             let returned = max(0, resident - after)
@@ -59,8 +52,7 @@ final class MemoryTrimmer: Sendable {
                 $0.returnedBytes += returned
                 $0.residentBytes = after
             }
-            baseline = after
-            freeBaseline = Int(clamping: cflowhost_heap_free_bytes())
+            rule.trimmed(resident: after, free: Int(clamping: cflowhost_heap_free_bytes()))
             logger.debug("freed heap returned to the system", metadata: [
                 "flowbus.resident_mib": "\(after >> 20)", "flowbus.returned_mib": "\(returned >> 20)",
             ])
@@ -83,4 +75,35 @@ public struct MemoryStatistics: Codable, Sendable, Equatable {
     /// How many times freed heap was handed back, and how much the resident size dropped by in all.
     public var trims = 0
     public var returnedBytes = 0
+}
+
+/// When the trimmer trims: once the resident size grew by `threshold` over its lowest since the
+/// last trim while malloc holds more than `threshold` free, or malloc's free heap itself grew by
+/// `threshold`. Memory in use that merely stays (or grows with nothing free) is never trimmed
+/// again and again.
+struct TrimRule {
+    let threshold: Int
+    private var baseline: Int
+    private var freeBaseline: Int
+
+    init(threshold: Int, resident: Int, free: Int) {
+        self.threshold = threshold
+        self.baseline = resident
+        self.freeBaseline = free
+    }
+
+    mutating func shouldTrim(resident: Int, free: Int) -> Bool {
+        let grown = (resident - threshold > baseline && free > threshold) || free - threshold > freeBaseline
+        if !grown {
+            baseline = min(baseline, resident)
+            freeBaseline = min(freeBaseline, free)
+        }
+        return grown
+    }
+
+    /// After a trim: what it left is the new baseline.
+    mutating func trimmed(resident: Int, free: Int) {
+        baseline = resident
+        freeBaseline = free
+    }
 }
