@@ -32,7 +32,8 @@ public final class ClientController {
     /// The focused target's index in `form.targets`.
     public internal(set) var focus = 0
     /// The focus each screen ("kind#id") had when another came over it, given back when it is
-    /// on top again (going back returns to where the person was).
+    /// on top again (going back returns to where the person was), unless a text field of it is
+    /// empty: then that field, so what the person types goes in and fires no shortcut.
     private var focusBeneath: [String: Int] = [:]
     /// Field values per screen ("kind#id"), kept while the screen stays in the navigation.
     public internal(set) var values: [String: [String: String]] = [:]
@@ -96,7 +97,11 @@ public final class ClientController {
     private func settleClear() {
         guard let clear = clearAfterSuccess, let version = clear.version, let state = view.states[clear.kind],
               state.screenVersion >= version, state.phase != .loading else { return }
-        if state.phase == .success { for field in clear.fields { values[clear.key]?[field] = nil } }
+        if state.phase == .success {
+            for field in clear.fields { values[clear.key]?[field] = nil }
+            // The next entry starts in the first field, not on the button just pressed.
+            if clear.key == screenKey, let first = clear.fields.first { focus(field: first) }
+        }
         clearAfterSuccess = nil
     }
 
@@ -121,6 +126,8 @@ public final class ClientController {
             if case .viewModel(let kind) = outcome.prepared.route {
                 awaitedNotice = (kind, outcome.reply.screenVersion)
                 settleNotice()
+            } else if SessionActionNames.all.contains(action) {
+                notice = ""  // back, a tab, OK: the screen shown is the answer
             }
             if clearAfterSuccess != nil {
                 clearAfterSuccess?.version = outcome.reply.screenVersion
@@ -252,6 +259,15 @@ public final class ClientController {
         alertFocus = 0
     }
 
+    /// The target of the form's first text field with nothing typed in it.
+    private func firstEmptyTextField() -> Int? {
+        guard let form else { return nil }
+        return form.targets.firstIndex { target in
+            if case .field(let field) = form.blocks[target.block] { return value(field.name).isEmpty }
+            return false
+        }
+    }
+
     /// Puts the focus on the form's field or choice list `name`, if the form has it.
     private func focus(field name: String) {
         guard let form else { return }
@@ -370,7 +386,11 @@ public final class ClientController {
         if key != screenKey {
             if !screenKey.isEmpty { focusBeneath[screenKey] = focus }
             screenKey = key
-            focus = focusBeneath.removeValue(forKey: key) ?? 0
+            if let saved = focusBeneath.removeValue(forKey: key) {
+                focus = firstEmptyTextField() ?? saved
+            } else {
+                focus = 0
+            }
         }
         if let count = form?.targets.count { focus = count == 0 ? 0 : min(focus, count - 1) }
         skipDisabledButton()

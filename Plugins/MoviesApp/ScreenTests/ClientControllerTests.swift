@@ -50,6 +50,9 @@ struct ClientControllerTests {
         #expect(controller.value("titulo") == "Monitor", "emptied before the state settled")
         controller.update(Self.expenses(.success, version: 8))
         #expect(controller.value("titulo").isEmpty && controller.value("tipo").isEmpty && controller.value("valor").isEmpty)
+        // The next expense is typed from Título (issue 17: the focus stayed on Adicionar, and
+        // typing "Monitor" fired shortcuts).
+        #expect(controller.editing && controller.handle(.character("l")).isEmpty && controller.value("titulo") == "l")
     }
 
     @Test("typed values and passwords of a screen that left the navigation are forgotten")

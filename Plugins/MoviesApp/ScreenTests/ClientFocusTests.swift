@@ -94,6 +94,17 @@ struct ClientFocusTests {
         #expect(Self.focusedName(controller) == "popularActors" && controller.cursor("popularActors") == 1)
     }
 
+    @Test("a screen shown again with an empty text field gives that field the focus, so typing fires no shortcut")
+    func emptyFieldTakesTheFocusOnReturn() {
+        let controller = ClientController(view: Views.auth([Self.signIn], version: 3))
+        for _ in 0..<4 { _ = controller.handle(.tab) }
+        #expect(Self.focusedName(controller) == "forgotPassword")
+        controller.update(Views.auth([Self.signIn, Views.screen("forgotpassword", owner: "auth", title: "Forgot password")], version: 4))
+        controller.update(Views.auth([Self.signIn], version: 5))
+        #expect(Self.focusedName(controller) == "email" && controller.editing)
+        #expect(controller.handle(.character("l")).isEmpty && !controller.showLog)
+    }
+
     @Test("Esc leaves a text field, so 1–4 pick tabs (Alt-1 arrives as Esc, 1); Esc again goes back")
     func escapeLeavesATextField() {
         let change = Views.screen("changepassword", owner: "settings", title: "Change password")
