@@ -104,9 +104,16 @@ open class ViewModel {
     /// Whether a state of this session is on the bus already (published, or restored from it).
     public internal(set) var hasPublished = false
 
+    /// The form field the error on screen is about (`ViewState.error_field`), so a client can
+    /// put the focus there; empty when none. Set with `fail(_:field:)`.
+    public private(set) var errorField = ""
+    private var nextErrorField = ""
+
     public var state: ViewModelState = .none {
         didSet {
             if case .success(let shown) = state { data = shown }
+            errorField = state.phase == .error ? nextErrorField : ""
+            nextErrorField = ""
             if let onChange {
                 hasPublished = true
                 onChange(state, data)
@@ -116,6 +123,13 @@ open class ViewModel {
 
     public init(session: String) {
         self.session = session
+    }
+
+    /// Shows the error `message` about the form field `field` (a field name of the presentation):
+    /// a client puts the focus there once the person has read it.
+    public func fail(_ message: String, field: String) {
+        nextErrorField = field
+        state = .error(message)
     }
 
     /// Shows the error `message` with `payload` instead of the last payload shown, for an error

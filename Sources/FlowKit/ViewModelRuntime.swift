@@ -466,6 +466,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         if let viewModel = instance?.viewModel {
             value.presentation = viewModel.presentation()
             value.actions = viewModel.offeredActions()
+            value.errorField = viewModel.errorField
         }
         do {
             let bytes = try Envelope.wrapping(

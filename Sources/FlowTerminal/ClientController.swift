@@ -30,13 +30,17 @@ public final class ClientController {
     public private(set) var view: SessionView
     public private(set) var form: ScreenForm?
     /// The focused target's index in `form.targets`.
-    public private(set) var focus = 0
+    public internal(set) var focus = 0
+    /// The focus each screen ("kind#id") had when another came over it, given back when it is
+    /// on top again (going back returns to where the person was), unless a text field of it is
+    /// empty: then that field, so what the person types goes in and fires no shortcut.
+    private var focusBeneath: [String: Int] = [:]
     /// Field values per screen ("kind#id"), kept while the screen stays in the navigation.
-    public private(set) var values: [String: [String: String]] = [:]
+    public internal(set) var values: [String: [String: String]] = [:]
     /// The cursor within each carousel, list and choice list, per screen and block id.
     public private(set) var cursors: [String: Int] = [:]
     /// The caret in each text field, in characters from its start, per screen and field; none: at the end.
-    private var carets: [String: Int] = [:]
+    var carets: [String: Int] = [:]
     /// The action in flight, if any (its reply not back yet).
     public private(set) var pending: String?
     /// The tab asked for (a digit, `[`, `]`) while something was in flight: the last one asked
@@ -50,12 +54,14 @@ public final class ClientController {
     public var showHelp = false
     public var showLog = false
     /// One line under the screen: what just happened or why a key did nothing.
-    public private(set) var notice = ""
+    public internal(set) var notice = ""
     public private(set) var lastChange = Date()
-    private var screenKey = ""
+    var screenKey = ""
     /// Fields to empty once the action's state settles in success (a form that adds
     /// one entry after another); kept when it ends in error, so the person can correct what they typed.
     private var clearAfterSuccess: (key: String, kind: String, fields: [String], version: UInt64?)?
+    /// A view model's action applied whose state has not come yet: its words go in the notice line when it does.
+    private var awaitedNotice: (kind: String, version: UInt64)?
 
     public init(view: SessionView, readOnly: Bool = false) {
         self.view = view
@@ -77,12 +83,25 @@ public final class ClientController {
         view = newView
         rebuild()
         settleClear()
+        settleNotice()
+    }
+
+    /// The notice line says what a view model's applied action did in its own words ("We sent a
+    /// new code to …") once its state has come.
+    private func settleNotice() {
+        guard let awaited = awaitedNotice, let state = view.states[awaited.kind], state.screenVersion >= awaited.version else { return }
+        awaitedNotice = nil
+        if state.phase == .success, !state.message.isEmpty { notice = state.message }
     }
 
     private func settleClear() {
         guard let clear = clearAfterSuccess, let version = clear.version, let state = view.states[clear.kind],
               state.screenVersion >= version, state.phase != .loading else { return }
-        if state.phase == .success { for field in clear.fields { values[clear.key]?[field] = nil } }
+        if state.phase == .success {
+            for field in clear.fields { values[clear.key]?[field] = nil }
+            // The next entry starts in the first field, not on the button just pressed.
+            if clear.key == screenKey, let first = clear.fields.first { focus(field: first) }
+        }
         clearAfterSuccess = nil
     }
 
@@ -100,7 +119,16 @@ public final class ClientController {
             alertFocus = 0
             notice = "refused: \(outcome.prepared.action) (\(error.code))"
         } else {
-            notice = "\(outcome.prepared.action) applied"
+            // Until the screen says it in its own words: the button's label, done.
+            let action = outcome.prepared.action
+            let label = form?.actions[action]?.label ?? ""
+            notice = "\(label.isEmpty ? action : label): done"
+            if case .viewModel(let kind) = outcome.prepared.route {
+                awaitedNotice = (kind, outcome.reply.screenVersion)
+                settleNotice()
+            } else if SessionActionNames.all.contains(action) {
+                notice = ""  // back, a tab, OK: the screen shown is the answer
+            }
             if clearAfterSuccess != nil {
                 clearAfterSuccess?.version = outcome.reply.screenVersion
                 settleClear()
@@ -223,9 +251,34 @@ public final class ClientController {
     private func dismiss(_ alert: Alert) {
         switch alert.source {
         case .local: localAlert = nil
-        case .viewModel(let kind, let version): acknowledged[kind] = version
+        case .viewModel(let kind, let version):
+            acknowledged[kind] = version
+            // The field the error is about takes the focus, so what the person types next goes there.
+            if let field = view.states[kind]?.state.errorField, !field.isEmpty { focus(field: field) }
         }
         alertFocus = 0
+    }
+
+    /// The target of the form's first text field with nothing typed in it.
+    private func firstEmptyTextField() -> Int? {
+        guard let form else { return nil }
+        return form.targets.firstIndex { target in
+            if case .field(let field) = form.blocks[target.block] { return value(field.name).isEmpty }
+            return false
+        }
+    }
+
+    /// Puts the focus on the form's field or choice list `name`, if the form has it.
+    private func focus(field name: String) {
+        guard let form else { return }
+        let index = form.targets.firstIndex { target in
+            switch form.blocks[target.block] {
+            case .field(let field): field.name == name
+            case .choices(let choices, _, _, _): choices == name
+            default: false
+            }
+        }
+        if let index { focus = index }
     }
 
     private func back() -> [ClientCommand] {
@@ -243,7 +296,7 @@ public final class ClientController {
         return act("selectTab", fields: ["tab": tabs[(index + step + tabs.count) % tabs.count]])
     }
 
-    private func activate(space: Bool = false) -> [ClientCommand] {
+    func activate(space: Bool = false) -> [ClientCommand] {
         guard let form, let target = focusedTarget else { return [] }
         switch form.blocks[target.block] {
         case .field:
@@ -298,62 +351,7 @@ public final class ClientController {
         return [.send(action: action, fields: fields)]
     }
 
-    /// A key in the focused text field, as a line editor has it: characters go in at the caret;
-    /// ← → Home End (Ctrl-A, Ctrl-E) move it; Backspace and Delete remove a character, Ctrl-U
-    /// everything before it, Ctrl-K everything after, Ctrl-W the word before; Enter in the last
-    /// field before a row of buttons presses the first of them. Nil: not a key for the field.
-    private func editField(_ key: Key) -> [ClientCommand]? {
-        guard let form, let target = focusedTarget, case .field(let field) = form.blocks[target.block] else { return nil }
-        let text = Array(value(field.name))
-        let at = caret(field.name)
-        func replace(_ range: Range<Int>, with inserted: [Character]) {
-            edit(field, String(text[..<range.lowerBound] + inserted + text[range.upperBound...]), caret: range.lowerBound + inserted.count)
-        }
-        switch key {
-        case .left: setCaret(field.name, at - 1)
-        case .right: setCaret(field.name, at + 1)
-        case .home, .control("a"): setCaret(field.name, 0)
-        case .end, .control("e"): setCaret(field.name, text.count)
-        case .backspace: if at > 0 { replace((at - 1)..<at, with: []) }
-        case .delete, .control("d"): if at < text.count { replace(at..<(at + 1), with: []) }
-        case .control("u"): replace(0..<at, with: [])
-        case .control("k"): replace(at..<text.count, with: [])
-        case .control("w"):
-            var start = at
-            while start > 0, text[start - 1] == " " { start -= 1 }
-            while start > 0, text[start - 1] != " " { start -= 1 }
-            replace(start..<at, with: [])
-        case .character(let c): replace(at..<at, with: [c])
-        case .enter:
-            // The last field before a row of buttons: Enter submits with its first button.
-            let targets = form.targets
-            guard let index = targets.firstIndex(of: target), index + 1 < targets.count,
-                  case .buttons = form.blocks[targets[index + 1].block] else { return nil }
-            focus = index + 1
-            skipDisabledButton()
-            return activate()
-        default: return nil
-        }
-        return []
-    }
-
-    private func setCaret(_ field: String, _ position: Int) {
-        carets[screenKey + "/" + field] = max(0, min(value(field).count, position))
-    }
-
-    private func edit(_ field: FormField, _ proposed: String, caret: Int) {
-        var text = proposed
-        if field.numeric { text = String(text.filter { $0.isASCII && ($0.isNumber || ".,-".contains($0)) }) }
-        if text.count > field.maxLength {
-            text = String(text.prefix(field.maxLength))
-            notice = "\(field.label) takes at most \(field.maxLength) characters"
-        }
-        values[screenKey, default: [:]][field.name] = text
-        // What the filter or the limit took off came before the caret, or was the typing itself.
-        setCaret(field.name, min(caret - (proposed.count - text.count), text.count))
-    }
-
-    private func move(_ step: Int) {
+    func move(_ step: Int) {
         guard let count = form?.targets.count, count > 0 else { return }
         focus = (focus + step + count) % count
     }
@@ -386,8 +384,13 @@ public final class ClientController {
         let key = "\(screen.kind)#\(screen.id)"
         form = ScreenForm.make(for: screen, in: view)
         if key != screenKey {
+            if !screenKey.isEmpty { focusBeneath[screenKey] = focus }
             screenKey = key
-            focus = 0
+            if let saved = focusBeneath.removeValue(forKey: key) {
+                focus = firstEmptyTextField() ?? saved
+            } else {
+                focus = 0
+            }
         }
         if let count = form?.targets.count { focus = count == 0 ? 0 : min(focus, count - 1) }
         skipDisabledButton()
@@ -396,11 +399,12 @@ public final class ClientController {
         values = values.filter { live.contains($0.key) }
         cursors = cursors.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
         carets = carets.filter { entry in live.contains(where: { entry.key.hasPrefix($0 + "/") }) }
+        focusBeneath = focusBeneath.filter { live.contains($0.key) }
     }
 
     /// The focus leaves a button that cannot be pressed now (Like once liked) for the next
     /// target that can, if there is one.
-    private func skipDisabledButton() {
+    func skipDisabledButton() {
         guard let form else { return }
         let targets = form.targets
         func disabled(_ index: Int) -> Bool {

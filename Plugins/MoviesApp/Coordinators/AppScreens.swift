@@ -8,6 +8,9 @@ public enum AppScreens {
     public static func signIn() -> Screen { .make("signin", owner: "auth", title: "Sign in") }
     public static func signUp() -> Screen { .make("signup", owner: "signup", title: "Create account") }
     public static func forgotPassword() -> Screen { .make("forgotpassword", owner: "auth", title: "Forgot password") }
+    public static func resetPassword(email: String) -> Screen {
+        .make("resetpassword", owner: "auth", title: "Choose a new password", params: ["email": email])
+    }
     public static func emailVerification(email: String) -> Screen {
         .make("emailverification", owner: "signup", title: "Verify e-mail", params: ["email": email])
     }

@@ -1,11 +1,12 @@
 import FlowKit
 import FlowProtocol
 
-/// Sign-in: root SignIn; pushes SignUp (owning the SignUp child flow) and ForgotPassword;
+/// Sign-in: root SignIn; pushes SignUp (owning the SignUp child flow) and ForgotPassword, whose
+/// mailed code leads back to SignIn and on to ResetPassword (a new password, then SignIn again);
 /// reports `userDidSuccessfullyAuthenticate` to App.
 public final class AuthCoordinator: Coordinator {
     public override class var name: String { "auth" }
-    public override class var watchedScreens: [String] { ["signin", "forgotpassword"] }
+    public override class var watchedScreens: [String] { ["signin", "forgotpassword", "resetpassword"] }
     public override class var screenActions: [String: [ActionSpec]] {
         ["signin": [ActionSpec("register", label: "Create account"), ActionSpec("forgotPassword", label: "Forgot password"),
                     ActionSpec("verifyEmail", label: "Verify e-mail", fields: ["email"])]]
@@ -47,6 +48,12 @@ public final class AuthCoordinator: Coordinator {
         case ("signin", "signedIn"):
             report("userDidSuccessfullyAuthenticate", args: ["user": change.decode(ScreenData.self)?.account.email ?? ""])
         case ("forgotpassword", "resetSent"):
+            // Back to SignIn as the documents do, and on to where the mailed code is typed.
+            let email = change.decode(ScreenData.self)?.account.email ?? ""
+            navigate(
+                .popTo("signin"), .push(AppScreens.resetPassword(email: email)),
+                .present(AppScreens.confirmation(change.noticeText, owner: Self.name)))
+        case ("resetpassword", "passwordReset"):
             navigate(.popTo("signin"), .present(AppScreens.confirmation(change.noticeText, owner: Self.name)))
         default:
             break

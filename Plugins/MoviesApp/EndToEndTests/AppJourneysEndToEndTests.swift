@@ -7,7 +7,7 @@ import Logging
 import Testing
 
 /// The whole movies app of APP.md as real processes: `flowbus up` with the package's default app
-/// (services, ten view-model workers, seven coordinators), driven over the real bus by the same
+/// (services, eleven view-model workers, seven coordinators), driven over the real bus by the same
 /// Journey that `flowbus drive` runs, with the scripts of Plugins/MoviesApp/Journeys.
 @Suite("App journeys end to end", .serialized)
 struct AppJourneysEndToEndTests {
@@ -137,21 +137,16 @@ struct AppJourneysEndToEndTests {
         }
     }
 
-    @Test("forgot password: each invalid e-mail, the reset mail, the confirmation, back to SignIn", .timeLimit(.minutes(2)))
+    /// Issue 17, bug 10: the reset mail said "ask an operator"; its code now chooses a new password.
+    @Test("forgot password: each invalid e-mail, the mailed code, a new password chosen with it, the old one refused",
+          .timeLimit(.minutes(2)))
     func forgotPassword() async throws {
         let host = try await Self.startApp()
         defer { Task { try? await host.stop() } }
         let journey = try Self.journey(on: host)
         defer { journey.stop() }
-        let before = try await host.run(["call", "svc.mail", "outbox", "email=demo@flowbus.dev", "--json"])
         let report = try await Self.play("forgot-password.yaml", on: journey)
         guard report.passed else { return }
-        let after = try await host.run(["call", "svc.mail", "outbox", "email=demo@flowbus.dev", "--json"])
-        let count = { (output: String) in
-            Int((((try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any])?["result"] as? [String: String])?["count"] ?? "") ?? -1
-        }
-        #expect(count(after.output) == count(before.output) + 1, "one reset mail:\n\(after.output)")
-        #expect(after.output.contains("Reset your Flowbus password"))
         Self.checkStateOrder(try #require(journey.client).events())
     }
 

@@ -50,6 +50,9 @@ struct ClientControllerTests {
         #expect(controller.value("titulo") == "Monitor", "emptied before the state settled")
         controller.update(Self.expenses(.success, version: 8))
         #expect(controller.value("titulo").isEmpty && controller.value("tipo").isEmpty && controller.value("valor").isEmpty)
+        // The next expense is typed from Título (issue 17: the focus stayed on Adicionar, and
+        // typing "Monitor" fired shortcuts).
+        #expect(controller.editing && controller.handle(.character("l")).isEmpty && controller.value("titulo") == "l")
     }
 
     @Test("typed values and passwords of a screen that left the navigation are forgotten")
@@ -109,13 +112,16 @@ struct ClientControllerTests {
         #expect(controller.handle(.enter) == [.send(action: "logIn", fields: ["email": "ana@example.com", "password": "secret12"])])
     }
 
-    @Test("Esc goes back on a deep stack, dismisses a modal with ok, and says so when there is nothing to go back to")
+    @Test("Esc goes back on a deep stack (out of a text field first), dismisses a modal with ok, and says so when there is nothing to go back to")
     func back() {
         let deep = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), Views.screen("forgotpassword", owner: "auth", title: "Forgot password")])
-        #expect(ClientController(view: deep).handle(.escape) == [.send(action: "back", fields: [:])])
+        let forgot = ClientController(view: deep)
+        #expect(forgot.handle(.escape) == [] && !forgot.editing, "Esc leaves the e-mail field first")
+        #expect(forgot.handle(.escape) == [.send(action: "back", fields: [:])])
         let modal = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")], modal: Views.screen("confirmation", title: "Done", params: ["text": "ok"]))
         #expect(ClientController(view: modal).handle(.escape) == [.send(action: "ok", fields: [:])])
         let root = ClientController(view: Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")]))
+        _ = root.handle(.escape)
         #expect(root.handle(.escape) == [])
         #expect(root.notice == "nothing to go back to")
     }
@@ -130,6 +136,29 @@ struct ClientControllerTests {
         #expect(controller.handle(.character("[")) == [.send(action: "selectTab", fields: ["tab": "expenses"])])
         controller.finished(Self.outcome("selectTab", applied: true, version: 11))
         #expect(controller.handle(.character("]")) == [.send(action: "selectTab", fields: ["tab": "likes"])])
+    }
+
+    /// Issue 17: Resend confirmed only as "resend applied".
+    @Test("an applied action is confirmed in the screen's own words once its state comes, else by its label")
+    func appliedActionsSayWhatHappened() {
+        let verify = Views.screen("emailverification", owner: "signup", title: "Verify e-mail", params: ["email": "rita@flowbus.dev"])
+        var view = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), verify])
+        let controller = ClientController(view: view)
+        for _ in 0..<2 { _ = controller.handle(.tab) }
+        #expect(controller.handle(.enter) == [.send(action: "resend", fields: [:])])
+        var intent = Flowbus_V1_Intent()
+        intent.action = "resend"
+        var reply = Flowbus_V1_IntentReply()
+        reply.applied = true
+        reply.screenVersion = 3
+        controller.finished(IntentOutcome(
+            prepared: PreparedIntent(route: .viewModel(kind: "emailverification"), intent: intent, idempotencyKey: "k"), reply: reply))
+        #expect(controller.notice == "Resend code: done")
+        var state = Views.state("emailverification", .success, notice: "verificationSent", version: 3, params: ["email": "rita@flowbus.dev"])
+        state.state.message = "We sent a new code to rita@flowbus.dev."
+        view.states["emailverification"] = state
+        controller.update(view)
+        #expect(controller.notice == "We sent a new code to rita@flowbus.dev.")
     }
 
     /// Issue 17: `1 4` typed quickly from Details ended on Home, the 4 dropped as "in flight".

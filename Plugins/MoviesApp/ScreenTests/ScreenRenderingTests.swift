@@ -71,15 +71,18 @@ struct ScreenRenderingTests {
         Self.expectShows(canvas, "Verify e-mail", "rita@flowbus.dev", "flowbus call svc.mail outbox", "Code", "[ Verify ]", "[ Resend code ]", "‹ Back")
     }
 
-    @Test("forgot password, and its confirmation drawn as a modal over sign-in", arguments: sizes)
+    @Test("forgot password, its confirmation drawn as a modal over the code screen, and the code screen", arguments: sizes)
     func forgotPassword(size: (rows: Int, columns: Int)) {
         let form = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), Views.screen("forgotpassword", owner: "auth", title: "Forgot password")])
         let (canvas, _) = Self.render(form, rows: size.rows, columns: size.columns)
-        Self.expectShows(canvas, "Forgot password", "E-mail", "[ Send ]")
-        let modal = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in")],
-                               modal: Views.screen("confirmation", owner: "auth", title: "Done", params: ["text": "We sent a reset link to demo@flowbus.dev."]))
+        Self.expectShows(canvas, "Forgot password", "6-digit code", "E-mail", "[ Send code ]")
+        let reset = Views.screen("resetpassword", owner: "auth", title: "Choose a new password", params: ["email": "demo@flowbus.dev"])
+        let modal = Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), reset],
+                               modal: Views.screen("confirmation", owner: "auth", title: "Done", params: ["text": ForgotPasswordViewModel.sentText(to: "demo@flowbus.dev")]))
         let (shown, controller) = Self.render(modal, rows: size.rows, columns: size.columns)
-        Self.expectShows(shown, "Done", "We sent a reset link", "[ OK ]", "[ Log in ]")
+        Self.expectShows(shown, "Done", "we mailed it a", "[ OK ]")
+        let (codeScreen, _) = Self.render(Views.auth([Views.screen("signin", owner: "auth", title: "Sign in"), reset]), rows: size.rows, columns: size.columns)
+        Self.expectShows(codeScreen, "Choose a new password", "demo@flowbus.dev", "Code", "New", "Confirm", "[ Set new password ]", "[ Send a new code ]", "‹ Back")
         #expect(shown.text.contains("┌"), "the modal has no box:\n\(shown.text)")
         #expect(controller.handle(.enter) == [.send(action: "ok", fields: [:])])
     }
@@ -168,6 +171,14 @@ struct ScreenRenderingTests {
         let (full, controller) = Self.render(view, rows: size.rows, columns: size.columns,
                                              keys: "Mouse".map(Key.character) + [.tab, .character(" "), .tab] + "89,90".map(Key.character) + [.tab])
         Self.expectShows(full, "Monitor", "Eletrônicos", "R$ 1.234,56", "Cadeira", "Escritório", "R$ 450,00", "Teclado", "R$ 15,44", "Total: R$ 1.700,00")
+        // Issue 17: a readable title (the report's date and size, never its id), and rows in columns.
+        Self.expectShows(full, "Relatório de 23/11/2026 · 3 despesas")
+        #expect(!full.text.contains("r-1"), "the report's id is shown:\n\(full.text)")
+        let rows = full.lines.filter { line in ["Monitor", "Cadeira", "Teclado"].contains { line.contains("  \($0)") } }
+        #expect(rows.count == 3, "\(full.text)")
+        let typeColumns = Set(rows.map { row in row.distance(from: row.startIndex, to: row.range(of: row.contains("Eletrônicos") ? "Eletrônicos" : "Escritório")!.lowerBound) })
+        let valueEnds = Set(rows.map { $0.reversed().drop { $0 == " " || $0 == "│" }.count })
+        #expect(typeColumns.count == 1 && valueEnds.count == 1, "the rows do not line up:\n\(rows.joined(separator: "\n"))")
         #expect(controller.handle(.enter) == [.send(action: "adicionar", fields: ["titulo": "Mouse", "tipo": "1", "valor": "89,90"])])
     }
 

@@ -39,11 +39,13 @@ public struct AppServices {
     /// The demo's in-memory services over `catalog`, the demo account seeded
     /// (demo@flowbus.dev / flowbus123). Serve them with `handlers`.
     public static func inMemory(
-        catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        catalog: Catalog, tokenLifetime: TimeInterval = InMemoryUserService.defaultTokenLifetime,
+        resetCodeLifetime: TimeInterval = InMemoryUserService.defaultResetCodeLifetime, clock: @escaping AppClock = { Date() },
         hashIterations: Int = InMemoryUserService.defaultHashIterations
     ) -> AppServices {
         let mail = InMemoryMailService()
-        let users = InMemoryUserService(mail: mail, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations)
+        let users = InMemoryUserService(
+            mail: mail, tokenLifetime: tokenLifetime, resetCodeLifetime: resetCodeLifetime, clock: clock, hashIterations: hashIterations)
         users.seedDemoAccount()
         return AppServices(
             users: users, genres: InMemoryGenreService(catalog: catalog), movies: InMemoryMovieService(catalog: catalog),
@@ -53,21 +55,25 @@ public struct AppServices {
     /// The services over `catalog` with their data in SQLite at `path` (created if missing): what
     /// they held before a kill -9 is there again, the demo account seeded only when absent.
     public static func durable(
-        path: String, catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        path: String, catalog: Catalog, tokenLifetime: TimeInterval = InMemoryUserService.defaultTokenLifetime,
+        resetCodeLifetime: TimeInterval = InMemoryUserService.defaultResetCodeLifetime, clock: @escaping AppClock = { Date() },
         hashIterations: Int = InMemoryUserService.defaultHashIterations
     ) throws(RecordStoreError) -> AppServices {
         try durable(
-            records: try RecordStore(path: path), catalog: catalog, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations)
+            records: try RecordStore(path: path), catalog: catalog, tokenLifetime: tokenLifetime, resetCodeLifetime: resetCodeLifetime, clock: clock,
+            hashIterations: hashIterations)
     }
 
     /// The services over `catalog` with their data in `records` — a SQLite file, or a
     /// PostgreSQL database that replicas share (each call then sees what any replica committed).
     public static func durable(
-        records: RecordStore, catalog: Catalog, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        records: RecordStore, catalog: Catalog, tokenLifetime: TimeInterval = InMemoryUserService.defaultTokenLifetime,
+        resetCodeLifetime: TimeInterval = InMemoryUserService.defaultResetCodeLifetime, clock: @escaping AppClock = { Date() },
         hashIterations: Int = InMemoryUserService.defaultHashIterations
     ) throws(RecordStoreError) -> AppServices {
         let mail = InMemoryMailService(records: records)
-        let users = InMemoryUserService(mail: mail, tokenLifetime: tokenLifetime, clock: clock, hashIterations: hashIterations, records: records)
+        let users = InMemoryUserService(
+            mail: mail, tokenLifetime: tokenLifetime, resetCodeLifetime: resetCodeLifetime, clock: clock, hashIterations: hashIterations, records: records)
         let movies = InMemoryMovieService(catalog: catalog, records: records)
         let expenses = InMemoryExpenseService(records: records)
         mail.followRecords()
@@ -81,8 +87,27 @@ public struct AppServices {
     }
 
     /// The in-memory services over the bundled catalog, as `movies-services` serves them.
-    public static func inMemory(tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() }) throws(CatalogError) -> AppServices {
-        inMemory(catalog: try Catalog.bundled(), tokenLifetime: tokenLifetime, clock: clock)
+    public static func inMemory(
+        tokenLifetime: TimeInterval = InMemoryUserService.defaultTokenLifetime,
+        resetCodeLifetime: TimeInterval = InMemoryUserService.defaultResetCodeLifetime, clock: @escaping AppClock = { Date() }
+    ) throws(CatalogError) -> AppServices {
+        inMemory(catalog: try Catalog.bundled(), tokenLifetime: tokenLifetime, resetCodeLifetime: resetCodeLifetime, clock: clock)
+    }
+
+    /// How long mailed codes stay valid, from `movies-services`' options: `--token-lifetime
+    /// SECONDS` (e-mail verification, default 600) and `--reset-code-lifetime SECONDS` (password
+    /// reset, default 900), each a whole number from 1 to 86,400.
+    public static func codeLifetimes(from options: [String: String]) throws(PluginEnvironmentError) -> (token: TimeInterval, resetCode: TimeInterval) {
+        func seconds(_ name: String, default value: TimeInterval) throws(PluginEnvironmentError) -> TimeInterval {
+            guard let text = options[name] else { return value }
+            guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+                throw PluginEnvironmentError(
+                    "--\(name) takes whole seconds from 1 to 86400, as in `args: [\"--\(name)\", \"600\"]` in the manifest; got \"\(text)\"")
+            }
+            return TimeInterval(seconds)
+        }
+        return (try seconds("token-lifetime", default: InMemoryUserService.defaultTokenLifetime),
+                try seconds("reset-code-lifetime", default: InMemoryUserService.defaultResetCodeLifetime))
     }
 
     /// The services as adapters over `transport` (`svc.*` on the bus), as view-model workers use them.

@@ -10,8 +10,12 @@ public struct Refusal: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// Sign-in to an account whose e-mail is not verified yet.
     public static let unverified = Refusal(rawValue: "unverified")
     public static let emailTaken = Refusal(rawValue: "emailTaken")
+    /// A verification token or password reset code that is not the one mailed (or none was asked for).
     public static let wrongToken = Refusal(rawValue: "wrongToken")
+    /// A verification token or password reset code past its lifetime.
     public static let expiredToken = Refusal(rawValue: "expiredToken")
+    /// A new password shorter than `AccountRules.minimumPasswordLength`.
+    public static let passwordTooShort = Refusal(rawValue: "passwordTooShort")
     public static let alreadyVerified = Refusal(rawValue: "alreadyVerified")
     public static let unknownAccount = Refusal(rawValue: "unknownAccount")
     /// Change of password with a wrong current password.
@@ -45,6 +49,12 @@ extension Optional where Wrapped == RecordStore {
     /// Commits one record (nothing without a store); a store that fails leaves the service unavailable.
     func commit(_ kind: String, _ key: String, json value: some Encodable) throws(ServiceFailure) {
         do { try self?.put(kind, key, json: value) } catch { throw .unavailable("\(error)") }
+    }
+
+    /// Commits `changes` together: all or none.
+    func commit(_ changes: @autoclosure () throws -> [RecordChange]) throws(ServiceFailure) {
+        guard let self else { return }
+        do { try self.apply(try changes()) } catch { throw .unavailable("\(error)") }
     }
 
     /// Commits one record's removal.

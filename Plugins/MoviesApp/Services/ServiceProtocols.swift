@@ -24,8 +24,14 @@ public protocol UserService: AnyObject {
     func signOut(session: String) throws(ServiceFailure)
     /// Refuses `notSignedIn`, `wrongPassword`.
     func changePassword(session: String, current: String, new: String) throws(ServiceFailure)
-    /// Mails reset instructions; succeeds for unknown addresses too, revealing nothing.
+    /// Mails a 6-digit reset code (replacing any earlier one); succeeds for unknown addresses
+    /// too, mailing nothing and revealing nothing.
     func requestPasswordReset(email: String) throws(ServiceFailure)
+    /// Sets a new password with the mailed code, which is then used up, and signs out every
+    /// session signed in as the account. Refuses `wrongToken` (also for an unknown address or
+    /// no code asked for; five wrong tries void the code), `expiredToken`, `passwordTooShort`,
+    /// `tooManyAttempts`.
+    func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure)
 }
 
 public protocol GenreService: AnyObject {

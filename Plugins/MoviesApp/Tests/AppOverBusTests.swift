@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func everyScreenKindHasAViewModel() {
-        #expect(Set(viewModels.keys) == ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"])
+        #expect(Set(viewModels.keys) == ["signin", "signup", "emailverification", "forgotpassword", "resetpassword", "home", "details", "likes", "settings", "changepassword", "expenses"])
         for (kind, make) in viewModels { #expect(type(of: make("s1")).screen == kind) }
     }
 

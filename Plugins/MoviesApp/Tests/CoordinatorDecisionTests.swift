@@ -71,10 +71,18 @@ struct CoordinatorDecisionTests {
         #expect(auth.effects.isEmpty)
     }
 
-    @Test func forgotPasswordPopsToSignInAndConfirms() {
+    /// Issue 17, bug 10: the mailed code leads on to Choose a new password, then back to SignIn.
+    @Test func forgotPasswordPopsToSignInOpensTheCodeScreenAndConfirms() {
         let auth = AuthCoordinator(session: "s1", parent: "app")
         auth.screenChanged(change("forgotpassword", success("resetSent", text: "Check your e-mail.")))
-        #expect(auth.effects == [.navigate([.popTo("signin"), .present(AppScreens.confirmation("Check your e-mail.", owner: "auth"))])])
+        #expect(auth.effects == [.navigate([
+            .popTo("signin"), .push(AppScreens.resetPassword(email: "ana@example.com")),
+            .present(AppScreens.confirmation("Check your e-mail.", owner: "auth")),
+        ])])
+        auth.screenChanged(change("resetpassword", success("passwordReset", text: "Log in with the new one.")))
+        #expect(auth.effects.last == .navigate([.popTo("signin"), .present(AppScreens.confirmation("Log in with the new one.", owner: "auth"))]))
+        auth.screenChanged(change("resetpassword", success("resetSent", text: "We mailed a new code.")))
+        #expect(auth.effects.count == 2, "a new code keeps the screen where it is")
     }
 
     @Test func signUpPushesVerificationThenGoesHome() {

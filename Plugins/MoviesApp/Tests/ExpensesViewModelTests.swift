@@ -59,23 +59,41 @@ import Testing
     }
 
     @Test(arguments: [
-        ("", "1", "10,00", "Título inválido"),
-        ("  ", "1", "10,00", "Título inválido"),
-        ("Cadeira", "", "10,00", "Tipo de despesa inválido"),
-        ("Cadeira", "3", "10,00", "Tipo de despesa inválido"),
-        ("Cadeira", "x", "10,00", "Tipo de despesa inválido"),
-        ("Cadeira", "2", "abc", "Valor inválido"),
-        ("Cadeira", "2", "1,2,3", "Valor inválido"),
-        ("Cadeira", "2", "-10,00", "Valor inválido"),
-        ("Cadeira", "2", "0", "Valor inválido"),
-        ("Cadeira", "2", "0,00", "Valor inválido"),
-        ("Cadeira", "2", "", "Valor inválido"),
+        ("", "1", "10,00", "Título inválido", "titulo"),
+        ("  ", "1", "10,00", "Título inválido", "titulo"),
+        (String(repeating: "a", count: 81), "1", "10,00", ExpensesViewModel.tituloLongo, "titulo"),
+        ("Cadeira", "", "10,00", "Tipo de despesa inválido", "tipo"),
+        ("Cadeira", "3", "10,00", "Tipo de despesa inválido", "tipo"),
+        ("Cadeira", "x", "10,00", "Tipo de despesa inválido", "tipo"),
+        ("Cadeira", "2", "abc", "Valor inválido", "valor"),
+        ("Cadeira", "2", "1,2,3", "Valor inválido", "valor"),
+        ("Cadeira", "2", "-10,00", "Valor inválido", "valor"),
+        // The dot groups thousands in Brazilian form: it is no decimal separator.
+        ("Cadeira", "2", "10.50", "Valor inválido", "valor"),
+        ("Cadeira", "2", "", "Valor inválido", "valor"),
+        ("Cadeira", "2", String(repeating: "1", count: 21), "Valor inválido", "valor"),
     ])
-    func everyRuleHasItsPortugueseMessage(titulo: String, tipo: String, valor: String, message: String) throws {
+    func everyRuleHasItsPortugueseMessage(titulo: String, tipo: String, valor: String, message: String, field: String) throws {
         try viewModel.handle(IntentInput(action: "appear"))
         try adicionar(titulo, tipo: tipo, valor: valor)
         #expect(log.states.last == .error(message))
+        #expect(viewModel.errorField == field, "the client puts the focus on the field at fault")
         #expect(report?.expenses.isEmpty == true, "the report stays on screen with the error")
+    }
+
+    /// Issue 17: "0,00" was refused, though APP.md calls any Brazilian decimal a value and keeps
+    /// `registrar` disabled only while the total is not above zero — so an expense of zero exists.
+    @Test(arguments: ["0,00", "0"])
+    func zeroIsAValueButNotAReportToRegister(valor: String) throws {
+        try viewModel.handle(IntentInput(action: "appear"))
+        try adicionar("Brinde", tipo: "2", valor: valor)
+        let report = try #require(self.report)
+        #expect(report.expenses.map(\.valorTexto) == ["R$ 0,00"])
+        #expect(report.totalTexto == "R$ 0,00" && !report.podeRegistrar)
+        #expect(viewModel.offeredActions().first { $0.name == "registrar" }?.disabled == true)
+        try viewModel.handle(IntentInput(action: "registrar"))
+        #expect(log.states.last == .error(ExpensesViewModel.relatorioVazio))
+        #expect(service.submitted.isEmpty)
     }
 
     @Test func addingExpensesKeepsARunningTotalInReais() throws {
@@ -115,6 +133,8 @@ import Testing
         #expect(service.submitted == [submitted])
         #expect(log.states.suffix(2).map(\.phase) == [.loading, .success])
         #expect(log.states.last?.successNotice == "reportRegistered")
+        // The confirmation says which report, how many expenses and their total.
+        #expect(viewModel.data?.notice?.text == "Relatório de \(submitted.criadoEm) registrado: 1 despesa, total R$ 1.234,56. Um novo relatório foi iniciado.")
         let data = try #require(log.states.last?.successData)
         #expect(data.report.expenses.isEmpty)
         #expect(data.report.totalTexto == "R$ 0,00")

@@ -15,6 +15,7 @@ final class MockUserService: UserService {
     var signOutResult: Result<Void, ServiceFailure> = .success(())
     var changePasswordResult: Result<Void, ServiceFailure> = .success(())
     var resetResult: Result<Void, ServiceFailure> = .success(())
+    var resetPasswordResult: Result<Void, ServiceFailure> = .success(())
 
     func register(_ registration: Registration) throws(ServiceFailure) -> Account {
         calls.append("register \(registration.email)")
@@ -55,6 +56,11 @@ final class MockUserService: UserService {
     func requestPasswordReset(email: String) throws(ServiceFailure) {
         calls.append("requestPasswordReset \(email)")
         try resetResult.get()
+    }
+
+    func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure) {
+        calls.append("resetPassword \(email) \(code) \(newPassword)")
+        try resetPasswordResult.get()
     }
 }
 

@@ -51,6 +51,23 @@ import Testing
         #expect(users.registered.isEmpty)
     }
 
+    /// Issue 17: 300 KB pasted into Name was accepted. Every field has a limit, said when passed,
+    /// and each error names its field, so the client puts the focus there.
+    @Test(arguments: [
+        (["name": String(repeating: "n", count: 81)], "The name is too long: use at most 80 characters.", "name"),
+        (["nickname": String(repeating: "n", count: 81)], "The nickname is too long: use at most 80 characters.", "nickname"),
+        (["email": String(repeating: "a", count: 250) + "@example.com"], "The e-mail address is too long: use at most 254 characters.", "email"),
+        (["password": String(repeating: "p", count: 129)], "The password is too long: use at most 128 characters.", "password"),
+        (["passwordConfirmation": "secret124"], "The confirmation does not match the password. Type the same password twice.", "passwordConfirmation"),
+        (["genres": ""], "Choose at least one genre.", "genres"),
+    ])
+    func overlongAndWrongValuesAreRefusedNamingTheirField(changes: [String: String], message: String, field: String) throws {
+        try signUp(changes)
+        #expect(log.states.last?.errorMessage == message)
+        #expect(viewModel.errorField == field)
+        #expect(users.registered.isEmpty)
+    }
+
     /// Genres that failed to load can be loaded again from the screen (issue 17: "Genres:
     /// loading…" stayed for good, with no way to try again but going back).
     @Test func genresThatFailedCanBeLoadedAgain() throws {

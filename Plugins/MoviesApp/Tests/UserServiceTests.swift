@@ -1,4 +1,5 @@
 import AccountKit
+import FlowKit
 import Foundation
 @testable import MoviesApp
 import Testing
@@ -153,8 +154,74 @@ import Testing
     @Test func passwordResetMailsKnownAddressesAndRevealsNothingAboutUnknownOnes() throws {
         try users.requestPasswordReset(email: "nobody@example.com")
         #expect(try services.mail.outbox(email: "nobody@example.com").isEmpty)
+        #expect(throws: ServiceFailure.refused(.wrongToken)) {
+            try users.resetPassword(email: "nobody@example.com", code: "123456", newPassword: "another123")
+        }
         try users.requestPasswordReset(email: "demo@flowbus.dev")
         #expect(try services.mail.outbox(email: "demo@flowbus.dev").count == 1)
+    }
+
+    /// Issue 17, bug 10: the mail said "ask an operator"; its code now leads to a new password.
+    @Test func theMailedCodeSetsANewPasswordOnceAndSignsOutTheOldSessions() throws {
+        let demo = InMemoryUserService.demoEmail
+        _ = try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "old")
+        try users.requestPasswordReset(email: "DEMO@flowbus.dev")
+        let mail = try #require(try services.mail.outbox(email: demo).last)
+        #expect(mail.body.contains("valid for 15 minutes") && mail.subject.contains("reset code"), "\(mail)")
+        let code = try #require(mail.token)
+        let wrong = code == "000000" ? "111111" : "000000"
+        #expect(throws: ServiceFailure.refused(.wrongToken)) { try users.resetPassword(email: demo, code: wrong, newPassword: "another123") }
+        #expect(throws: ServiceFailure.refused(.passwordTooShort)) { try users.resetPassword(email: demo, code: code, newPassword: "short") }
+        try users.resetPassword(email: demo, code: " \(code) ", newPassword: "another123")
+        #expect(throws: ServiceFailure.refused(.notSignedIn), "a session signed in with the old password stays signed in") {
+            try users.account(forSession: "old")
+        }
+        #expect(throws: ServiceFailure.refused(.invalidCredentials)) {
+            try users.signIn(email: demo, password: InMemoryUserService.demoPassword, session: "s2")
+        }
+        #expect(try users.signIn(email: demo, password: "another123", session: "s2").email == demo)
+        #expect(throws: ServiceFailure.refused(.wrongToken), "a code works once") {
+            try users.resetPassword(email: demo, code: code, newPassword: "third-one1")
+        }
+    }
+
+    @Test func aResetCodeExpiresAndFiveWrongTriesVoidIt() throws {
+        let demo = InMemoryUserService.demoEmail
+        try users.requestPasswordReset(email: demo)
+        let code = try #require(try services.mail.outbox(email: demo).last?.token)
+        clock.advance(by: InMemoryUserService.defaultResetCodeLifetime + 1)
+        #expect(throws: ServiceFailure.refused(.expiredToken)) { try users.resetPassword(email: demo, code: code, newPassword: "another123") }
+        try users.requestPasswordReset(email: demo)
+        let fresh = try #require(try services.mail.outbox(email: demo).last?.token)
+        let wrong = fresh == "000000" ? "111111" : "000000"
+        for _ in 0..<ResetCode.maximumWrongTries {
+            #expect(throws: ServiceFailure.refused(.wrongToken)) { try users.resetPassword(email: demo, code: wrong, newPassword: "another123") }
+        }
+        clock.advance(by: 901)  // past the lockout: the code itself is void now
+        #expect(throws: ServiceFailure.refused(.wrongToken)) { try users.resetPassword(email: demo, code: fresh, newPassword: "another123") }
+    }
+
+    /// Issue 17: the 600 s lifetime was only a constructor parameter; movies-services takes
+    /// --token-lifetime, and the mail says the lifetime it has.
+    @Test func movieServicesReadTheLifetimesFromTheirOptionsAndRefuseNonsense() throws {
+        let defaults = try AppServices.codeLifetimes(from: [:])
+        #expect(defaults.token == 600 && defaults.resetCode == 900)
+        let set = try AppServices.codeLifetimes(from: ["token-lifetime": "90", "reset-code-lifetime": "3600"])
+        #expect(set.token == 90 && set.resetCode == 3600)
+        for bad in ["0", "-5", "10m", "86401"] {
+            #expect(throws: PluginEnvironmentError.self) { try AppServices.codeLifetimes(from: ["token-lifetime": bad]) }
+        }
+    }
+
+    @Test func theTokenLifetimeIsTheOneConfiguredAndTheMailSaysIt() throws {
+        let services = try makeInMemoryServices(clock: clock, tokenLifetime: 90)
+        _ = try services.users.register(registration())
+        let mail = try #require(try services.mail.outbox(email: "ana@example.com").last)
+        #expect(mail.body.contains("valid for 2 minutes"), "\(mail.body)")
+        clock.advance(by: 91)
+        #expect(throws: ServiceFailure.refused(.expiredToken)) {
+            try services.users.verify(email: "ana@example.com", token: try #require(mail.token), session: "s1")
+        }
     }
 
     @Test func passwordsAreStoredSaltedAndHashed() {

@@ -10,6 +10,7 @@ public enum AppViewModels {
             SignUpViewModel.screen: { SignUpViewModel(session: $0, users: services.users, genres: services.genres) },
             EmailVerificationViewModel.screen: { EmailVerificationViewModel(session: $0, users: services.users) },
             ForgotPasswordViewModel.screen: { ForgotPasswordViewModel(session: $0, users: services.users) },
+            ResetPasswordViewModel.screen: { ResetPasswordViewModel(session: $0, users: services.users) },
             HomeViewModel.screen: { HomeViewModel(session: $0, users: services.users, movies: services.movies) },
             DetailsViewModel.screen: { DetailsViewModel(session: $0, users: services.users, movies: services.movies) },
             LikesViewModel.screen: { LikesViewModel(session: $0, users: services.users, movies: services.movies) },

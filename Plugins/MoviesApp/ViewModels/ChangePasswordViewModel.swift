@@ -24,9 +24,10 @@ public final class ChangePasswordViewModel: ViewModel {
         guard intent.action == "change" else { return try super.handle(intent) }
         let current = intent.rawField("current")
         let password = intent.rawField("password")
-        if current.isEmpty { return state = .error(Self.currentRequired) }
-        if let problem = AccountRules.newPasswordProblem(password, confirmation: intent.rawField("passwordConfirmation")) {
-            return state = .error(problem)
+        if current.isEmpty { return fail(Self.currentRequired, field: "current") }
+        if current.count > FieldLimits.password { return fail(Self.wrongCurrent, field: "current") }
+        if let fault = AccountRules.newPasswordFault(password, confirmation: intent.rawField("passwordConfirmation")) {
+            return fail(fault.message, field: fault.field == .password ? "password" : "passwordConfirmation")
         }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.changePassword(session: session, current: current, new: password)
@@ -39,7 +40,7 @@ public final class ChangePasswordViewModel: ViewModel {
             case .refused(let refusal): CommonMessages.unexpected(refusal)
             case .unavailable: CommonMessages.unavailable("account service")
             }
-        })
+        }, field: { $0 == .refused(.wrongPassword) ? "current" : nil })
     }
 
     override public func presentation() -> Presentation {

@@ -25,14 +25,15 @@ public final class EmailVerificationViewModel: ViewModel {
     }
 
     func verify(email: String, token: String) {
-        if token.isEmpty { return state = .error("Enter the 6-digit code we sent to \(email).") }
+        if token.isEmpty { return fail("Enter the 6-digit code we sent to \(email).", field: "token") }
         guard token.count == 6, token.allSatisfy(\.isASCIIDigit) else {
-            return state = .error("The code has 6 digits. Check the e-mail we sent to \(email) and type it again.")
+            return fail("The code has 6 digits. Check the e-mail we sent to \(email) and type it again.", field: "token")
         }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.verify(email: email, token: token, session: session)
             return .account(account, notice: "verified", "Your e-mail is verified. Welcome, \(account.name)!")
-        }, message: { failure in Self.message(failure, email: email) })
+        }, message: { failure in Self.message(failure, email: email) },
+        field: { [.refused(.wrongToken), .refused(.expiredToken)].contains($0) ? "token" : nil })
     }
 
     func resend(email: String) {
@@ -59,16 +60,9 @@ public final class EmailVerificationViewModel: ViewModel {
     }
 
     override public func presentation() -> Presentation {
-        let email = screenParams["email"].flatMap { $0.isEmpty ? nil : $0 } ?? "your e-mail"
-        var components: [PresentationComponent] = [
-            .text("We sent a 6-digit code to \(email)."),
-            .muted("No real mail here: `flowbus call svc.mail outbox email=\(email)` prints it."),
+        mailedCodePresentation("We sent a 6-digit code to \(mailedAddress).", inputs: [
             .field("token", label: "Code", kind: .number, maxLength: FieldLimits.token),
             .buttons("verify", "resend"),
-        ]
-        if case .success(let shown) = state, shown.notice?.code == "verificationSent", let text = shown.notice?.text {
-            components.append(.notice(text))
-        }
-        return Presentation(components)
+        ], showing: "verificationSent")
     }
 }

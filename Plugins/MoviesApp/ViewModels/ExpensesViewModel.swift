@@ -14,6 +14,7 @@ public final class ExpensesViewModel: ViewModel {
     }
 
     public static let tituloInvalido = "Título inválido"
+    public static let tituloLongo = "Título muito longo: use no máximo \(FieldLimits.titulo) caracteres."
     public static let tipoInvalido = "Tipo de despesa inválido"
     public static let valorInvalido = "Valor inválido"
     public static let verifiqueOsDados = "Verifique os dados informados e tente novamente."
@@ -52,10 +53,13 @@ public final class ExpensesViewModel: ViewModel {
 
     func adicionar(_ intent: IntentInput) {
         let titulo = intent.field("titulo")
-        if titulo.isEmpty { return state = .error(Self.tituloInvalido) }
-        guard let kind = ExpenseKind(rawValue: intent.field("tipo")) else { return state = .error(Self.tipoInvalido) }
-        guard let centavos = BrazilianReais.centavos(from: intent.field("valor")), centavos > 0 else {
-            return state = .error(Self.valorInvalido)
+        if titulo.isEmpty { return fail(Self.tituloInvalido, field: "titulo") }
+        if titulo.count > FieldLimits.titulo { return fail(Self.tituloLongo, field: "titulo") }
+        guard let kind = ExpenseKind(rawValue: intent.field("tipo")) else { return fail(Self.tipoInvalido, field: "tipo") }
+        // A decimal in Brazilian form, zero included (APP.md: "0,00" is a decimal; a report of
+        // zero total cannot be registered, which is where zero is refused).
+        guard intent.field("valor").count <= FieldLimits.valor, let centavos = BrazilianReais.centavos(from: intent.field("valor")) else {
+            return fail(Self.valorInvalido, field: "valor")
         }
         var report = report ?? .empty(createdOn: clock())
         guard !report.totalCentavos.addingReportingOverflow(centavos).overflow else { return state = .error(Self.verifiqueOsDados) }
@@ -68,7 +72,7 @@ public final class ExpensesViewModel: ViewModel {
         state = .loading
         do {
             try expenses.submit(report, session: session)
-            show(.empty(createdOn: clock()), notice: Notice("reportRegistered", "Relatório registrado. Um novo relatório foi iniciado."))
+            show(.empty(createdOn: clock()), notice: Notice("reportRegistered", Self.registrado(report)))
         } catch {
             switch error {
             case .refused(.emptyReport): state = .error(Self.relatorioVazio)
@@ -76,6 +80,12 @@ public final class ExpensesViewModel: ViewModel {
             case .unavailable: state = .error(Self.servicoIndisponivel)
             }
         }
+    }
+
+    /// The confirmation of a registered report: which one, how many expenses, its total.
+    static func registrado(_ report: Movies_V1_ExpenseReport) -> String {
+        let count = report.expenses.count
+        return "Relatório de \(report.criadoEm) registrado: \(count) despesa\(count == 1 ? "" : "s"), total \(report.totalTexto). Um novo relatório foi iniciado."
     }
 
     override public func disabledReason(for action: String) -> String? {

@@ -2,11 +2,12 @@ import AccountKit
 import FlowKit
 import FlowProtocol
 
-/// Asks for a password reset mail (`send`); success: notice "resetSent", whether or not the
-/// address has an account.
+/// Asks for a password reset code (`send`); success: notice "resetSent" with the address in its
+/// account (the coordinator opens Choose a new password for it), whether or not the address has
+/// an account (the answer reveals nothing).
 public final class ForgotPasswordViewModel: ViewModel {
     override public class var screen: String { "forgotpassword" }
-    override public class var actions: [ActionSpec] { [ActionSpec("send", label: "Send", fields: ["email"])] }
+    override public class var actions: [ActionSpec] { [ActionSpec("send", label: "Send code", fields: ["email"])] }
 
     let users: any UserService
 
@@ -15,13 +16,20 @@ public final class ForgotPasswordViewModel: ViewModel {
         super.init(session: session)
     }
 
+    /// The notice's text: what happened and what comes next.
+    public static func sentText(to email: String) -> String {
+        "If an account exists for \(email), we mailed it a 6-digit code. Type it on the next screen with your new password."
+    }
+
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         guard intent.action == "send" else { return try super.handle(intent) }
         let email = intent.field("email")
-        if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
+        if let problem = AccountRules.emailProblem(email) { return fail(problem, field: "email") }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.requestPasswordReset(email: email)
-            return .notice("resetSent", "If an account exists for \(email), we sent it an e-mail with the next steps.")
+            var account = Account()
+            account.email = email
+            return .account(account, notice: "resetSent", Self.sentText(to: email))
         }, message: { failure in
             if case .refused(let refusal) = failure { return CommonMessages.unexpected(refusal) }
             return CommonMessages.unavailable("password reset service")
@@ -30,7 +38,7 @@ public final class ForgotPasswordViewModel: ViewModel {
 
     override public func presentation() -> Presentation {
         Presentation([
-            .text("We will mail you a link to choose a new password."),
+            .text("Type your account's e-mail: we will mail you a 6-digit code to choose a new password."),
             .field("email", label: "E-mail", maxLength: FieldLimits.email),
             .buttons("send"),
         ])

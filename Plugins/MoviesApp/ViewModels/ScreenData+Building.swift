@@ -1,3 +1,4 @@
+import AccountKit
 import FlowKit
 import FlowProtocol
 
@@ -23,18 +24,38 @@ extension ScreenPayload {
 }
 
 extension ViewModel {
-    /// `loading`, then `success` with what `body` returns, or `error` with `message(failure)`.
-    func load(_ body: () throws(ServiceFailure) -> ScreenPayload, message: (ServiceFailure) -> String) {
+    /// `loading`, then `success` with what `body` returns, or `error` with `message(failure)`,
+    /// about the form field `field(failure)` names, if any.
+    func load(
+        _ body: () throws(ServiceFailure) -> ScreenPayload, message: (ServiceFailure) -> String,
+        field: (ServiceFailure) -> String? = { _ in nil }
+    ) {
         state = .loading
         do {
             state = .success(try body())
         } catch {
-            state = .error(message(error))
+            fail(message(error), field: field(error) ?? "")
         }
     }
 
     /// The movies payload last shown, if any.
     var screenData: ScreenData? { shown(ScreenData.self) }
+
+    /// The screen's `email` parameter, or "your e-mail" when it has none.
+    var mailedAddress: String { screenParams["email"].flatMap { $0.isEmpty ? nil : $0 } ?? "your e-mail" }
+
+    /// A screen where a mailed code is typed: what was sent, where the demo's mail is read, the
+    /// inputs and buttons, and the notice `code` once it succeeded (a code sent again).
+    func mailedCodePresentation(_ sent: String, inputs: [PresentationComponent], showing code: String) -> Presentation {
+        var components: [PresentationComponent] = [
+            .text(sent),
+            .muted("No real mail here: `flowbus call svc.mail outbox email=\(mailedAddress)` prints it."),
+        ] + inputs
+        if case .success(let shown) = state, shown.notice?.code == code, let text = shown.notice?.text {
+            components.append(.notice(text))
+        }
+        return Presentation(components)
+    }
 
     /// A refusal for an intent made on a screen that lacks a parameter it needs.
     static func missingParameter(_ name: String, example: String) -> IntentRefusal {
@@ -61,8 +82,8 @@ enum CommonMessages {
 
 /// Field limits of the app's forms, checked by the view models and published to clients.
 enum FieldLimits {
-    static let email = 254
-    static let password = 128
+    static let email = AccountRules.maximumEmailLength
+    static let password = AccountRules.maximumPasswordLength
     static let name = 80
     static let token = 6
     static let titulo = 80

@@ -22,9 +22,10 @@ public final class SignInViewModel: ViewModel {
         guard intent.action == "logIn" else { return try super.handle(intent) }
         let email = intent.field("email")
         let password = intent.rawField("password")
-        if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
-        if password.isEmpty { return state = .error(Self.passwordRequired) }
-        if email.count > FieldLimits.email || password.count > FieldLimits.password { return state = .error(Self.invalidCredentials) }
+        if let problem = AccountRules.emailProblem(email) { return fail(problem, field: "email") }
+        if password.isEmpty { return fail(Self.passwordRequired, field: "password") }
+        // Longer than any account's: no need to ask the service.
+        if password.count > FieldLimits.password { return fail(Self.invalidCredentials, field: "password") }
         state = .loading
         do {
             let account = try users.signIn(email: email, password: password, session: session)
@@ -36,7 +37,7 @@ public final class SignInViewModel: ViewModel {
                 "The e-mail \(email) is not verified yet. Verify it with the code we sent you, then sign in.",
                 payload: .account(account, notice: "unverified", "Verify your e-mail to sign in."))
         } catch .refused(.invalidCredentials) {
-            state = .error(Self.invalidCredentials)
+            fail(Self.invalidCredentials, field: "password")
         } catch .refused(.tooManyAttempts) {
             state = .error(CommonMessages.tooManyAttempts)
         } catch .refused(let refusal) {

@@ -39,17 +39,23 @@ public final class SignUpViewModel: ViewModel {
         }, message: { _ in "Could not load the genres: the genre service is not available. Press Load genres to try again in a moment." })
     }
 
-    /// The first rule the form breaks, in the order of its fields.
-    func problem(email: String, password: String, confirmation: String, name: String, nickname: String, genres: [String]) -> String? {
-        if name.isEmpty { return "Enter your name." }
-        if nickname.isEmpty { return "Enter a nickname." }
-        if let problem = AccountRules.emailProblem(email) { return problem }
-        if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
-        if genres.isEmpty { return "Choose at least one genre." }
+    /// The first rule the form breaks, in the order of its fields: the field and the message.
+    func problem(
+        email: String, password: String, confirmation: String, name: String, nickname: String, genres: [String]
+    ) -> (field: String, message: String)? {
+        if name.isEmpty { return ("name", "Enter your name.") }
+        if name.count > FieldLimits.name { return ("name", AccountRules.tooLong("name", limit: FieldLimits.name)) }
+        if nickname.isEmpty { return ("nickname", "Enter a nickname.") }
+        if nickname.count > FieldLimits.name { return ("nickname", AccountRules.tooLong("nickname", limit: FieldLimits.name)) }
+        if let problem = AccountRules.emailProblem(email) { return ("email", problem) }
+        if let fault = AccountRules.newPasswordFault(password, confirmation: confirmation) {
+            return (fault.field == .password ? "password" : "passwordConfirmation", fault.message)
+        }
+        if genres.isEmpty { return ("genres", "Choose at least one genre.") }
         if case .genres(let list)? = screenData?.data {
             let known = Set(list.genres.map(\.id))
             if let unknown = genres.first(where: { !known.contains($0) }) {
-                return "\"\(unknown)\" is not one of the genres. Choose genres from the list."
+                return ("genres", "\"\(unknown)\" is not one of the genres. Choose genres from the list.")
             }
         }
         return nil
@@ -64,7 +70,7 @@ public final class SignUpViewModel: ViewModel {
         if let problem = problem(
             email: email, password: password, confirmation: intent.rawField("passwordConfirmation"),
             name: registration.name, nickname: registration.nickname, genres: genreIDs) {
-            return state = .error(problem)
+            return fail(problem.message, field: problem.field)
         }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try users.register(registration)

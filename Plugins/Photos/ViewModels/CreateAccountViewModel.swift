@@ -25,9 +25,7 @@ public final class CreateAccountViewModel: ViewModel {
         if name.isEmpty { return nameRequired }
         if name.count > FieldLimits.name { return PhotosMessages.tooLong("name", limit: FieldLimits.name) }
         if let problem = AccountRules.emailProblem(email) { return problem }
-        if email.count > FieldLimits.email { return PhotosMessages.tooLong("e-mail address", limit: FieldLimits.email) }
         if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
-        if password.count > FieldLimits.password { return PhotosMessages.tooLong("password", limit: FieldLimits.password) }
         return nil
     }
 

@@ -24,7 +24,6 @@ public final class ForgotPasswordViewModel: ViewModel {
         guard intent.action == "send" else { return try super.handle(intent) }
         let email = intent.field("email")
         if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
-        if email.count > FieldLimits.email { return state = .error(PhotosMessages.tooLong("e-mail address", limit: FieldLimits.email)) }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             try accounts.requestPasswordReset(email: email)
             return .notice("resetSent", Self.sentText(to: email))

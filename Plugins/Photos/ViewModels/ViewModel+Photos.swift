@@ -1,3 +1,4 @@
+import AccountKit
 import FlowKit
 import FlowProtocol
 import SwiftProtobuf
@@ -45,15 +46,13 @@ enum PhotosMessages {
         "You are logged out. Log in again to \(what)."
     }
 
-    static func tooLong(_ field: String, limit: Int) -> String {
-        "The \(field) is too long: use at most \(limit) characters."
-    }
+    static func tooLong(_ field: String, limit: Int) -> String { AccountRules.tooLong(field, limit: limit) }
 }
 
 /// Field limits of the app's forms, checked by the view models and published to clients.
 enum FieldLimits {
-    static let email = 254
-    static let password = 128
+    static let email = AccountRules.maximumEmailLength
+    static let password = AccountRules.maximumPasswordLength
     static let name = 80
 }
 

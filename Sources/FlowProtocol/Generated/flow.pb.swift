@@ -138,6 +138,11 @@ public nonisolated struct Flowbus_V1_ViewState: Sendable {
   /// to a top screen whose state does not carry the key it last sent. Clients ignore it.
   public var appearKey: String = String()
 
+  /// In PHASE_ERROR, the name of the form field the error is about (a Field.name of the
+  /// presentation), so a client can put the focus there once the error is read; empty when the
+  /// error is about no one field.
+  public var errorField: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum Phase: SwiftProtobuf.Enum, Swift.CaseIterable {
@@ -469,7 +474,7 @@ nonisolated extension Flowbus_V1_IntentReply: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ViewState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0\u{3}appear_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0\u{3}appear_key\0\u{3}error_field\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -487,6 +492,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
       case 8: try { try decoder.decodeSingularMessageField(value: &self._presentation) }()
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.appearKey) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.errorField) }()
       default: break
       }
     }
@@ -527,6 +533,9 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if !self.appearKey.isEmpty {
       try visitor.visitSingularStringField(value: self.appearKey, fieldNumber: 10)
     }
+    if !self.errorField.isEmpty {
+      try visitor.visitSingularStringField(value: self.errorField, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -541,6 +550,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if lhs._presentation != rhs._presentation {return false}
     if lhs.actions != rhs.actions {return false}
     if lhs.appearKey != rhs.appearKey {return false}
+    if lhs.errorField != rhs.errorField {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

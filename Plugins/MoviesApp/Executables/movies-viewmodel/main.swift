@@ -1,5 +1,6 @@
 // movies-viewmodel --screen KIND: the view-model worker of one screen kind of the sample app
-// (signin, signup, verify, forgot, home, details, likes, settings, password, expenses), served
+// (signin, signup, emailverification, forgotpassword, resetpassword, home, details, likes, settings,
+// changepassword, expenses), served
 // as the MDP service vm.<kind> for every session. Its services are the svc.* workers on the bus.
 import FlowKit
 import Foundation

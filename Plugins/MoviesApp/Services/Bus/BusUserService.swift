@@ -43,4 +43,8 @@ public final class BusUserService: UserService {
     public func requestPasswordReset(email: String) throws(ServiceFailure) {
         _ = try channel.call("requestPasswordReset", ["email": email])
     }
+
+    public func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure) {
+        _ = try channel.call("resetPassword", ["email": email, "code": code, "newPassword": newPassword])
+    }
 }

@@ -7,7 +7,7 @@ import SwiftProtobuf
 /// `svc.mail`, `svc.expenses`): each maps a `ServiceCall` (method + args) to a service and its
 /// result back to a `ServiceReply` (payload + payload_kind, or result values, or refusal).
 public enum ServiceHandlers {
-    public static let userMethods = ["register", "verify", "resendToken", "signIn", "account", "signOut", "changePassword", "requestPasswordReset"]
+    public static let userMethods = ["register", "verify", "resendToken", "signIn", "account", "signOut", "changePassword", "requestPasswordReset", "resetPassword"]
     public static let movieMethods = ["home", "details", "like", "markWatched", "likes"]
 
     public static func users(_ users: any UserService) -> ServiceHandler {
@@ -36,6 +36,9 @@ public enum ServiceHandlers {
                     return .empty
                 case "requestPasswordReset":
                     try users.requestPasswordReset(email: call.arg("email"))
+                    return .empty
+                case "resetPassword":
+                    try users.resetPassword(email: call.arg("email"), code: call.arg("code"), newPassword: call.arg("newPassword"))
                     return .empty
                 default:
                     return .unknownMethod(call.method, service: AppServiceName.users, known: userMethods)

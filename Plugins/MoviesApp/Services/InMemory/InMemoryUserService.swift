@@ -5,10 +5,12 @@ import Foundation
 import SwiftProtobuf
 import Synchronization
 
-/// Accounts in memory: hashed passwords, 6-digit tokens that expire, sessions signed in; with a
-/// `RecordStore`, every change is committed there before the call answers, and loaded back at start.
+/// Accounts in memory: hashed passwords, 6-digit verification tokens and password reset codes
+/// that expire, sessions signed in; with a `RecordStore`, every change is committed there before
+/// the call answers (`account` records by e-mail, `signin` by session, `reset` by e-mail), and
+/// loaded back at start.
 public final class InMemoryUserService: UserService, Sendable {
-    struct StoredAccount: Codable {
+    struct StoredAccount: PasswordHolder {
         var account: Account
         var password: PasswordHash
         var token: String
@@ -44,6 +46,8 @@ public final class InMemoryUserService: UserService, Sendable {
         var accounts: [String: StoredAccount] = [:]
         /// Session id → account e-mail.
         var sessions: [String: String] = [:]
+        /// Account e-mail → the password reset code last mailed to it.
+        var resetCodes: [String: ResetCode] = [:]
     }
 
     /// The demo account of the README, already verified.
@@ -51,10 +55,15 @@ public final class InMemoryUserService: UserService, Sendable {
     public static let demoPassword = "flowbus123"
     /// PBKDF2 rounds per password; tests may lower it to run faster.
     public static let defaultHashIterations = 4096
+    /// How long a verification token stays valid unless told otherwise: 10 minutes.
+    public static let defaultTokenLifetime: TimeInterval = 600
+    /// How long a password reset code stays valid unless told otherwise: 15 minutes.
+    public static let defaultResetCodeLifetime: TimeInterval = 15 * 60
 
     let store = Mutex(Store())
     let mail: any MailService & Sendable
     let tokenLifetime: TimeInterval
+    let resetCodeLifetime: TimeInterval
     let clock: AppClock
     let hashIterations: Int
     /// Wrong passwords and codes per account and per session: verify, signIn and changePassword
@@ -66,9 +75,11 @@ public final class InMemoryUserService: UserService, Sendable {
 
     /// - Parameters:
     ///   - tokenLifetime: how long a verification token stays valid, in seconds (default 10 minutes).
-    ///   - clock: the time tokens are issued and checked at.
+    ///   - resetCodeLifetime: how long a password reset code stays valid, in seconds (default 15 minutes).
+    ///   - clock: the time tokens and codes are issued and checked at.
     public init(
-        mail: any MailService & Sendable, tokenLifetime: TimeInterval = 600, clock: @escaping AppClock = { Date() },
+        mail: any MailService & Sendable, tokenLifetime: TimeInterval = InMemoryUserService.defaultTokenLifetime,
+        resetCodeLifetime: TimeInterval = InMemoryUserService.defaultResetCodeLifetime, clock: @escaping AppClock = { Date() },
         hashIterations: Int = InMemoryUserService.defaultHashIterations, attempts: AttemptLimiter = AttemptLimiter(),
         records: RecordStore? = nil
     ) {
@@ -76,6 +87,7 @@ public final class InMemoryUserService: UserService, Sendable {
         self.attempts = attempts
         self.mail = mail
         self.tokenLifetime = tokenLifetime
+        self.resetCodeLifetime = resetCodeLifetime
         self.clock = clock
         self.hashIterations = hashIterations
     }
@@ -88,6 +100,9 @@ public final class InMemoryUserService: UserService, Sendable {
         }
         records?.follow("signin", as: String.self) { [weak self] session, email in
             self?.store.withLock { $0.sessions[session] = email }
+        }
+        records?.follow("reset", as: ResetCode.self) { [weak self] email, code in
+            self?.store.withLock { $0.resetCodes[email] = code }
         }
         // Wrong passwords and codes are counted in the store too.
         if let records { attempts.keep(in: records) }
@@ -121,22 +136,15 @@ public final class InMemoryUserService: UserService, Sendable {
 
     static func key(_ email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
 
-    static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let number = Int.random(in: 0...999_999, using: &generator)
-        let digits = String(number)
-        return String(repeating: "0", count: 6 - digits.count) + digits
-    }
-
-    static func tokenMail(to email: String, token: String) -> Mail {
+    func tokenMail(to email: String, token: String) -> Mail {
         Mail(
             to: email, subject: "Your Flowbus verification code",
-            body: "Your verification code is \(token). Type it on the verification screen; it is valid for 10 minutes.")
+            body: "Your verification code is \(token). Type it on the verification screen; it is valid for \(ResetCode.validity(tokenLifetime)).")
     }
 
     public func register(_ registration: Registration) throws(ServiceFailure) -> Account {
         let email = Self.key(registration.email)
-        let token = Self.newToken()
+        let token = ResetCode.sixDigits()
         let password = PasswordHash(password: registration.password, iterations: hashIterations)
         let now = clock()
         let account = try store.withLock { store throws(ServiceFailure) -> Account in
@@ -151,7 +159,7 @@ public final class InMemoryUserService: UserService, Sendable {
             store.accounts[email] = stored
             return account
         }
-        try mail.send(Self.tokenMail(to: email, token: token))
+        try mail.send(tokenMail(to: email, token: token))
         return account
     }
 
@@ -190,7 +198,7 @@ public final class InMemoryUserService: UserService, Sendable {
 
     public func resendToken(email: String) throws(ServiceFailure) {
         let email = Self.key(email)
-        let token = Self.newToken()
+        let token = ResetCode.sixDigits()
         let now = clock()
         try store.withLock { store throws(ServiceFailure) in
             guard var stored = store.accounts[email] else { throw .refused(.unknownAccount) }
@@ -200,7 +208,7 @@ public final class InMemoryUserService: UserService, Sendable {
             try save(email, stored)
             store.accounts[email] = stored
         }
-        try mail.send(Self.tokenMail(to: email, token: token))
+        try mail.send(tokenMail(to: email, token: token))
     }
 
     public func signIn(email: String, password: String, session: String) throws(ServiceFailure) -> Account {
@@ -249,13 +257,5 @@ public final class InMemoryUserService: UserService, Sendable {
             try save(email, changed)
             store.accounts[email] = changed
         }
-    }
-
-    public func requestPasswordReset(email: String) throws(ServiceFailure) {
-        let email = Self.key(email)
-        guard store.withLock({ $0.accounts[email] != nil }) else { return }
-        try mail.send(Mail(
-            to: email, subject: "Reset your Flowbus password",
-            body: "Someone asked to reset the password of this account. If it was you, sign in with the demo tools or ask an operator; if not, ignore this mail."))
     }
 }

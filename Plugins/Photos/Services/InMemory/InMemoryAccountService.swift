@@ -10,7 +10,7 @@ import Synchronization
 /// The guess limits (`attempts`) stay in memory: a restart forgets them, not the codes' own
 /// count of wrong tries.
 public final class InMemoryAccountService: AccountService, Sendable {
-    struct StoredAccount: Codable {
+    struct StoredAccount: PasswordHolder {
         var account: Photos_V1_Account
         var password: PasswordHash
 
@@ -34,12 +34,6 @@ public final class InMemoryAccountService: AccountService, Sendable {
         }
     }
 
-    struct ResetCode: Codable {
-        var code: String
-        var issued: Date
-        var wrongTries = 0
-    }
-
     struct Store {
         /// By e-mail key (see `emailKey`).
         var accounts: [String: StoredAccount] = [:]
@@ -58,7 +52,7 @@ public final class InMemoryAccountService: AccountService, Sendable {
     /// How long a reset code stays valid: 15 minutes.
     public static let defaultCodeLifetime: TimeInterval = 15 * 60
     /// Wrong codes accepted before the code is void (6 digits must not be guessable by trying).
-    public static let maximumWrongCodes = 5
+    public static let maximumWrongCodes = ResetCode.maximumWrongTries
 
     let store = Mutex(Store())
     let mail: any MailService & Sendable
@@ -171,67 +165,43 @@ public final class InMemoryAccountService: AccountService, Sendable {
 
     public func requestPasswordReset(email: String) throws(ServiceFailure) {
         let email = emailKey(email)
-        let code = Self.newCode()
         let now = clock()
-        let known = try store.withLock { store throws(ServiceFailure) in
-            guard store.accounts[email] != nil else { return false }
-            let reset = ResetCode(code: code, issued: now)
-            try records.commit([.put("reset", email, json: reset)])
-            store.resetCodes[email] = reset
-            return true
+        let issued = try store.withLock { store throws(ServiceFailure) -> ResetCode? in
+            try ResetCode.issue(for: email, now: now, accounts: store.accounts, codes: &store.resetCodes) { changes throws(ServiceFailure) in
+                try records.commit(try changes())
+            }
         }
-        guard known else { return }
-        try mail.send(Self.resetMail(to: email, code: code, lifetime: codeLifetime))
+        guard let issued else { return }
+        try mail.send(Self.resetMail(to: email, code: issued.code, lifetime: codeLifetime))
     }
 
     public func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure) {
         let email = emailKey(email)
-        let code = code.trimmingCharacters(in: .whitespaces)
         guard newPassword.count >= AccountRules.minimumPasswordLength else { throw .refused(.passwordTooShort) }
         let hash = PasswordHash(password: newPassword, iterations: hashIterations)
         let now = clock()
         let lifetime = codeLifetime
         let keys = [AttemptLimiter.account(email)]
         if attempts.wait(for: keys, now: now) != nil { throw .refused(.tooManyAttempts) }
-        let refusal: Refusal? = try store.withLock { store throws(ServiceFailure) in
-            // An unknown address, no code asked for and a wrong code all answer alike.
-            guard var reset = store.resetCodes[email], var stored = store.accounts[email] else { return .wrongCode }
-            guard !code.isEmpty, reset.code == code else {
-                reset.wrongTries += 1
-                let void = reset.wrongTries >= Self.maximumWrongCodes
-                try records.commit([void ? .delete(kind: "reset", key: email) : .put("reset", email, json: reset)])
-                store.resetCodes[email] = void ? nil : reset
-                return .wrongCode
-            }
-            guard now.timeIntervalSince(reset.issued) <= lifetime else { return .expiredCode }
-            stored.password = hash
-            let signedIn = store.sessions.filter { $0.value == email }.keys
-            // The new password, the used code and the sessions signed out commit together.
-            try records.commit(
-                [.put("account", email, json: stored), .delete(kind: "reset", key: email)]
-                    + signedIn.map { .delete(kind: "signin", key: $0) })
-            store.accounts[email] = stored
-            store.resetCodes[email] = nil
-            for session in signedIn { store.sessions[session] = nil }
-            return nil
+        let outcome = try store.withLock { store throws(ServiceFailure) -> ResetCode.Outcome in
+            try ResetCode.reset(
+                email: email, typed: code, hash: hash, now: now, lifetime: lifetime,
+                accounts: &store.accounts, sessions: &store.sessions, codes: &store.resetCodes
+            ) { changes throws(ServiceFailure) in try records.commit(try changes()) }
         }
-        if refusal == .wrongCode { attempts.recordFailure(keys, now: now) }
-        if refusal == nil { attempts.recordSuccess(keys) }
-        if let refusal { throw .refused(refusal) }
-    }
-
-    static func newCode() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = String(Int.random(in: 0...999_999, using: &generator))
-        return String(repeating: "0", count: 6 - digits.count) + digits
+        switch outcome {
+        case .changed: attempts.recordSuccess(keys)
+        case .expired: throw .refused(.expiredCode)
+        case .wrong:
+            attempts.recordFailure(keys, now: now)
+            throw .refused(.wrongCode)
+        }
     }
 
     static func resetMail(to email: String, code: String, lifetime: TimeInterval) -> Mail {
-        let minutes = Int((lifetime / 60).rounded(.up))
-        let validity = lifetime >= 60 ? "\(minutes) minute\(minutes == 1 ? "" : "s")" : "\(Int(lifetime)) seconds"
-        return Mail(
+        Mail(
             to: email, subject: "Your Photos password reset code",
-            body: "Your password reset code is \(code). Use it to choose a new password; it is valid for \(validity). If you did not ask for it, ignore this mail: your password stays as it is.",
+            body: "Your password reset code is \(code). Use it to choose a new password; it is valid for \(ResetCode.validity(lifetime)). If you did not ask for it, ignore this mail: your password stays as it is.",
             code: code)
     }
 }
