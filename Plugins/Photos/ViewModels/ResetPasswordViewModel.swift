@@ -35,18 +35,16 @@ public final class ResetPasswordViewModel: ViewModel {
             code: code, password: password, confirmation: intent.rawField("passwordConfirmation"), email: email) {
             return fail(problem.message, field: problem.field)
         }
-        state = .loading
-        do {
+        load({ () throws(ServiceFailure) -> ScreenPayload in
             try accounts.resetPassword(email: email, code: code, newPassword: password)
-            state = .success(.notice(ResetPasswordForm.changedNotice, ResetPasswordForm.changed))
-        } catch {
-            let field: String = switch error {
+            return .notice(ResetPasswordForm.changedNotice, ResetPasswordForm.changed)
+        }, message: Self.message, field: { failure in
+            switch failure {
             case .refused(.wrongCode), .refused(.expiredCode): "code"
             case .refused(.passwordTooShort): "password"
-            default: ""
+            default: nil
             }
-            fail(Self.message(error), field: field)
-        }
+        })
     }
 
     static func message(_ failure: ServiceFailure) -> String {
