@@ -51,7 +51,7 @@ struct TapValue {
         return TapValue(text: "\(envelope.kind) (\(envelope.payload.count) bytes) by \(envelope.writer)", object: object)
     }
 
-    /// `nav v7 tabs home* likes settings expenses · stack home > details · modal confirmation`.
+    /// `nav v7 · tabs shop* cart account · stack shop > item · modal receipt`.
     static func describe(_ navigation: Flowbus_V1_Navigation) -> String {
         var parts = ["nav v\(navigation.version)"]
         let stack = navigation.stacks.first { $0.tab == navigation.selectedTab } ?? navigation.stacks.first
@@ -63,8 +63,8 @@ struct TapValue {
         return parts.joined(separator: " · ")
     }
 
-    /// `state error v3 "Enter your e-mail address." (field email)`, or `state success v2 notice
-    /// signedIn "Welcome back." {account: {email: …}}` with the payload cut to fit a line.
+    /// `state error v3 "Enter a card number." (field card)`, or `state success v2 notice paid
+    /// "Thank you!" {"order": …}` with the payload cut to fit a line.
     static func describe(_ state: Flowbus_V1_ViewState, payload: [String: Any]?) -> String {
         let phase = switch state.phase {
         case .none: "none"
