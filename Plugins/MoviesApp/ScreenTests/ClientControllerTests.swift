@@ -138,6 +138,22 @@ struct ClientControllerTests {
         #expect(controller.handle(.character("]")) == [.send(action: "selectTab", fields: ["tab": "likes"])])
     }
 
+    /// Issue 17: 300 KB pasted into Name was taken whole. The client stops at the field's limit
+    /// (the view model's, published with its presentation) and says so.
+    @Test("typing past a field's limit is refused, and the status line says the limit")
+    func fieldLimitsAreSaid() {
+        let controller = ClientController(view: Views.auth([
+            Views.screen("signin", owner: "auth", title: "Sign in"), Views.screen("signup", owner: "signup", title: "Create account"),
+        ]))
+        for key in String(repeating: "n", count: 5_000).map(Key.character) { _ = controller.handle(key) }
+        #expect(controller.value("name").count == 80)
+        #expect(controller.notice == "Name takes at most 80 characters", "\(controller.notice)")
+        _ = controller.handle(.tab)
+        _ = controller.handle(.tab)
+        for key in String(repeating: "e", count: 300).map(Key.character) { _ = controller.handle(key) }
+        #expect(controller.value("email").count == 254 && controller.notice == "E-mail takes at most 254 characters")
+    }
+
     /// Issue 17: Resend confirmed only as "resend applied".
     @Test("an applied action is confirmed in the screen's own words once its state comes, by its label without them, and not at all when it ended in an error",
           arguments: [("We sent a new code to rita@flowbus.dev.", Flowbus_V1_ViewState.Phase.success, "We sent a new code to rita@flowbus.dev."),
