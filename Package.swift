@@ -208,7 +208,7 @@ if present("Plugins/AccountKit") {
         // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
         .target(
             name: "AccountKit",
-            dependencies: ["AppStore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AppStore", "FlowKit", "FlowProtocol", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/AccountKit",
             swiftSettings: strictSettings
         ),

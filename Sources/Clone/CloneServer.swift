@@ -67,6 +67,9 @@ final class CloneServerShared: Sendable {
     let stopping = Atomic<Bool>(false)
     let running = Atomic<Bool>(true)
     let statistics = Mutex(CloneServerStatistics())
+    /// Subscribers of each session's subtree (`/s/<id>/`) alone, by session id: the clients
+    /// following that session (a terminal client, an observer, a script, a tap of it).
+    let followers = Mutex<[String: Int]>([:])
     private let commands = Mutex<(open: Bool, pending: [Command])>((true, []))
     private let exited = DispatchSemaphore(value: 0)
     private let joined = Mutex(false)
@@ -132,6 +135,10 @@ public final class CloneServerHandle: Sendable {
     }
 
     public var isRunning: Bool { shared.running.load(ordering: .acquiring) }
+
+    /// How many subscribers follow each session's subtree (`/s/<id>/`) alone, by session id:
+    /// clients attached to it. Processes following every session (plugins) are not among them.
+    public var sessionFollowers: [String: Int] { shared.followers.withLock { $0 } }
 
     /// The stored entries whose key starts with `prefix`, sorted by key; empty once stopped.
     public func entries(prefix: String = "") async -> [CloneEntry] {

@@ -92,6 +92,8 @@ final class CloneServerLoop {
             try socket.setSendHighWaterMark(configuration.publisherHighWaterMark)
             // Every subscription reaches us (not only the first of each prefix): each one gets a HUGZ.
             try socket.setXPubVerbose(true)
+            // And every unsubscription, one per subscriber gone: clients per session are counted.
+            try socket.setXPubVerboseUnsubscribe(true)
             // Closed mode applies each subscription only once the peer may read it.
             if configuration.access != nil { try socket.setXPubManual(true) }
             // A full subscriber queue reports EAGAIN instead of a silent drop, so we can count it.
@@ -203,12 +205,17 @@ final class CloneServerLoop {
                 hugzRequested = true
             }
             // Manual mode: subscribe or unsubscribe on behalf of the peer whose message this is.
-            guard let access, let kind = frame.first, kind <= 1 else { continue }
+            guard let access, let kind = frame.first, kind <= 1 else {
+                countFollower(frame)
+                continue
+            }
             let prefix = Array(frame.dropFirst())
             if kind == 0 {
                 try publisher.unsubscribe(prefix)
+                countFollower(frame)
             } else if access.mayRead(prefix, as: PeerClass(userID: received.userID), capability: received.property) {
                 try publisher.subscribe(prefix)
+                countFollower(frame)
             } else {
                 statistics.subscriptionsRefused += 1
                 logRefusal("clone publisher: a subscription was not applied", userID: received.userID, [
@@ -216,6 +223,19 @@ final class CloneServerLoop {
                     "flowbus.reason": "a client may subscribe to the public subtrees and to /s/<id>/ of a session whose capability its connection presents (X-Flowbus-Capability), nothing else",
                 ])
             }
+        }
+    }
+
+    /// A (un)subscription of one session's subtree, `/s/<id>/`, counted for that session.
+    private func countFollower(_ frame: [UInt8]) {
+        guard let kind = frame.first, kind <= 1, frame.count > 4, frame[1] == UInt8(ascii: "/"), frame[2] == UInt8(ascii: "s"),
+              frame[3] == UInt8(ascii: "/"), frame.last == UInt8(ascii: "/") else { return }
+        let id = frame[4..<(frame.count - 1)]
+        guard !id.isEmpty, !id.contains(UInt8(ascii: "/")) else { return }
+        let session = String(decoding: id, as: UTF8.self)
+        shared.followers.withLock { followers in
+            let count = (followers[session] ?? 0) + (kind == 1 ? 1 : -1)
+            followers[session] = count > 0 ? count : nil
         }
     }
 

@@ -16,6 +16,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var user: String
     public var flow: String
     public var openedAt: Date?
+    /// Clients following this session (terminal clients, observers, scripts): the host counts
+    /// them (`flowbus sessions` asks it); nil when not asked.
+    public var clients: Int?
 }
 
 /// One live coordinator instance as `flowbus ps --sessions` lists it.

@@ -96,6 +96,8 @@ struct ControlHandler {
             return encode(ControlReply(ok: true, body: Empty()))
         case .trace:
             return trace(session: request.session ?? "")
+        case .sessionClients:
+            return encode(ControlReply(ok: true, body: clone.sessionFollowers))
         }
     }
 

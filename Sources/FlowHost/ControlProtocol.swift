@@ -18,6 +18,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faultPlan = "fault.plan"
         /// The recorded history of one session (`session`).
         case trace
+        /// How many clients follow each session, by session id (`[String: Int]`).
+        case sessionClients = "session.clients"
     }
 
     public var command: Command

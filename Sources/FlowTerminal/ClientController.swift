@@ -61,7 +61,7 @@ public final class ClientController {
     /// one entry after another); kept when it ends in error, so the person can correct what they typed.
     private var clearAfterSuccess: (key: String, kind: String, fields: [String], version: UInt64?)?
     /// A view model's action applied whose state has not come yet: its words go in the notice line when it does.
-    private var awaitedNotice: (kind: String, version: UInt64)?
+    private var awaitedNotice: (kind: String, version: UInt64, label: String)?
 
     public init(view: SessionView, readOnly: Bool = false) {
         self.view = view
@@ -86,12 +86,24 @@ public final class ClientController {
         settleNotice()
     }
 
-    /// The notice line says what a view model's applied action did in its own words ("We sent a
-    /// new code to …") once its state has come.
+    /// The notice line says what a view model's applied action did once its state has come: in
+    /// the screen's own words ("We sent a new code to …"), else "<label>: done"; nothing when it
+    /// ended in an error (the alert says it).
     private func settleNotice() {
-        guard let awaited = awaitedNotice, let state = view.states[awaited.kind], state.screenVersion >= awaited.version else { return }
+        guard let awaited = awaitedNotice, let state = view.states[awaited.kind], state.screenVersion >= awaited.version,
+              state.phase != .loading else { return }
         awaitedNotice = nil
-        if state.phase == .success, !state.message.isEmpty { notice = state.message }
+        switch state.phase {
+        case .error: notice = ""
+        case .success where !state.message.isEmpty: notice = state.message
+        default: notice = "\(awaited.label): done"
+        }
+    }
+
+    /// What a person calls `action`: its button's label, else its name.
+    private func label(of action: String) -> String {
+        let label = form?.actions[action]?.label ?? ""
+        return label.isEmpty ? action : label
     }
 
     private func settleClear() {
@@ -119,15 +131,14 @@ public final class ClientController {
             alertFocus = 0
             notice = "refused: \(outcome.prepared.action) (\(error.code))"
         } else {
-            // Until the screen says it in its own words: the button's label, done.
             let action = outcome.prepared.action
-            let label = form?.actions[action]?.label ?? ""
-            notice = "\(label.isEmpty ? action : label): done"
             if case .viewModel(let kind) = outcome.prepared.route {
-                awaitedNotice = (kind, outcome.reply.screenVersion)
+                // Said once the screen's state has come (see settleNotice).
+                awaitedNotice = (kind, outcome.reply.screenVersion, label(of: action))
                 settleNotice()
-            } else if SessionActionNames.all.contains(action) {
-                notice = ""  // back, a tab, OK: the screen shown is the answer
+            } else {
+                // Back, a tab, OK: the screen shown is the answer.
+                notice = SessionActionNames.all.contains(action) ? "" : "\(label(of: action)): done"
             }
             if clearAfterSuccess != nil {
                 clearAfterSuccess?.version = outcome.reply.screenVersion
@@ -347,7 +358,7 @@ public final class ClientController {
             return []
         }
         pending = action
-        notice = "\(action)…"
+        notice = "\(label(of: action))…"
         return [.send(action: action, fields: fields)]
     }
 

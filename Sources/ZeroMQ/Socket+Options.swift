@@ -139,6 +139,12 @@ extension ZMQSocket {
         try setOption(ZMQ_XPUB_VERBOSE, Int32(on ? 1 : 0), "ZMQ_XPUB_VERBOSE")
     }
 
+    /// An XPUB passes every unsubscription up, also a subscriber's leaving, not only the last of
+    /// each prefix (with `setXPubVerbose`).
+    public func setXPubVerboseUnsubscribe(_ on: Bool) throws(ZMQError) {
+        try setOption(ZMQ_XPUB_VERBOSER, Int32(on ? 1 : 0), "ZMQ_XPUB_VERBOSER")
+    }
+
     /// Keep only the last message in the queues.
     public func setConflate(_ on: Bool) throws(ZMQError) {
         try setOption(ZMQ_CONFLATE, Int32(on ? 1 : 0), "ZMQ_CONFLATE")

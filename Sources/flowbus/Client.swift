@@ -14,7 +14,8 @@ struct Client: AsyncParsableCommand {
         is refused with the reason); add --observe for a read-only mirror. --script FILE plays keys \
         and expectations without a terminal and exits 1 on the first that fails.
 
-        Keys: Tab/Shift-Tab move, Enter acts, Esc goes back, 1-4 pick a tab, l shows the event log, \
+        Keys: Tab/Shift-Tab move, Enter acts, Esc goes back (in a text field it first leaves the \
+        field), 1-4 pick a tab, l shows the event log, \
         ? shows every key, q quits. Logs go to <run-dir>/logs/client-<pid>.log.
         """
     )

@@ -10,7 +10,11 @@ import ZeroMQ
 struct Tap: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Prints Clone updates under a subtree and a summary of MDP traffic, as they happen.",
-        discussion: "Example: `flowbus tap /s/` follows every session; `flowbus tap --json` prints one JSON object a line. Ctrl-C stops."
+        discussion: """
+        Sessions' navigation and view states are decoded (the app's payload through the schema it \
+        publishes); the traffic line fits 80 columns. Example: `flowbus tap /s/` follows every \
+        session; `flowbus tap --json` prints one JSON object a line, each value whole. Ctrl-C stops.
+        """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -39,7 +43,9 @@ struct Tap: AsyncParsableCommand {
         let directory = global.runDirectory
         let descriptor = try directory.requireLiveHost()
         let context = try ZMQContext()
-        var configuration = CloneAgentConfiguration(subtrees: [subtree])
+        // The apps' schemas too, to read the states' payloads (only the subtree is printed).
+        let covered = subtree.isEmpty || AppSchema.keyPrefix.hasPrefix(subtree)
+        var configuration = CloneAgentConfiguration(subtrees: covered ? [subtree] : [subtree, AppSchema.keyPrefix])
         if let server = descriptor.serverPublicKey {
             throw ValidationError("the host runs with CURVE (server key \(server)); tap needs a client key on its allow-list, which is not supported yet: run tap on the host with ipc endpoints")
         }
@@ -51,7 +57,10 @@ struct Tap: AsyncParsableCommand {
                 collector: descriptor.endpoints.cloneCollector),
             configuration: configuration, logger: Logger(label: "flowbus.tap"))
         defer { agent.stop() }
-        let printer = TapPrinter(json: json)
+        let printer = TapPrinter(json: json) { [agent] package in
+            let key = AppSchema.keyPrefix + package
+            return agent.get(key).flatMap { AppSchema.published(key: key, value: $0.value) }
+        }
         let control = ControlClient(runDirectory: directory, timeout: .seconds(2))
 
         try await withThrowingTaskGroup(of: Void.self) { group in

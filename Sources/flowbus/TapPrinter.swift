@@ -7,20 +7,22 @@ import Majordomo
 /// How `flowbus tap` shows what it sees.
 struct TapPrinter: Sendable {
     let json: Bool
+    /// The app schema published at `/schema/<package>`, to read states' payloads with.
+    let schema: @Sendable (String) -> AppSchema?
 
     func print(_ update: CloneUpdate) {
-        let value = Self.describe(update.value)
+        let value = TapValue.decode(update.value, schema: schema)
         if json {
             let object: [String: Any] = [
                 "type": "clone", "key": update.key, "sequence": update.sequence,
                 "properties": update.properties.map { "\($0.name)=\($0.value)" },
-                "delete": update.isDelete, "snapshot": update.fromSnapshot, "value": value,
+                "delete": update.isDelete, "snapshot": update.fromSnapshot, "value": value.object,
             ]
             emit(object)
         } else {
             let marker = update.fromSnapshot ? "snapshot" : "update"
             let properties = update.properties.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
-            let shown = update.isDelete ? "(deleted)" : value
+            let shown = update.isDelete ? "(deleted)" : value.text
             Swift.print("clone \(marker) #\(update.sequence) \(update.key) \(properties.isEmpty ? "" : "[\(properties)] ")\(shown)")
         }
         fflush(nil)
@@ -40,10 +42,35 @@ struct TapPrinter: Sendable {
                 "queuedPerService": now.queuedPerService,
             ])
         } else {
-            let services = now.workersPerService.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", ")
-            Swift.print("mdp +\(requests) requests +\(replies) replies +\(rejections) rejected +\(bad) bad +\(drops) fault-dropped; workers [\(services)]")
+            Swift.print(Self.trafficLine(
+                requests: requests, replies: replies, rejected: rejections, bad: bad, dropped: drops,
+                workers: now.workersPerService, queued: now.queuedPerService))
         }
         fflush(nil)
+    }
+
+    /// One line of at most `width` columns: the second's counts, the workers in all, then the
+    /// services with requests waiting and those with no worker, as many as fit (`--json` has all).
+    static func trafficLine(
+        requests: Int, replies: Int, rejected: Int, bad: Int, dropped: Int, workers: [String: Int], queued: [String: Int],
+        width: Int = 80
+    ) -> String {
+        var line = "mdp +\(requests) req +\(replies) rep"
+        let problems = [(rejected, "rejected"), (bad, "bad"), (dropped, "dropped")].filter { $0.0 > 0 }
+        if !problems.isEmpty { line += " (" + problems.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")" }
+        line += " · \(workers.values.reduce(0, +)) workers, \(workers.count) services"
+        let notes = queued.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) queued" }
+            + workers.filter { $0.value == 0 }.keys.sorted().map { "\($0) no worker" }
+        for (index, note) in notes.enumerated() {
+            let more = notes.count - index - 1
+            let tail = more > 0 ? " +\(more) more" : ""
+            guard line.count + 3 + note.count + tail.count <= width else {
+                line += " +\(notes.count - index) more"
+                break
+            }
+            line += " · " + note
+        }
+        return line
     }
 
     func note(_ text: String) {
@@ -52,23 +79,8 @@ struct TapPrinter: Sendable {
     }
 
     private func emit(_ object: [String: Any]) {
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
             Swift.print(String(decoding: data, as: UTF8.self))
         }
-    }
-
-    /// A Flowbus envelope is shown by kind and, for the small payloads, by content; other bytes as text or size.
-    static func describe(_ value: [UInt8]) -> String {
-        if value.isEmpty { return "" }
-        if let envelope = try? Envelope.decodeChecked(value), !envelope.kind.isEmpty {
-            if let echo = try? envelope.unwrap(Flowbus_V1_Echo.self) {
-                return "\(envelope.kind) \"\(echo.text)\""
-            }
-            return "\(envelope.kind) (\(envelope.payload.count) bytes, writer \(envelope.writer))"
-        }
-        if let text = String(validating: value, as: UTF8.self), text.unicodeScalars.allSatisfy({ $0.value >= 0x20 || $0 == "\n" }) {
-            return "\"\(text)\""
-        }
-        return "<\(value.count) bytes>"
     }
 }

@@ -29,6 +29,17 @@ struct ClientOptionsTests {
         #expect(!bogus.output.contains("Unknown option"), "\(bogus.output)")
         let typo = try await FlowbusProcesses.run(flowbus, ["sesions"])
         #expect(typo.output.contains("Did you mean `flowbus sessions`?"), "\(typo.output)")
+        // Before the command, and in a group of commands, alike.
+        let before = try await FlowbusProcesses.run(flowbus, ["--run-dir", "/tmp/fbc-none", "bogus"])
+        #expect(before.status == 64 && before.output.contains("'bogus' is not a flowbus command"), "\(before.output)")
+        let nested = try await FlowbusProcesses.run(flowbus, ["fault", "bogus", "--run-dir", "/tmp/fbc-none"])
+        #expect(nested.status == 64 && nested.output.contains("'bogus' is not a command of `flowbus fault`"), "\(nested.output)")
+        #expect(nested.output.contains("drop, delay") && !nested.output.contains("Unknown option"), "\(nested.output)")
+        let chaos = try await FlowbusProcesses.run(flowbus, ["chaos", "chek"])
+        #expect(chaos.output.contains("Did you mean `flowbus chaos check`?"), "\(chaos.output)")
+        // Global options before the command reach it.
+        let ps = try await FlowbusProcesses.run(flowbus, ["--run-dir", "/tmp/fbc-none", "ps"])
+        #expect(ps.output.contains("no flowbus host is running in /tmp/fbc-none"), "\(ps.output)")
         // Commands and options still reach the parser.
         let help = try await FlowbusProcesses.run(flowbus, ["--help"])
         #expect(help.status == 0 && help.output.contains("SUBCOMMANDS"), "\(help.output)")

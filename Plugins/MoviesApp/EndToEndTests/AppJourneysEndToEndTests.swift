@@ -19,7 +19,7 @@ struct AppJourneysEndToEndTests {
     static func startApp(manifest: String? = nil, arguments: [String] = []) async throws -> HostFixture {
         let host = try await HostFixture.start(manifest: manifest, arguments: arguments)
         let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
-            + ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"].map { "vm.\($0)" }
+            + ["signin", "signup", "emailverification", "forgotpassword", "resetpassword", "home", "details", "likes", "settings", "changepassword", "expenses"].map { "vm.\($0)" }
             + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }
         let ready = try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
             let workers = (try await host.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]

@@ -48,6 +48,48 @@ struct SharedSessionEndToEndTests {
         #expect(first.view.navigation == second.view.navigation)
     }
 
+    /// Issue 17: `flowbus sessions` showed no count of the clients attached to a session.
+    @Test("flowbus sessions counts the clients attached to each session: a driver, then an observer, then one leaves",
+          .timeLimit(.minutes(2)))
+    func sessionsCountTheirClients() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
+        let driver = try await SessionClient.open(endpoints)
+        defer { driver.stop() }
+        try await driver.waitUntil(timeout: .seconds(20)) { $0.screen == "signin" }
+        let lonely = try await SessionClient.open(endpoints)
+        try await lonely.waitUntil(timeout: .seconds(20)) { $0.screen == "signin" }
+        lonely.stop()
+        func clients() async throws -> [String: Int] {
+            let listed = try await host.run(["sessions", "--json"])
+            let sessions = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: sessions.compactMap { entry in
+                (entry["session"] as? String).map { ($0, entry["clients"] as? Int ?? -1) }
+            })
+        }
+        let alone = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+            try await clients() == [driver.session: 1, lonely.session: 0]
+        }
+        let listed = try await clients()
+        #expect(alone, "\(listed)")
+        let observer = try await SessionClient.attach(driver.session, endpoints: endpoints, announce: false)
+        try await observer.waitUntil(timeout: .seconds(20)) { $0.screen == "signin" }
+        let two = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+            try await clients()[driver.session] == 2
+        }
+        let counted = try await clients()
+        #expect(two, "\(counted)")
+        let table = try await host.run(["sessions"])
+        #expect(table.output.contains("CLIENTS"), "\(table.output)")
+        observer.stop()
+        let one = try await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+            try await clients()[driver.session] == 1
+        }
+        let after = try await clients()
+        #expect(one, "\(after)")
+    }
+
     @Test("attaching to a session id nobody has open is refused, saying so; with create it opens one under that id",
           .timeLimit(.minutes(2)))
     func unknownSessionIsRefusedUnlessCreated() async throws {

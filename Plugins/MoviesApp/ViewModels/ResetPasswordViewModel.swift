@@ -4,15 +4,10 @@ import FlowProtocol
 
 /// Chooses a new password for the screen's `email` parameter with the 6-digit code Forgot
 /// password mailed (`setPassword`, notice "passwordReset"), or mails a new code (`resend`, notice
-/// "resetSent").
+/// "resetSent"). The form is `ResetPasswordForm`, as in the Photos app.
 public final class ResetPasswordViewModel: ViewModel {
     override public class var screen: String { "resetpassword" }
-    override public class var actions: [ActionSpec] {
-        [ActionSpec("setPassword", label: "Set new password", fields: ["code", "password", "passwordConfirmation"]),
-         ActionSpec("resend", label: "Send a new code")]
-    }
-
-    public static let changed = "Your password is changed. Log in with the new one."
+    override public class var actions: [ActionSpec] { ResetPasswordForm.actions }
 
     let users: any UserService
 
@@ -28,16 +23,13 @@ public final class ResetPasswordViewModel: ViewModel {
         if intent.action == "resend" { return resend(email: email) }
         let code = intent.field("code")
         let password = intent.rawField("password")
-        if code.isEmpty { return fail("Enter the 6-digit code we mailed to \(email).", field: "code") }
-        guard code.count == 6, code.allSatisfy(\.isASCIIDigit) else {
-            return fail("The code has 6 digits. Check the mail we sent to \(email) and type it again.", field: "code")
-        }
-        if let fault = AccountRules.newPasswordFault(password, confirmation: intent.rawField("passwordConfirmation")) {
-            return fail(fault.message, field: fault.field == .password ? "password" : "passwordConfirmation")
+        if let problem = ResetPasswordForm.problem(
+            code: code, password: password, confirmation: intent.rawField("passwordConfirmation"), email: email) {
+            return fail(problem.message, field: problem.field)
         }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.resetPassword(email: email, code: code, newPassword: password)
-            return .notice("passwordReset", Self.changed)
+            return .notice(ResetPasswordForm.changedNotice, ResetPasswordForm.changed)
         }, message: { failure in Self.message(failure, email: email) }, field: { failure in
             switch failure {
             case .refused(.wrongToken), .refused(.expiredToken): "code"
@@ -50,7 +42,7 @@ public final class ResetPasswordViewModel: ViewModel {
     func resend(email: String) {
         load({ () throws(ServiceFailure) -> ScreenPayload in
             try users.requestPasswordReset(email: email)
-            return .notice("resetSent", "We mailed a new code to \(email), if it has an account. The codes sent before it no longer work.")
+            return .notice("resetSent", ResetPasswordForm.resent(to: email))
         }, message: { failure in Self.message(failure, email: email) })
     }
 
@@ -68,11 +60,6 @@ public final class ResetPasswordViewModel: ViewModel {
     }
 
     override public func presentation() -> Presentation {
-        mailedCodePresentation("Type the 6-digit code we mailed to \(mailedAddress), then your new password.", inputs: [
-            .field("code", label: "Code", kind: .number, maxLength: FieldLimits.token),
-            .field("password", label: "New", kind: .secret, maxLength: FieldLimits.password),
-            .field("passwordConfirmation", label: "Confirm", kind: .secret, maxLength: FieldLimits.password),
-            .buttons("setPassword", "resend"),
-        ], showing: "resetSent")
+        mailedCodePresentation(ResetPasswordForm.instructions(email: mailedAddress), inputs: ResetPasswordForm.inputs, showing: "resetSent")
     }
 }

@@ -17,6 +17,9 @@ public enum PhotosScreens {
     public static func logIn() -> Screen { .make("login", owner: AuthenticationCoordinator.name, title: "Log in") }
     public static func createAccount() -> Screen { .make("createaccount", owner: AuthenticationCoordinator.name, title: "Create account") }
     public static func forgotPassword() -> Screen { .make("forgotpassword", owner: AuthenticationCoordinator.name, title: "Forgot password") }
+    public static func resetPassword(email: String) -> Screen {
+        .make("resetpassword", owner: AuthenticationCoordinator.name, title: "Choose a new password", params: ["email": email])
+    }
 
     public static func browse() -> Screen { .make("browse", owner: BrowseCoordinator.name, title: "Browse") }
     public static func likes() -> Screen { .make("likes", owner: BrowseCoordinator.name, title: "Likes") }

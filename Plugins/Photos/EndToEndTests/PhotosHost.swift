@@ -9,7 +9,7 @@ import Testing
 struct PhotosHost: Sendable {
     /// The app's MDP services: every one has a worker once the app is up.
     static let services = ["svc.accounts", "svc.photos", "svc.mail"]
-        + ["login", "createaccount", "forgotpassword", "browse", "photo", "likes", "profile"].map { "vm.\($0)" }
+        + ["login", "createaccount", "forgotpassword", "resetpassword", "browse", "photo", "likes", "profile"].map { "vm.\($0)" }
         + ["app", "authentication", "browse"].map { "coord.\($0)" }
 
     static let journeys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -21,16 +21,19 @@ import Testing
     }
 
     @Test(arguments: [
-        ("", "photos123", "Enter your e-mail address."),
-        ("   ", "photos123", "Enter your e-mail address."),
-        ("ana", "photos123", "\"ana\" is not a valid e-mail address. Type one like name@example.com."),
-        ("ana@example", "photos123", "\"ana@example\" is not a valid e-mail address. Type one like name@example.com."),
-        ("ana@example.com", "", "Enter your password."),
-        ("ana@example.com", String(repeating: "x", count: 129), "Invalid e-mail or password."),
+        ("", "photos123", "Enter your e-mail address.", "email"),
+        ("   ", "photos123", "Enter your e-mail address.", "email"),
+        ("ana", "photos123", "\"ana\" is not a valid e-mail address. Type one like name@example.com.", "email"),
+        ("ana@example", "photos123", "\"ana@example\" is not a valid e-mail address. Type one like name@example.com.", "email"),
+        ("ana@example.com", "", "Enter your password.", "password"),
+        ("ana@example.com", String(repeating: "x", count: 129), "Invalid e-mail or password.", "password"),
+        (String(repeating: "a", count: 250) + "@b.com", "photos123", "The e-mail address is too long: use at most 254 characters.", "email"),
     ])
-    func invalidInputIsAnErrorWithoutCallingTheService(email: String, password: String, message: String) throws {
+    func invalidInputIsAnErrorWithoutCallingTheService(email: String, password: String, message: String, field: String) throws {
         try logIn(email, password)
         #expect(log.states == [.error(message)])
+        // The client puts the focus there once the error is read (issue 17).
+        #expect(viewModel.errorField == field)
         #expect(accounts.calls.isEmpty)
     }
 
@@ -49,6 +52,7 @@ import Testing
         accounts.signInResult = .failure(.refused(.invalidCredentials))
         try logIn("ana@example.com", "wrong-password")
         #expect(log.states == [.loading, .error("Invalid e-mail or password.")])
+        #expect(viewModel.errorField == "password")
     }
 
     @Test func anUnavailableServiceSaysToTryAgain() throws {

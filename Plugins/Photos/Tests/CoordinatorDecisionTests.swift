@@ -97,30 +97,38 @@ struct CoordinatorDecisionTests {
         #expect(auth.effects.isEmpty)
     }
 
-    @Test func forgotPasswordFromLogInPopsToLogInAndConfirms() throws {
+    /// Issue 17, bug 10: the mailed code had no screen to be typed on; it leads on to Choose a
+    /// new password, which goes back to Log in once the password is set.
+    @Test func forgotPasswordFromLogInPopsToLogInOpensTheCodeScreenAndConfirms() throws {
         let auth = AuthenticationCoordinator(session: "s1", parent: "app")
         try auth.handle(intent: IntentInput(action: "forgotPassword", screenID: "login"))
         #expect(auth.effects == [.navigate([.push(PhotosScreens.forgotPassword())])])
         #expect(auth.context["forgotPasswordFrom"] == "login")
         auth.screenChanged(change("forgotpassword", success("resetSent", text: "We mailed a 6-digit code.")))
         #expect(auth.effects.last == .navigate([
-            .popTo("login"), .present(PhotosScreens.confirmation("We mailed a 6-digit code.", owner: "authentication")),
+            .popTo("login"), .push(PhotosScreens.resetPassword(email: "ana@example.com")),
+            .present(PhotosScreens.confirmation("We mailed a 6-digit code.", owner: "authentication")),
         ]))
+        auth.screenChanged(change("resetpassword", success("passwordReset", text: "Log in with the new one.")))
+        #expect(auth.effects.last == .navigate([.popTo("login"), .present(PhotosScreens.confirmation("Log in with the new one.", owner: "authentication"))]))
     }
 
-    @Test func forgotPasswordFromWelcomePopsToTheRootAndConfirms() throws {
+    @Test func forgotPasswordFromWelcomePopsToTheRootOpensTheCodeScreenAndConfirms() throws {
         let auth = AuthenticationCoordinator(session: "s1", parent: "app")
         try auth.handle(intent: IntentInput(action: "forgotPassword", screenID: "welcome"))
         auth.screenChanged(change("forgotpassword", success("resetSent", text: "Sent.")))
-        #expect(auth.effects.last == .navigate([.popToRoot(), .present(PhotosScreens.confirmation("Sent.", owner: "authentication"))]))
+        #expect(auth.effects.last == .navigate([
+            .popToRoot(), .push(PhotosScreens.resetPassword(email: "ana@example.com")),
+            .present(PhotosScreens.confirmation("Sent.", owner: "authentication")),
+        ]))
     }
 
     /// The navigation each decision makes, applied to real navigation values: popTo(LogIn) when
     /// LogIn is in the stack, popToRoot when it is not.
     @Test func theForgotPasswordDecisionsApplyToTheStacksTheyComeFrom() throws {
         for (from, stack, expected) in [
-            ("login", [PhotosScreens.welcome(), PhotosScreens.logIn(), PhotosScreens.forgotPassword()], ["welcome", "login"]),
-            ("welcome", [PhotosScreens.welcome(), PhotosScreens.forgotPassword()], ["welcome"]),
+            ("login", [PhotosScreens.welcome(), PhotosScreens.logIn(), PhotosScreens.forgotPassword()], ["welcome", "login", "resetpassword"]),
+            ("welcome", [PhotosScreens.welcome(), PhotosScreens.forgotPassword()], ["welcome", "resetpassword"]),
         ] {
             let auth = AuthenticationCoordinator(session: "s1", parent: "app")
             try auth.handle(intent: IntentInput(action: "forgotPassword", screenID: from))

@@ -12,6 +12,7 @@ final class MockAccountService: AccountService {
     var accountResult: Result<Photos_V1_Account, ServiceFailure> = .failure(.refused(.notSignedIn))
     var signOutResult: Result<Void, ServiceFailure> = .success(())
     var resetResult: Result<Void, ServiceFailure> = .success(())
+    var resetPasswordResult: Result<Void, ServiceFailure> = .success(())
 
     func register(name: String, email: String, password: String, session: String) throws(ServiceFailure) -> Photos_V1_Account {
         calls.append("register \(name) \(email) \(password) \(session)")
@@ -39,7 +40,8 @@ final class MockAccountService: AccountService {
     }
 
     func resetPassword(email: String, code: String, newPassword: String) throws(ServiceFailure) {
-        calls.append("resetPassword \(email)")
+        calls.append("resetPassword \(email) \(code) \(newPassword)")
+        try resetPasswordResult.get()
     }
 }
 

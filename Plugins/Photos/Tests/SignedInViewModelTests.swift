@@ -164,7 +164,7 @@ import Testing
 
     @Test func everyScreenHasAViewModelThatPublishesPhotosMessages() throws {
         let factories = PhotosViewModels.factories(services: try makeServices())
-        #expect(Set(factories.keys) == ["login", "createaccount", "forgotpassword", "browse", "photo", "likes", "profile"])
+        #expect(Set(factories.keys) == ["login", "createaccount", "forgotpassword", "resetpassword", "browse", "photo", "likes", "profile"])
         for (kind, make) in factories {
             #expect(type(of: make("s1")).screen == kind)
         }

@@ -20,12 +20,14 @@ public final class CreateAccountViewModel: ViewModel {
         super.init(session: session)
     }
 
-    /// The first rule the form breaks, in the order of its fields; nil when none is.
-    static func problem(name: String, email: String, password: String, confirmation: String) -> String? {
-        if name.isEmpty { return nameRequired }
-        if name.count > FieldLimits.name { return PhotosMessages.tooLong("name", limit: FieldLimits.name) }
-        if let problem = AccountRules.emailProblem(email) { return problem }
-        if let problem = AccountRules.newPasswordProblem(password, confirmation: confirmation) { return problem }
+    /// The first rule the form breaks, in the order of its fields: the field and what to say; nil when none is.
+    static func problem(name: String, email: String, password: String, confirmation: String) -> (field: String, message: String)? {
+        if name.isEmpty { return ("name", nameRequired) }
+        if name.count > FieldLimits.name { return ("name", PhotosMessages.tooLong("name", limit: FieldLimits.name)) }
+        if let problem = AccountRules.emailProblem(email) { return ("email", problem) }
+        if let fault = AccountRules.newPasswordFault(password, confirmation: confirmation) {
+            return (fault.field == .password ? "password" : "passwordConfirmation", fault.message)
+        }
         return nil
     }
 
@@ -35,7 +37,7 @@ public final class CreateAccountViewModel: ViewModel {
         let email = intent.field("email")
         let password = intent.rawField("password")
         if let problem = Self.problem(name: name, email: email, password: password, confirmation: intent.rawField("passwordConfirmation")) {
-            return state = .error(problem)
+            return fail(problem.message, field: problem.field)
         }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try accounts.register(name: name, email: email, password: password, session: session)

@@ -22,10 +22,10 @@ public final class LoginViewModel: ViewModel {
         guard intent.action == "logIn" else { return try super.handle(intent) }
         let email = intent.field("email")
         let password = intent.rawField("password")
-        if let problem = AccountRules.emailProblem(email) { return state = .error(problem) }
-        if password.isEmpty { return state = .error(Self.passwordRequired) }
+        if let problem = AccountRules.emailProblem(email) { return fail(problem, field: "email") }
+        if password.isEmpty { return fail(Self.passwordRequired, field: "password") }
         // Longer than any account's: no need to ask the service.
-        if email.count > FieldLimits.email || password.count > FieldLimits.password { return state = .error(Self.invalidCredentials) }
+        if password.count > FieldLimits.password { return fail(Self.invalidCredentials, field: "password") }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             let account = try accounts.signIn(email: email, password: password, session: session)
             return .photos(account, notice: "signedIn", "Welcome back, \(account.name).")
@@ -35,7 +35,7 @@ public final class LoginViewModel: ViewModel {
             case .refused(let refusal): PhotosMessages.unexpected(refusal)
             case .unavailable: PhotosMessages.unavailable("log-in service")
             }
-        })
+        }, field: { $0 == .refused(.invalidCredentials) ? "password" : nil })
     }
 
     override public func presentation() -> Presentation {

@@ -9,6 +9,7 @@ public enum PhotosViewModels {
             LoginViewModel.screen: { LoginViewModel(session: $0, accounts: services.accounts) },
             CreateAccountViewModel.screen: { CreateAccountViewModel(session: $0, accounts: services.accounts) },
             ForgotPasswordViewModel.screen: { ForgotPasswordViewModel(session: $0, accounts: services.accounts) },
+            ResetPasswordViewModel.screen: { ResetPasswordViewModel(session: $0, accounts: services.accounts) },
             BrowseViewModel.screen: { BrowseViewModel(session: $0, accounts: services.accounts, photos: services.photos) },
             PhotoViewModel.screen: { PhotoViewModel(session: $0, accounts: services.accounts, photos: services.photos) },
             LikesViewModel.screen: { LikesViewModel(session: $0, accounts: services.accounts, photos: services.photos) },

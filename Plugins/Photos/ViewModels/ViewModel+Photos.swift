@@ -16,13 +16,17 @@ extension ScreenPayload {
 }
 
 extension ViewModel {
-    /// `loading`, then `success` with what `body` returns, or `error` with `message(failure)`.
-    func load(_ body: () throws(ServiceFailure) -> ScreenPayload, message: (ServiceFailure) -> String) {
+    /// `loading`, then `success` with what `body` returns, or `error` with `message(failure)`,
+    /// about the form field `field(failure)` names, if any.
+    func load(
+        _ body: () throws(ServiceFailure) -> ScreenPayload, message: (ServiceFailure) -> String,
+        field: (ServiceFailure) -> String? = { _ in nil }
+    ) {
         state = .loading
         do {
             state = .success(try body())
         } catch {
-            state = .error(message(error))
+            fail(message(error), field: field(error) ?? "")
         }
     }
 

@@ -1,5 +1,5 @@
 // photos-viewmodel --screen KIND: the view-model worker of one screen kind of the Photos app
-// (login, createaccount, forgotpassword, browse, photo, likes, profile), served as the MDP
+// (login, createaccount, forgotpassword, resetpassword, browse, photo, likes, profile), served as the MDP
 // service vm.<kind> for every session. Its services are the svc.* workers on the bus.
 import FlowKit
 import Foundation
