@@ -11,7 +11,7 @@ import Synchronization
 final class AppHost {
     /// Every MDP service the movies app registers (AppJourneysEndToEndTests.startApp's list).
     static let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
-        + ["signin", "signup", "emailverification", "forgotpassword", "home", "details", "likes", "settings", "changepassword", "expenses"]
+        + ["signin", "signup", "emailverification", "forgotpassword", "resetpassword", "home", "details", "likes", "settings", "changepassword", "expenses"]
             .map { "vm.\($0)" }
         + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }
     /// The products the movies app's manifest needs beside `flowbus` (found next to it).
