@@ -115,15 +115,20 @@ struct Measurements: Sendable {
     func unaryInFlight() async throws -> Report.UnaryInFlight {
         let window = settings.window
         progress("unary64: \(settings.concurrentWarmup) warm-up + \(settings.concurrentCalls) timed calls, \(window) in flight")
-        try await concurrentCalls(settings.concurrentWarmup, window: window)
-        let (start, cpu) = (nowNanoseconds(), CPUTime.now())
-        try await concurrentCalls(settings.concurrentCalls, window: window)
-        let seconds = Double(nowNanoseconds() - start) / 1e9
-        let cpuPerCall = cpu.perOperation(settings.concurrentCalls)
-        let rate = Double(settings.concurrentCalls) / seconds
+        let (rate, cpuPerCall) = try await timedAfterWarmUp { calls in try await concurrentCalls(calls, window: window) }
         progress("unary64: \(Int(rate)) calls/s, CPU \(String(format: "%.1f", cpuPerCall)) µs/call")
         return Report.UnaryInFlight(
             callsPerSecond: rounded(rate), cpuUsPerCall: rounded(cpuPerCall), calls: settings.concurrentCalls, inFlight: window)
+    }
+
+    /// Runs `run` untimed on `concurrentWarmup` operations, then timed on `concurrentCalls`: the
+    /// operations per second and the process's CPU µs per operation of the timed run.
+    private func timedAfterWarmUp(_ run: (Int) async throws -> Void) async throws -> (rate: Double, cpu: Double) {
+        try await run(settings.concurrentWarmup)
+        let (start, cpu) = (nowNanoseconds(), CPUTime.now())
+        try await run(settings.concurrentCalls)
+        let seconds = Double(nowNanoseconds() - start) / 1e9
+        return (Double(settings.concurrentCalls) / seconds, cpu.perOperation(settings.concurrentCalls))
     }
 
     /// What a stream's producer leaves for the caller once the stream is over.
@@ -214,12 +219,7 @@ struct Measurements: Sendable {
     func streamInFlight() async throws -> Report.StreamInFlight {
         let window = settings.window
         progress("stream64: a warm-up stream of \(settings.concurrentWarmup), then one stream of \(settings.concurrentCalls) messages, \(window) in flight")
-        _ = try await stream(total: settings.concurrentWarmup, window: window, timed: false)
-        let (start, cpu) = (nowNanoseconds(), CPUTime.now())
-        _ = try await stream(total: settings.concurrentCalls, window: window, timed: false)
-        let seconds = Double(nowNanoseconds() - start) / 1e9
-        let cpuPerMessage = cpu.perOperation(settings.concurrentCalls)
-        let rate = Double(settings.concurrentCalls) / seconds
+        let (rate, cpuPerMessage) = try await timedAfterWarmUp { messages in _ = try await stream(total: messages, window: window, timed: false) }
         progress("stream64: \(Int(rate)) messages/s, CPU \(String(format: "%.1f", cpuPerMessage)) µs/message")
         return Report.StreamInFlight(
             messagesPerSecond: rounded(rate), cpuUsPerMessage: rounded(cpuPerMessage), messages: settings.concurrentCalls, inFlight: window)
