@@ -90,6 +90,8 @@ struct AppJourney {
         /// Navigation intents refused and sent again, by "action → service: code", with one message each.
         var refusals: [String: (count: Int, example: String)] = [:]
         var session = ""
+        /// CPU per measured journey by process, µs, largest first.
+        var cpu: [(label: String, microseconds: Double)] = []
     }
 
     func run() -> [ResultRow] {
@@ -106,8 +108,13 @@ struct AppJourney {
                 throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
             }
             progress("\(Self.name): \(warmup) warm-up + \(journeys) journeys of \(Self.steps.count) intents, one session, \(Self.email)")
+            // Every process of the app, to say what CPU a journey costs and where.
+            let members = [ProcessTreeCPU.Member(label: "host (broker, Clone server, supervisor)", pid: host.hostPID)]
+                + (try host.plugins()).compactMap { plugin in plugin.pid.map { ProcessTreeCPU.Member(label: plugin.name, pid: $0) } }
+                + [ProcessTreeCPU.Member(label: "client (this process's SessionClient)", pid: nil)]
+            let cpu = ProcessTreeCPU(members: members)
             samples = try blocking { [journeys, warmup, logger] in
-                try await Self.play(endpoints: endpoints, warmup: warmup, journeys: journeys, logger: logger)
+                try await Self.play(endpoints: endpoints, warmup: warmup, journeys: journeys, cpu: cpu, logger: logger)
             }
             _ = try host.checkNoRestarts()
         } catch {
@@ -152,6 +159,19 @@ struct AppJourney {
             note: "app-journey replies: \(replies.count) intents, every one applied in the end; p99 \(format(ms(replies.p99), decimals: 2)) ms "
                 + "(the MDP request from the client through the broker to the view model or coordinator and back; "
                 + "the screen's new state arrives separately over Clone)"))
+        if !samples.cpu.isEmpty {
+            // Issue 16: where the CPU of a journey goes. Summed over the processes it is more than
+            // the journey's wall time on one core: the step times are bounded by this CPU.
+            let total = samples.cpu.map(\.microseconds).reduce(0, +)
+            let top = samples.cpu.prefix(6).map { "\($0.label) \(format(ms($0.microseconds), decimals: 2))" }
+            let rest = samples.cpu.dropFirst(6).map(\.microseconds).reduce(0, +)
+            progress("\(Self.name): CPU per journey \(format(ms(total), decimals: 2)) ms: " + samples.cpu.map { "\($0.label) \(format(ms($0.microseconds), decimals: 2))" }.joined(separator: ", "))
+            rows.append(ResultRow(
+                Self.name, "CPU per journey, all processes", unit: "ms", flowbus: ms(total),
+                note: "app-journey CPU per journey (ms, scheduler run time of every thread, measured journeys only): "
+                    + (top + (rest > 0 ? ["\(samples.cpu.count - 6) other processes \(format(ms(rest), decimals: 2))"] : [])).joined(separator: ", ")
+                    + "; the journey's wall-clock mean was \(format(ms(whole.mean), decimals: 2)) ms on 2 cores"))
+        }
         let refused = samples.refusals.values.map(\.count).reduce(0, +)
         rows.append(ResultRow(
             Self.name, "navigation intents refused, then sent again", unit: "count", flowbus: Double(refused),
@@ -169,11 +189,13 @@ struct AppJourney {
 
     // MARK: Playing
 
-    static func play(endpoints: BusEndpoints, warmup: Int, journeys: Int, logger: Logger) async throws -> Samples {
+    static func play(endpoints: BusEndpoints, warmup: Int, journeys: Int, cpu: ProcessTreeCPU, logger: Logger) async throws -> Samples {
         let client = try await AppHost.openSession(endpoints, name: "flowbus-bench/\(getpid())", timeout: .seconds(20), logger: logger)
         defer { client.stop() }
         var samples = Samples(session: client.session)
+        var cpuStart = cpu.sample()
         for index in 0..<(warmup + journeys) {
+            if index == warmup { cpuStart = cpu.sample() }
             let start = monotonicNanoseconds()
             var times: [(String, UInt64)] = []
             var replies: [UInt64] = []
@@ -204,6 +226,7 @@ struct AppJourney {
                 progress("\(name): \(index + 1 - warmup) of \(journeys) journeys measured (last \(format(Double(total) / 1e6, decimals: 1)) ms)")
             }
         }
+        samples.cpu = cpu.perOperation(from: cpuStart, to: cpu.sample(), operations: journeys)
         try? await client.close()
         return samples
     }
