@@ -61,7 +61,12 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
 
     /// The `ttl` property as a duration; nil when absent or not a positive number of seconds.
     public var ttl: Duration? {
-        guard let text = self[Self.ttlName], let seconds = Double(text), seconds.isFinite, seconds > 0 else { return nil }
+        self[Self.ttlName].flatMap(Self.ttl)
+    }
+
+    /// A `ttl` value as a duration; nil when not a positive number of seconds.
+    static func ttl(_ text: String) -> Duration? {
+        guard let seconds = Double(text), seconds.isFinite, seconds > 0 else { return nil }
         return .nanoseconds(Int64(Swift.min(seconds, 1e9) * 1e9))
     }
 
@@ -109,10 +114,11 @@ public struct CloneProperties: Sendable, Hashable, Codable, RandomAccessCollecti
         guard !name.isEmpty, name.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .malformedProperties("a property name must be printable ASCII without spaces: \(line.printableText)")
         }
-        guard let value = String(validating: line[(equals + 1)...], as: UTF8.self) else {
+        let value = line[(equals + 1)...]
+        guard value.isValidUTF8 else {
             throw .malformedProperties("a property value is not UTF-8 text: \(line.printableText)")
         }
-        return CloneProperty(name: String(decoding: name, as: UTF8.self), value: value)
+        return CloneProperty(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
     }
 }
 

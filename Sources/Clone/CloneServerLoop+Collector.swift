@@ -30,12 +30,15 @@ struct NumberedName: Equatable {
     var name: [UInt8]
     var number: UInt64
 
-    /// Split at the last colon (a name may hold colons), or nil. Read as bytes: this runs for
-    /// every write the server takes.
+    /// Split at the last colon (a name may hold colons), or nil.
     init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > 0, colon < bytes.count - 1,
-              bytes.count - colon - 1 <= 20 else { return nil }
+        self.init(Array(text.utf8)[...])
+    }
+
+    /// The same, read as bytes: this runs for every write the server takes.
+    init?(_ bytes: ArraySlice<UInt8>) {
+        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > bytes.startIndex, colon < bytes.endIndex - 1,
+              bytes.endIndex - colon - 1 <= 20 else { return nil }
         var number: UInt64 = 0
         for digit in bytes[(colon + 1)...] {
             guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
@@ -44,7 +47,7 @@ struct NumberedName: Equatable {
             guard !overflow, !carry else { return nil }
             number = sum
         }
-        name = Array(bytes[..<colon])
+        name = Array(bytes[bytes.startIndex..<colon])
         self.number = number
     }
 
@@ -130,46 +133,34 @@ extension CloneServerLoop {
         var order: WriteOrder?
         var generation: WriterGeneration?
         if !propertiesFrame.isEmpty {
-            var properties = try CloneProperties(decoding: propertiesFrame)
-            // The server's own properties are taken out; the frame is encoded again once, at the end.
-            var removed = false
-            if let agent = properties[CloneProperties.ackName] {
-                // The confirmation is between the writer and the server; subscribers never see it.
-                guard agent.utf8.count == 16, agent.utf8.allSatisfy({ $0 < 0x80 && ($0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x66) }) else {
-                    throw .malformedProperties("ack must be the writing agent's id, 16 lowercase hex digits; got '\(agent)'")
+            // The server's own properties are taken out; subscribers never see them.
+            let properties = try KVSetProperties(propertiesFrame)
+            if let agent = properties.ack {
+                // The confirmation is between the writer and the server.
+                guard agent.count == 16, agent.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x66 }) else {
+                    throw .malformedProperties("ack must be the writing agent's id, 16 lowercase hex digits; got '\(agent.text)'")
                 }
-                ackTo = Array(agent.utf8)
-                properties.set(CloneProperties.ackName, nil)
-                removed = true
+                ackTo = Array(agent)
             }
-            if let text = properties[CloneProperties.writeSequenceName] {
+            if let text = properties.writeSequence {
                 guard let parsed = WriteOrder(text) else {
-                    throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text)'")
+                    throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text.text)'")
                 }
                 order = parsed
-                properties.set(CloneProperties.writeSequenceName, nil)
-                removed = true
             }
-            if let text = properties[CloneProperties.writerGenerationName] {
+            if let text = properties.writerGeneration {
                 guard let parsed = WriterGeneration(text) else {
-                    throw .malformedProperties("wgen must be the writer's name and its incarnation, as in coord-app/0:2; got '\(text)'")
+                    throw .malformedProperties("wgen must be the writer's name and its incarnation, as in coord-app/0:2; got '\(text.text)'")
                 }
                 generation = parsed
-                properties.set(CloneProperties.writerGenerationName, nil)
-                removed = true
             }
-            if let text = properties[CloneProperties.ttlName] {
-                guard let duration = properties.ttl else {
-                    throw .malformedProperties("ttl must be a positive number of seconds, got '\(text)'")
+            if let text = properties.ttl {
+                guard let duration = CloneProperties.ttl(text.text) else {
+                    throw .malformedProperties("ttl must be a positive number of seconds, got '\(text.text)'")
                 }
                 ttl = duration
             }
-            if properties[CloneProperties.sessionPreviousName] != nil {
-                // sprev is the server's to say; a writer's own is ignored.
-                properties.set(CloneProperties.sessionPreviousName, nil)
-                removed = true
-            }
-            if removed { propertiesFrame = properties.encoded }
+            propertiesFrame = properties.published
         }
         return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order, generation: generation)
     }
