@@ -225,20 +225,43 @@ public final class ZMQSocket {
 /// header, a command byte, a peer's routing id, a service name) are not allocated again each
 /// time. Eight slots replaced in CLOCK order: a frame met again since the hand last passed keeps
 /// its slot, so one-off frames (sequence numbers, write ids) do not push the repeated ones out.
+/// A socket whose short frames seldom repeat (a Clone subscriber's keys, sequences and UUIDs)
+/// would pay a search for nothing on each: when fewer than one in eight of a window's lookups
+/// found their frame, the cache stands aside for a while, then looks again.
 struct ShortFrameCache {
     static let longest = 32
     static let slots = 8
+    /// Lookups judged together, and how many frames pass by the cache after a poor window.
+    static let window = 256
+    static let pause = 4_096
     private var frames: [Frame] = []
     private var used: [Bool] = []
     private var hand = 0
+    private var lookups = 0
+    private var hits = 0
+    private var passing = 0
+
+    /// Whether frames currently pass by the cache (it found too few of them lately).
+    var isStandingAside: Bool { passing > 0 }
 
     /// `bytes` as a frame: a kept one with the same bytes, or a new one (kept when short).
     mutating func frame(for bytes: UnsafeRawBufferPointer) -> Frame {
         guard bytes.count <= Self.longest else { return Frame(bytes) }
+        if passing > 0 {
+            passing -= 1
+            return Frame(bytes)
+        }
+        lookups += 1
+        if lookups == Self.window {
+            if hits * 8 < lookups { passing = Self.pause }
+            lookups = 0
+            hits = 0
+        }
         for index in frames.indices where frames[index].count == bytes.count {
             let same = frames[index].withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
             if same {
                 used[index] = true
+                hits += 1
                 return frames[index]
             }
         }

@@ -43,4 +43,40 @@ import Testing
         #expect(first == body && second == body)
         #expect(Self.address(first) != Self.address(second))
     }
+
+    @Test func framesThatSeldomRepeatPassByTheCacheForAWhile() {
+        var cache = ShortFrameCache()
+        let header = Array("KVPUB".utf8)
+        // A subscriber's stream: a new key, sequence and id every time, no repeated frame.
+        var number: UInt64 = 0
+        while !cache.isStandingAside && number < UInt64(ShortFrameCache.window) * 2 {
+            number += 1
+            _ = Self.take(&cache, withUnsafeBytes(of: number.bigEndian) { Array($0) })
+        }
+        #expect(cache.isStandingAside, "still searching after \(number) frames that never repeated")
+        #expect(number == UInt64(ShortFrameCache.window))
+        // Standing aside, a repeated frame is a new array each time, with the same bytes.
+        let first = Self.take(&cache, header)
+        let second = Self.take(&cache, header)
+        #expect(first == header && second == header && Self.address(first) != Self.address(second))
+        // After the pause it looks again, and repeated frames are kept as before.
+        for _ in 0..<ShortFrameCache.pause { _ = Self.take(&cache, header) }
+        #expect(!cache.isStandingAside)
+        let kept = Self.take(&cache, header)
+        #expect(Self.address(Self.take(&cache, header)) == Self.address(kept))
+    }
+
+    @Test func aStreamThatRepeatsEnoughKeepsTheCache() {
+        var cache = ShortFrameCache()
+        let header = Array("MDPW01".utf8)
+        // One repeated frame in four: an MDP header beside three one-off frames.
+        for number in 0..<(ShortFrameCache.window * 8) {
+            if number % 4 == 0 {
+                _ = Self.take(&cache, header)
+            } else {
+                _ = Self.take(&cache, withUnsafeBytes(of: UInt64(number).bigEndian) { Array($0) })
+            }
+            #expect(!cache.isStandingAside, "stood aside after \(number) frames, a quarter of them repeated")
+        }
+    }
 }
