@@ -49,6 +49,8 @@ struct SQLiteRecords: RecordBackend {
     }
 }
 
+/// Statements are prepared once per connection (`cachedStatement`): a call's few statements are
+/// not parsed again on every call.
 final class SQLiteTransaction: RecordTransaction {
     let db: Database
     private(set) var wroteRecords = false
@@ -57,12 +59,12 @@ final class SQLiteTransaction: RecordTransaction {
 
     func put(_ kind: String, _ key: String, _ value: Data) throws {
         wroteRecords = true
-        try db.execute(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)", arguments: [kind, key, value])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)").execute(arguments: [kind, key, value])
     }
 
     func delete(_ kind: String, _ key: String) throws {
         wroteRecords = true
-        try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
+        try db.cachedStatement(sql: "DELETE FROM records WHERE kind = ? AND key = ?").execute(arguments: [kind, key])
     }
 
     func all(_ kind: String) throws -> [String: Data] {
@@ -74,12 +76,12 @@ final class SQLiteTransaction: RecordTransaction {
     }
 
     func keptReply(_ key: String) throws -> [UInt8]? {
-        try Data.fetchOne(db, sql: "SELECT value FROM replies WHERE key = ?", arguments: [key]).map { [UInt8]($0) }
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT value FROM replies WHERE key = ?"), arguments: [key]).map { [UInt8]($0) }
     }
 
     func keep(_ key: String, _ reply: [UInt8], capacity: Int) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO replies (key, value) VALUES (?, ?)", arguments: [key, Data(reply)])
-        try db.execute(sql: "DELETE FROM replies WHERE sequence <= (SELECT MAX(sequence) FROM replies) - ?", arguments: [capacity])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO replies (key, value) VALUES (?, ?)").execute(arguments: [key, Data(reply)])
+        try db.cachedStatement(sql: "DELETE FROM replies WHERE sequence <= (SELECT MAX(sequence) FROM replies) - ?").execute(arguments: [capacity])
     }
 
     func changes(after version: Int64) throws -> (changes: [(kind: String, key: String, value: Data?)], version: Int64)? { nil }
