@@ -23,7 +23,8 @@ public struct ClientConfiguration: Sendable {
     /// `request` sends the request again at once, without using up a try. Flowbus sets it to
     /// `ErrorReply.damagedFrame`; nil (plain 7/MDP) returns every reply as the answer.
     public var resendWhenAnswered: Frame?
-    /// At most this many such resends of one request; then the damage answer is returned.
+    /// At most this many such resends of one request a try; past them the request uses its
+    /// next try, and with none left the damage answer is returned.
     /// Damage is answered at once, so a resend costs a round trip, not a timeout.
     public var damagedResends = 8
     /// A one-frame reply body that means "applied, but not yet durable; ask again": `request`

@@ -56,8 +56,8 @@ public final class MajordomoClient {
     /// Sends a request and waits for its reply. On each timeout the socket is closed, a new one
     /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
     /// A reply equal to `ClientConfiguration.resendWhenAnswered` (the worker got the request
-    /// damaged) sends it again at once on the same socket, without using up a try, at most
-    /// `damagedResends` times; after that, that reply is returned. A reply equal to
+    /// damaged) sends it again at once on the same socket, `damagedResends` times a try; once
+    /// the last try's are spent, that reply is returned. A reply equal to
     /// `retryWhenAnswered` (applied, not yet durable) sends it again at once as the next try.
     ///
     /// `accepts` tells a reply to this request from one left over from an earlier one (a reply to
@@ -92,9 +92,16 @@ public final class MajordomoClient {
                 attempt += 1
                 continue
             }
-            if let resend = configuration.resendWhenAnswered, resent < configuration.damagedResends,
-               reply.count == 1, reply[0] == resend {
-                resent += 1
+            if let resend = configuration.resendWhenAnswered, reply.count == 1, reply[0] == resend {
+                if resent == configuration.damagedResends {
+                    // This try's resends are spent: the next try starts a new round of them, so
+                    // a request damaged many times over is sent again as long as it has tries.
+                    guard attempt < tries else { return reply }
+                    attempt += 1
+                    resent = 0
+                } else {
+                    resent += 1
+                }
                 damagedResent += 1
                 logger.debug("the worker got the request damaged; sending it again", metadata: [
                     "flowbus.service": "\(service)", "flowbus.resend": "\(resent)",

@@ -249,7 +249,8 @@ struct BrokerFaultKindTests {
 
     /// A worker that can tell damage (here: any body but the one sent) answers with the agreed
     /// frame; the client sends the request again at once, on the same socket, without using up
-    /// a try, and returns the real answer. Past its resends, it returns the damage answer itself.
+    /// a try, and returns the real answer. Past a try's resends it uses its next try; past the
+    /// last one's, it returns the damage answer itself.
     @Test func aClientSendsARequestAnsweredDamagedAgainAtOnce() async throws {
         let faults = FaultRules()
         let fixture = try BrokerFixture(faults: faults)
@@ -274,6 +275,17 @@ struct BrokerFaultKindTests {
         #expect(resent == 4, "one resend for the first request, three for the second")
         #expect(last == damaged)
         #expect(fixture.broker.statistics.faults.damaged == 5)
+        // With two tries, the second try gets three resends of its own before the answer is given up on.
+        let (twoTries, resentAgain) = try await onThread {
+            var configuration = ClientConfiguration(timeout: .seconds(5), tries: 2)
+            configuration.resendWhenAnswered = damaged[0]
+            configuration.damagedResends = 3
+            let client = try MajordomoClient(context: fixture.context, endpoint: fixture.endpoint, configuration: configuration, logger: quietLogger)
+            return (try client.request(service: "bits.check", body: [body]), client.damagedResent)
+        }
+        #expect(twoTries == damaged)
+        #expect(resentAgain == 7, "three resends, the second try, three more")
+        #expect(fixture.broker.statistics.faults.damaged == 13)
     }
 
     /// A worker that answers "applied, not stored yet" (here: to the first two requests) makes
