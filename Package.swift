@@ -5,6 +5,10 @@ import PackageDescription
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Release builds leave out the runtime's exclusivity checks (`swift_beginAccess` on every
+    // access to a class's stored property: 8–9 % of the broker's and a Clone subscriber's
+    // instructions). Debug builds, which the tests run, keep them and catch a conflicting access.
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
 ]
 
 import Foundation
