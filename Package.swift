@@ -84,7 +84,8 @@ let package = Package(
         // variables it gives plugins: read here by the host, plugins and clients alike.
         .target(name: "FlowbusEnvironment", swiftSettings: strictSettings),
         // CRC-32C and the check that ends every envelope: read by FlowProtocol and the Clone server.
-        .target(name: "WireCheck", swiftSettings: strictSettings),
+        .target(name: "CWireCheck"),
+        .target(name: "WireCheck", dependencies: ["CWireCheck"], swiftSettings: strictSettings),
         .target(
             name: "FlowProtocol",
             dependencies: ["WireCheck", .product(name: "SwiftProtobuf", package: "swift-protobuf")],

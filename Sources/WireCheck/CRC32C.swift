@@ -1,10 +1,22 @@
+import CWireCheck
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum of iSCSI, ext4 and
 /// SCTP, chosen for the envelope check because it catches every burst of up to 32 flipped
-/// bits and is easy to write in any language. Slicing by 8: eight table lookups per 8 bytes.
+/// bits and is easy to write in any language. With the processor's CRC-32C instruction (x86-64
+/// SSE 4.2) where it has one, else slicing by 8: eight table lookups per 8 bytes.
 public enum CRC32C {
+    /// Whether `checksum` uses the processor's instruction.
+    public static let usesInstruction = flowbus_crc32c_has_instruction() != 0
+
     /// The checksum of `bytes` (initial value and final xor 0xFFFFFFFF, as the standard has it:
     /// the ASCII bytes "123456789" give 0xE3069283).
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard usesInstruction, let base = bytes.baseAddress else { return checksumBySlicing(bytes) }
+        return flowbus_crc32c_instruction(0xFFFF_FFFF, base, bytes.count) ^ 0xFFFF_FFFF
+    }
+
+    /// The same checksum from tables, on any processor.
+    static func checksumBySlicing(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         var index = 0
         let count = bytes.count

@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-import WireCheck
+@testable import WireCheck
 
 @Suite("CRC-32C")
 struct CRC32CTests {
@@ -31,8 +32,20 @@ struct CRC32CTests {
         for start in 0..<9 {
             for end in stride(from: start, through: bytes.count, by: 7) {
                 #expect(CRC32C.checksum(bytes[start..<end]) == bitwise(bytes[start..<end]), "bytes \(start)..<\(end)")
+                let sliced = Array(bytes[start..<end]).withUnsafeBytes { CRC32C.checksumBySlicing($0) }
+                #expect(sliced == bitwise(bytes[start..<end]), "tables, bytes \(start)..<\(end)")
             }
         }
+    }
+
+    /// This machine (x86-64 with SSE 4.2) uses the instruction, so the checks above tested it;
+    /// the tables are what a processor without it uses.
+    @Test func theInstructionIsUsedWhereThereIsOne() throws {
+        #if arch(x86_64)
+        #expect(CRC32C.usesInstruction == (try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)).contains(" sse4_2"))
+        #else
+        #expect(!CRC32C.usesInstruction)
+        #endif
     }
 
     @Test func verifyTellsIntactMissingAndChanged() {
