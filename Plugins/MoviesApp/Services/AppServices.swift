@@ -127,7 +127,7 @@ public struct AppServices {
         let plain: [String: ServiceHandler] = [
             AppServiceName.users: ServiceHandlers.users(users),
             AppServiceName.genres: ServiceHandlers.genres(genres),
-            AppServiceName.movies: ServiceHandlers.movies(movies),
+            AppServiceName.movies: ServiceHandlers.movies(movies, users: users),
             AppServiceName.mail: ServiceHandlers.mail(mail),
             AppServiceName.expenses: ServiceHandlers.expenses(expenses),
         ]

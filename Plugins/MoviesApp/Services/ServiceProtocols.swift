@@ -52,6 +52,16 @@ public protocol MovieService: AnyObject {
     func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item]
 }
 
+/// A movie service that finds the user signed in on a session itself, so that a view model makes
+/// one call instead of asking `UserService.account(forSession:)` first: the bus adapter is one,
+/// since the services process that answers `svc.movies` also holds the sessions. Each refuses
+/// `notSignedIn` for a session with no one signed in.
+public protocol SessionMovieService: MovieService {
+    func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
+    func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
+    func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
+}
+
 public protocol MailService: AnyObject {
     func send(_ mail: Mail) throws(ServiceFailure)
     /// Every mail sent to `email`, newest last.

@@ -57,6 +57,23 @@ import Testing
         #expect(try bus.mail.outbox(email: "bo@example.com") == [Mail(to: "bo@example.com", subject: "Hi", body: "Hello there")])
     }
 
+    /// A view model names its session, and the services find who is signed in on it: one call.
+    @Test func moviesCallsNamingASessionAreAnsweredForItsUser() throws {
+        let movies = try #require(bus.movies as? any SessionMovieService)
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.details(id: "movie:2", session: "s7") }
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.like(id: "movie:2", session: "s7") }
+        _ = try bus.users.signIn(email: "demo@flowbus.dev", password: "flowbus123", session: "s7")
+        #expect(try movies.like(id: "movie:2", session: "s7").liked)
+        #expect(try movies.markWatched(id: "movie:2", session: "s7").watched)
+        #expect(try movies.details(id: "movie:2", session: "s7").liked)
+        // The same user's data as when the user is named.
+        #expect(try bus.movies.likes(user: "demo@flowbus.dev").map(\.id) == ["movie:2"])
+        #expect(try bus.movies.details(id: "movie:2", user: "someone@else.dev").liked == false)
+        try bus.users.signOut(session: "s7")
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.like(id: "movie:2", session: "s7") }
+        #expect(try bus.movies.details(id: "movie:2", user: "demo@flowbus.dev").liked, "a refused like changed nothing")
+    }
+
     @Test func expensesRoundTrip() throws {
         var report = Movies_V1_ExpenseReport()
         report.criadoEm = "22/11/2026"

@@ -74,7 +74,7 @@ final class MockGenreService: GenreService {
     }
 }
 
-final class MockMovieService: MovieService {
+class MockMovieService: MovieService {
     var calls: [String] = []
     var failure: ServiceFailure?
 
@@ -111,6 +111,25 @@ final class MockMovieService: MovieService {
         var item = Movies_V1_Item()
         item.id = "movie:1"
         return try answer("likes \(user)", [item])
+    }
+}
+
+/// A movie service that, like the bus adapter, takes the session instead of its user.
+final class SessionResolvingMovies: MockMovieService, SessionMovieService {
+    func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try answer("details \(id) session \(session)", mockDetails(id))
+    }
+
+    func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        var details = mockDetails(id)
+        details.liked = true
+        return try answer("like \(id) session \(session)", details)
+    }
+
+    func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        var details = mockDetails(id)
+        details.watched = true
+        return try answer("markWatched \(id) session \(session)", details)
     }
 }
 

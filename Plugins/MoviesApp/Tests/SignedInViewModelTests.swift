@@ -53,6 +53,23 @@ import Testing
         #expect(log.lastData?.details.item.id == "movie:12")
     }
 
+    /// Over the bus the movie service resolves the session itself: the like is one call, and
+    /// the user service is not asked.
+    @Test func detailsMakeOneCallWhenTheMovieServiceResolvesSessions() throws {
+        let direct = SessionResolvingMovies()
+        let details = DetailsViewModel(session: "s1", users: users, movies: direct)
+        let log = StateLog(details)
+        try details.handle(IntentInput(action: "appear", params: ["item": "movie:12"]))
+        try details.handle(IntentInput(action: "like", params: ["item": "movie:12"]))
+        try details.handle(IntentInput(action: "markWatched", params: ["item": "movie:12"]))
+        #expect(direct.calls == ["details movie:12 session s1", "like movie:12 session s1", "markWatched movie:12 session s1"])
+        #expect(users.calls.isEmpty)
+        #expect(log.states[3].successData?.details.liked == true)
+        direct.failure = .refused(.notSignedIn)
+        try details.handle(IntentInput(action: "like", params: ["item": "movie:12"]))
+        #expect(log.states.last == .error(DetailsViewModel.signedOut))
+    }
+
     @Test func detailsWithoutAnItemAreRefused() {
         let details = DetailsViewModel(session: "s1", users: users, movies: movies)
         #expect(throws: IntentRefusal.self) { try details.handle(IntentInput(action: "appear")) }

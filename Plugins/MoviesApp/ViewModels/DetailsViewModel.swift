@@ -2,7 +2,9 @@ import FlowKit
 import FlowProtocol
 
 /// One movie, series, episode or actor (the screen's `item` parameter): `appear` loads it,
-/// `like` (a toggle) and `markWatched` change it and show it again.
+/// `like` (a toggle) and `markWatched` change it and show it again. Over the bus each is one
+/// `svc.movies` call naming the session; a movie service that cannot resolve sessions is asked
+/// for the session's user through `users` first.
 public final class DetailsViewModel: ViewModel {
     override public class var screen: String { "details" }
     override public class var actions: [ActionSpec] { [ActionSpec("like", label: "Like"), ActionSpec("markWatched", label: "Mark watched")] }
@@ -25,8 +27,17 @@ public final class DetailsViewModel: ViewModel {
         guard !item.isEmpty else { throw Self.missingParameter("item", example: "movie:12") }
         let action = intent.action
         load({ () throws(ServiceFailure) -> ScreenPayload in
-            let user = try users.account(forSession: session).email
             var data = ScreenData()
+            if let direct = movies as? any SessionMovieService {
+                // One call: the services find the session's user themselves.
+                switch action {
+                case "like": data.details = try direct.like(id: item, session: session)
+                case "markWatched": data.details = try direct.markWatched(id: item, session: session)
+                default: data.details = try direct.details(id: item, session: session)
+                }
+                return .movies(data)
+            }
+            let user = try users.account(forSession: session).email
             switch action {
             case "like": data.details = try movies.like(id: item, user: user)
             case "markWatched": data.details = try movies.markWatched(id: item, user: user)

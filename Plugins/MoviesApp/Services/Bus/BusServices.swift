@@ -16,8 +16,9 @@ public final class BusGenreService: GenreService {
     }
 }
 
-/// `MovieService` over the bus (`svc.movies`).
-public final class BusMovieService: MovieService {
+/// `MovieService` over the bus (`svc.movies`). Calls naming a session instead of a user are
+/// resolved by the services (`ServiceHandlers.movies(_:users:)`).
+public final class BusMovieService: SessionMovieService {
     let channel: ServiceChannel
 
     public init(transport: any ServiceTransport) {
@@ -42,6 +43,18 @@ public final class BusMovieService: MovieService {
 
     public func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item] {
         try channel.call("likes", ["user": user], as: Movies_V1_ItemList.self).items
+    }
+
+    public func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("details", ["id": id, "session": session], as: Movies_V1_Details.self)
+    }
+
+    public func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("like", ["id": id, "session": session], as: Movies_V1_Details.self)
+    }
+
+    public func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try channel.call("markWatched", ["id": id, "session": session], as: Movies_V1_Details.self)
     }
 }
 

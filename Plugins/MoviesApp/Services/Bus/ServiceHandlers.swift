@@ -58,11 +58,17 @@ public enum ServiceHandlers {
         }
     }
 
-    public static func movies(_ movies: any MovieService) -> ServiceHandler {
+    /// `svc.movies`. A call may name a `session` instead of a `user`: the user signed in on it,
+    /// as `users` knows it (refused `notSignedIn` when no one is, or when there is no `users`).
+    public static func movies(_ movies: any MovieService, users: (any UserService)? = nil) -> ServiceHandler {
         { call in
             ServiceReply.answering { () throws(ServiceFailure) -> ServiceReply in
                 let id = call.arg("id")
-                let user = call.arg("user")
+                var user = call.arg("user")
+                if user.isEmpty, let session = call.args["session"] {
+                    guard let users else { throw .refused(.notSignedIn) }
+                    user = try users.account(forSession: session).email
+                }
                 switch call.method {
                 case "home": return try .payload(movies.home(user: user))
                 case "details": return try .payload(movies.details(id: id, user: user))
