@@ -57,6 +57,8 @@ public protocol MovieService: AnyObject {
 /// since the services process that answers `svc.movies` also holds the sessions. Each refuses
 /// `notSignedIn` for a session with no one signed in.
 public protocol SessionMovieService: MovieService {
+    func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed
+    func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item]
     func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
     func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
     func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details

@@ -66,11 +66,15 @@ import Testing
         #expect(try movies.like(id: "movie:2", session: "s7").liked)
         #expect(try movies.markWatched(id: "movie:2", session: "s7").watched)
         #expect(try movies.details(id: "movie:2", session: "s7").liked)
+        #expect(try movies.likes(session: "s7").map(\.id) == ["movie:2"])
+        #expect(try movies.home(session: "s7").carousels[3].items.map(\.id) == ["movie:2"])
         // The same user's data as when the user is named.
         #expect(try bus.movies.likes(user: "demo@flowbus.dev").map(\.id) == ["movie:2"])
         #expect(try bus.movies.details(id: "movie:2", user: "someone@else.dev").liked == false)
         try bus.users.signOut(session: "s7")
         #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.like(id: "movie:2", session: "s7") }
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.home(session: "s7") }
+        #expect(throws: ServiceFailure.refused(.notSignedIn)) { try movies.likes(session: "s7") }
         #expect(try bus.movies.details(id: "movie:2", user: "demo@flowbus.dev").liked, "a refused like changed nothing")
     }
 

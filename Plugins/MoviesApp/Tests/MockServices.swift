@@ -116,6 +116,19 @@ class MockMovieService: MovieService {
 
 /// A movie service that, like the bus adapter, takes the session instead of its user.
 final class SessionResolvingMovies: MockMovieService, SessionMovieService {
+    func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
+        var feed = Movies_V1_HomeFeed()
+        feed.carousels = [Movies_V1_Carousel()]
+        feed.carousels[0].id = "nowPlaying"
+        return try answer("home session \(session)", feed)
+    }
+
+    func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item] {
+        var item = Movies_V1_Item()
+        item.id = "movie:1"
+        return try answer("likes session \(session)", [item])
+    }
+
     func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
         try answer("details \(id) session \(session)", mockDetails(id))
     }

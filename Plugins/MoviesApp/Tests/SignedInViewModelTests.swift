@@ -70,6 +70,17 @@ import Testing
         #expect(log.states.last == .error(DetailsViewModel.signedOut))
     }
 
+    @Test func homeAndLikesMakeOneCallWhenTheMovieServiceResolvesSessions() throws {
+        let direct = SessionResolvingMovies()
+        try HomeViewModel(session: "s1", users: users, movies: direct).handle(IntentInput(action: "appear"))
+        let likes = LikesViewModel(session: "s1", users: users, movies: direct)
+        let log = StateLog(likes)
+        try likes.handle(IntentInput(action: "appear"))
+        #expect(direct.calls == ["home session s1", "likes session s1"])
+        #expect(users.calls.isEmpty)
+        #expect(log.lastData?.items.items.map(\.id) == ["movie:1"])
+    }
+
     @Test func detailsWithoutAnItemAreRefused() {
         let details = DetailsViewModel(session: "s1", users: users, movies: movies)
         #expect(throws: IntentRefusal.self) { try details.handle(IntentInput(action: "appear")) }

@@ -20,9 +20,13 @@ public final class HomeViewModel: ViewModel {
     override public func handle(_ intent: IntentInput) throws(IntentRefusal) {
         guard intent.action == "appear" else { return try super.handle(intent) }
         load({ () throws(ServiceFailure) -> ScreenPayload in
-            let account = try users.account(forSession: session)
             var data = ScreenData()
-            data.home = try movies.home(user: account.email)
+            if let direct = movies as? any SessionMovieService {
+                // One call: the services find the session's user themselves.
+                data.home = try direct.home(session: session)
+            } else {
+                data.home = try movies.home(user: try users.account(forSession: session).email)
+            }
             return .movies(data)
         }, message: { failure in
             switch failure {

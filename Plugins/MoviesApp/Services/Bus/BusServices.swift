@@ -45,6 +45,14 @@ public final class BusMovieService: SessionMovieService {
         try channel.call("likes", ["user": user], as: Movies_V1_ItemList.self).items
     }
 
+    public func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
+        try channel.call("home", ["session": session], as: Movies_V1_HomeFeed.self)
+    }
+
+    public func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item] {
+        try channel.call("likes", ["session": session], as: Movies_V1_ItemList.self).items
+    }
+
     public func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
         try channel.call("details", ["id": id, "session": session], as: Movies_V1_Details.self)
     }
