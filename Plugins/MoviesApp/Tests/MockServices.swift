@@ -114,35 +114,15 @@ class MockMovieService: MovieService {
     }
 }
 
-/// A movie service that, like the bus adapter, takes the session instead of its user.
+/// A movie service that, like the bus adapter, takes the session instead of its user; its calls
+/// are recorded as the plain mock's, with "session <id>" where the user would be.
 final class SessionResolvingMovies: MockMovieService, SessionMovieService {
-    func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed {
-        var feed = Movies_V1_HomeFeed()
-        feed.carousels = [Movies_V1_Carousel()]
-        feed.carousels[0].id = "nowPlaying"
-        return try answer("home session \(session)", feed)
-    }
-
-    func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item] {
-        var item = Movies_V1_Item()
-        item.id = "movie:1"
-        return try answer("likes session \(session)", [item])
-    }
-
-    func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
-        try answer("details \(id) session \(session)", mockDetails(id))
-    }
-
-    func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
-        var details = mockDetails(id)
-        details.liked = true
-        return try answer("like \(id) session \(session)", details)
-    }
-
+    func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed { try home(user: "session \(session)") }
+    func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item] { try likes(user: "session \(session)") }
+    func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details { try details(id: id, user: "session \(session)") }
+    func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details { try like(id: id, user: "session \(session)") }
     func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
-        var details = mockDetails(id)
-        details.watched = true
-        return try answer("markWatched \(id) session \(session)", details)
+        try markWatched(id: id, user: "session \(session)")
     }
 }
 
