@@ -64,6 +64,44 @@ public protocol SessionMovieService: MovieService {
     func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details
 }
 
+extension MovieService {
+    /// This service for calls naming a session: itself when it resolves sessions (one call), else
+    /// a wrapper that asks `users` who is signed in on the session first (two calls).
+    public func resolvingSessions(with users: any UserService) -> any SessionMovieService {
+        (self as? any SessionMovieService) ?? UserResolvingMovies(users: users, movies: self)
+    }
+}
+
+/// Any movie service as a `SessionMovieService`: each call naming a session asks `users` for the
+/// account signed in on it, then calls `movies` for that account's e-mail.
+final class UserResolvingMovies: SessionMovieService {
+    let users: any UserService
+    let movies: any MovieService
+
+    init(users: any UserService, movies: any MovieService) {
+        self.users = users
+        self.movies = movies
+    }
+
+    private func user(of session: String) throws(ServiceFailure) -> String { try users.account(forSession: session).email }
+
+    func home(user: String) throws(ServiceFailure) -> Movies_V1_HomeFeed { try movies.home(user: user) }
+    func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details { try movies.details(id: id, user: user) }
+    func like(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details { try movies.like(id: id, user: user) }
+    func markWatched(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details { try movies.markWatched(id: id, user: user) }
+    func likes(user: String) throws(ServiceFailure) -> [Movies_V1_Item] { try movies.likes(user: user) }
+
+    func home(session: String) throws(ServiceFailure) -> Movies_V1_HomeFeed { try movies.home(user: user(of: session)) }
+    func likes(session: String) throws(ServiceFailure) -> [Movies_V1_Item] { try movies.likes(user: user(of: session)) }
+    func details(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try movies.details(id: id, user: user(of: session))
+    }
+    func like(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details { try movies.like(id: id, user: user(of: session)) }
+    func markWatched(id: String, session: String) throws(ServiceFailure) -> Movies_V1_Details {
+        try movies.markWatched(id: id, user: user(of: session))
+    }
+}
+
 public protocol MailService: AnyObject {
     func send(_ mail: Mail) throws(ServiceFailure)
     /// Every mail sent to `email`, newest last.

@@ -27,21 +27,12 @@ public final class DetailsViewModel: ViewModel {
         guard !item.isEmpty else { throw Self.missingParameter("item", example: "movie:12") }
         let action = intent.action
         load({ () throws(ServiceFailure) -> ScreenPayload in
+            let catalog = movies.resolvingSessions(with: users)
             var data = ScreenData()
-            if let direct = movies as? any SessionMovieService {
-                // One call: the services find the session's user themselves.
-                switch action {
-                case "like": data.details = try direct.like(id: item, session: session)
-                case "markWatched": data.details = try direct.markWatched(id: item, session: session)
-                default: data.details = try direct.details(id: item, session: session)
-                }
-                return .movies(data)
-            }
-            let user = try users.account(forSession: session).email
             switch action {
-            case "like": data.details = try movies.like(id: item, user: user)
-            case "markWatched": data.details = try movies.markWatched(id: item, user: user)
-            default: data.details = try movies.details(id: item, user: user)
+            case "like": data.details = try catalog.like(id: item, session: session)
+            case "markWatched": data.details = try catalog.markWatched(id: item, session: session)
+            default: data.details = try catalog.details(id: item, session: session)
             }
             return .movies(data)
         }, message: { failure in

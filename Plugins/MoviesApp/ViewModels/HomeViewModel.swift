@@ -21,12 +21,7 @@ public final class HomeViewModel: ViewModel {
         guard intent.action == "appear" else { return try super.handle(intent) }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             var data = ScreenData()
-            if let direct = movies as? any SessionMovieService {
-                // One call: the services find the session's user themselves.
-                data.home = try direct.home(session: session)
-            } else {
-                data.home = try movies.home(user: try users.account(forSession: session).email)
-            }
+            data.home = try movies.resolvingSessions(with: users).home(session: session)
             return .movies(data)
         }, message: { failure in
             switch failure {

@@ -21,12 +21,7 @@ public final class LikesViewModel: ViewModel {
         guard intent.action == "appear" else { return try super.handle(intent) }
         load({ () throws(ServiceFailure) -> ScreenPayload in
             var data = ScreenData()
-            if let direct = movies as? any SessionMovieService {
-                // One call: the services find the session's user themselves.
-                data.items.items = try direct.likes(session: session)
-            } else {
-                data.items.items = try movies.likes(user: try users.account(forSession: session).email)
-            }
+            data.items.items = try movies.resolvingSessions(with: users).likes(session: session)
             return .movies(data)
         }, message: { failure in
             switch failure {
