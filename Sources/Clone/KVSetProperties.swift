@@ -98,7 +98,7 @@ struct KVSetProperties {
             return nil
         }
         let value = bytes[(equals + 1)..<line.upperBound]
-        guard value.allSatisfy({ $0 < 0x80 }) || String(validating: value, as: UTF8.self) != nil else {
+        guard value.isValidUTF8 else {
             failure = .malformedProperties("a property value is not UTF-8 text: \(text())")
             return nil
         }
@@ -106,13 +106,15 @@ struct KVSetProperties {
     }
 }
 
-extension ArraySlice<UInt8> {
+extension Collection<UInt8> {
     /// Whether the bytes are UTF-8 text. ASCII, what Flowbus writes, is decided without the
     /// standard library's generic validation, which costs about a thousand instructions a call.
     var isValidUTF8: Bool {
         allSatisfy { $0 < 0x80 } || String(validating: self, as: UTF8.self) != nil
     }
+}
 
+extension ArraySlice<UInt8> {
     /// The bytes as text, for error messages (invalid UTF-8 repaired).
     var text: String { String(decoding: self, as: UTF8.self) }
 }
