@@ -187,7 +187,7 @@ extension CloneServerLoop {
         let (entries, last) = try journal.load()
         for entry in entries {
             let key = KeyBytes(entry.key)
-            store[key] = Stored(value: entry.value, sequence: entry.sequence, uuid: entry.uuid, properties: entry.properties)
+            store[key] = Stored(value: entry.value, sequence: entry.sequence, uuid: UUID(frame: entry.uuid), properties: entry.properties)
             index.insert(key)
             storeBytes += entry.key.count + entry.value.count
             if let length = entry.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
@@ -220,7 +220,7 @@ extension CloneServerLoop {
         statistics.journalAppends += 1
         if journal.size > max(configuration.journalCompactionBytes, storeBytes * 4) {
             let entries = store.map { key, stored in
-                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: stored.uuid, properties: stored.properties, value: stored.value)
+                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: stored.uuid?.frame ?? [], properties: stored.properties, value: stored.value)
             }
             if journal.compact(entries, sequence: sequence) {
                 statistics.journalCompactions += 1

@@ -1,4 +1,5 @@
 import Glibc
+import Foundation
 import Logging
 import MessagePath
 import WireCheck
@@ -147,6 +148,7 @@ extension CloneServerLoop {
                     throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text.text)'")
                 }
                 order = parsed
+                order?.name = writerNames.interned(parsed.name)
             }
             if let text = properties.writerGeneration {
                 guard let parsed = WriterGeneration(text) else {
@@ -222,7 +224,7 @@ extension CloneServerLoop {
             let chained = sessions.updateValue(sequence, forKey: session) ?? 0
             properties.append(contentsOf: "\(CloneProperties.sessionPreviousName)=\(chained)\n".utf8)
         }
-        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid, properties, previous.value) {
+        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid?.frame ?? [], properties, previous.value) {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
@@ -341,7 +343,7 @@ extension CloneServerLoop {
             if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
         } else {
-            let stored = Stored(value: update.value, sequence: sequence, uuid: update.uuid, properties: update.properties, order: update.order)
+            let stored = Stored(value: update.value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
             deletedOrders.forget(key)
             if let replaced = store.updateValue(stored, forKey: key) {
                 account(update.value.count - replaced.value.count, key: update.key)

@@ -9,7 +9,8 @@ final class CloneServerLoop {
     struct Stored {
         var value: [UInt8]
         var sequence: UInt64
-        var uuid: [UInt8]
+        /// Held inline (a 16-byte array would be a heap block of its own for every key).
+        var uuid: UUID?
         /// The writer's properties frame, without the server's own (`sprev`).
         var properties: [UInt8]
         /// Which agent wrote it, and its count of writes then (`wseq`); nil if it did not say.
@@ -65,6 +66,8 @@ final class CloneServerLoop {
     var deletedOrders = RecentDeletes(capacity: 65_536)
     /// The newest incarnation each writer has written as (`wgen`): one per plugin replica.
     var writerGenerations: [[UInt8]: UInt64] = [:]
+    /// The agent ids of `wseq`, one array each: every key an agent writes shares it.
+    var writerNames = InternedBytes(capacity: 4096)
     /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
     let checkedPrefixes: [[UInt8]]
 
@@ -281,7 +284,7 @@ final class CloneServerLoop {
             guard key.bytes.starts(with: prefixBytes) else { return nil }
             return CloneEntry(
                 key: key.string, value: stored.value, sequence: stored.sequence,
-                uuid: UUID(frame: stored.uuid),
+                uuid: stored.uuid,
                 properties: (try? CloneProperties(decoding: stored.properties)) ?? [])
         }.sorted { $0.key < $1.key }
     }

@@ -62,7 +62,9 @@ struct KVSetProperties {
             }
         }
         if let failure { throw failure }
-        if let kept { published = kept }
+        // Exactly as long as it is, and no block at all when nothing is left: the server keeps
+        // this frame with every key it stores.
+        if let kept { published = kept.isEmpty ? [] : kept.withUnsafeBufferPointer { Array($0) } }
     }
 
     private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Name {

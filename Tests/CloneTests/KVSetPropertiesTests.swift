@@ -34,6 +34,17 @@ struct KVSetPropertiesTests {
         #expect(try KVSetProperties(frame).published == frame)
     }
 
+    @Test("what is kept after the server's lines go holds no room to spare, and nothing at all when empty")
+    func keptExactly() throws {
+        let onlyServerLines = Array("ack=0123456789abcdef\nwseq=w1:17\nwgen=coord-app/0:2\n".utf8)
+        #expect(try KVSetProperties(onlyServerLines).published.capacity == 0)
+        let mixed = Array("ack=0123456789abcdef\nwseq=w1:17\nwgen=coord-app/0:2\nx=1\n".utf8)
+        let published = try KVSetProperties(mixed).published
+        #expect(published == Array("x=1\n".utf8))
+        // The reserve was the whole frame; the kept copy is its own size (malloc may round it up).
+        #expect(published.capacity < 32)
+    }
+
     @Test("refuses what CloneProperties refuses", arguments: ["ttl=1", "novalue\n", "=v\n", "a b=1\n"])
     func malformed(text: String) {
         #expect(throws: CloneDecodeError.self) { try KVSetProperties(Array(text.utf8)) }
