@@ -115,34 +115,76 @@ struct HistoryStore {
     }
 }
 
-/// The newest `capacity` events, oldest first, without shifting on every append.
+/// The newest `capacity` events, oldest first, in one byte array per session: each event's
+/// length (a varint), then its bytes. An event is not a heap block of its own (some 50 bytes of
+/// header and rounding each, as much as the event); the oldest is dropped by moving `start`, and
+/// the bytes before it are let go once they are half the array.
 struct EventRing {
     let capacity: Int
-    private var storage: [PackedTraceEvent] = []
-    private var head = 0
+    private var storage: [UInt8] = []
+    private var start = 0
+    private(set) var count = 0
 
     init(capacity: Int) {
         self.capacity = capacity
     }
 
-    var count: Int { storage.count }
-
     /// Appends; true when the oldest event was dropped to make room.
     mutating func append(_ event: PackedTraceEvent) -> Bool {
-        if storage.count < capacity {
-            // Grow by a quarter, not double: most sessions hold a handful, and thousands of them sit idle.
-            if storage.count == storage.capacity {
-                storage.reserveCapacity(min(capacity, storage.count + max(4, storage.count / 4)))
+        var dropped = false
+        if count >= capacity {
+            let (length, end) = Self.length(in: storage, at: start)
+            start = end + length
+            count -= 1
+            dropped = true
+            if start * 2 >= storage.count {
+                storage.removeSubrange(0..<start)
+                start = 0
             }
-            storage.append(event)
-            return false
         }
-        storage[head] = event
-        head = (head + 1) % capacity
-        return true
+        let needed = storage.count + event.bytes.count + 2
+        if needed > storage.capacity {
+            // Grow by a quarter, not double: most sessions hold a handful, and thousands of them sit idle.
+            storage.reserveCapacity(max(needed + 32, storage.count + storage.count / 4))
+        }
+        var length = UInt64(event.bytes.count)
+        while length >= 0x80 {
+            storage.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        storage.append(UInt8(length))
+        storage.append(contentsOf: event.bytes)
+        count += 1
+        return dropped
     }
 
+    /// The bytes the ring holds room for (its array's capacity).
+    var bytesHeld: Int { storage.capacity }
+
     var elements: [PackedTraceEvent] {
-        Array(storage[head...] + storage[..<head])
+        var events: [PackedTraceEvent] = []
+        events.reserveCapacity(count)
+        var offset = start
+        while offset < storage.count {
+            let (length, end) = Self.length(in: storage, at: offset)
+            events.append(PackedTraceEvent(bytes: Array(storage[end..<(end + length)])))
+            offset = end + length
+        }
+        return events
+    }
+
+    /// The varint at `offset` and where the bytes after it start.
+    private static func length(in storage: [UInt8], at offset: Int) -> (Int, Int) {
+        var value = 0
+        var shift = 0
+        var index = offset
+        while index < storage.count {
+            let byte = storage[index]
+            index += 1
+            value |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
+        }
+        return (value, index)
     }
 }

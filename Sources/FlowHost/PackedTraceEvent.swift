@@ -6,6 +6,11 @@
 struct PackedTraceEvent {
     let bytes: [UInt8]
 
+    /// An event packed before, read back from a session's log.
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     /// The fields after the kind and the time, each a tag byte then its value. A tag with
     /// `Tag.spelledOut` set carries a word spelled out (the table was full) instead of its number.
     enum Tag: UInt8, CaseIterable {

@@ -155,6 +155,21 @@ import Testing
         #expect(TraceTimeline.text(trace).contains("the 7 oldest events were dropped"))
     }
 
+    @Test func aSessionsEventsShareOneByteArrayThatDoesNotGrowPastItsLimit() {
+        // Lengths across the one-byte varint boundary (127/128), many times round the ring.
+        var ring = EventRing(capacity: 3)
+        var dropped = 0
+        for index in 0..<1_000 {
+            let bytes = [UInt8](repeating: UInt8(index % 251), count: 1 + (index * 37) % 300)
+            if ring.append(PackedTraceEvent(bytes: bytes)) { dropped += 1 }
+        }
+        #expect(ring.count == 3)
+        #expect(dropped == 997)
+        #expect(ring.elements.map(\.bytes) == (997..<1_000).map { [UInt8](repeating: UInt8($0 % 251), count: 1 + ($0 * 37) % 300) })
+        // Dropped events' bytes are let go (1,000 events of these sizes are some 150 KB).
+        #expect(ring.bytesHeld <= 4 * 3 * 302)
+    }
+
     @Test func pastTheSessionLimitClosedSessionsAreForgottenFirst() {
         var limits = SessionHistoryLimits()
         limits.sessions = 10
