@@ -67,6 +67,18 @@ public final class CloneAgent: Sendable {
         shared.view.withLock { $0.store[key] }
     }
 
+    /// From now on the map holds only the values of keys `keep` accepts; it lets go of the others
+    /// now. Their changes still reach `updates` streams as they come, but `get` and `entries` no
+    /// longer see them, and a stream's `includeCurrent` starts without them. For a process that
+    /// follows a whole subtree to react to its changes (and read it whole once, at start) but
+    /// needs only some of its values afterwards.
+    public func keepValues(where keep: @escaping @Sendable (String) -> Bool) {
+        shared.view.withLock { view in
+            view.keeps = keep
+            view.store = view.store.filter { keep($0.key) }
+        }
+    }
+
     /// The entries whose key starts with `prefix`, sorted by key.
     public func entries(prefix: String = "") -> [CloneEntry] {
         let prefixBytes = Array(prefix.utf8)

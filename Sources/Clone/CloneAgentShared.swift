@@ -15,12 +15,14 @@ struct AgentView {
     var store: [String: CloneEntry] = [:]
     var listeners: [Int: Listener] = [:]
     var nextListenerID = 0
+    /// Which keys' values the map holds (`CloneAgent.keepValues(where:)`); nil: all of them.
+    var keeps: (@Sendable (String) -> Bool)?
 
     /// Applies changes in order; returns, for each stream, the changes whose key its prefix
     /// matches, for the caller to yield once the lock is released.
     mutating func apply(_ updates: [CloneUpdate]) -> [(AsyncStream<CloneUpdate>.Continuation, [CloneUpdate])] {
         for update in updates {
-            if update.isDelete {
+            if update.isDelete || keeps?(update.key) == false {
                 store.removeValue(forKey: update.key)
             } else {
                 store[update.key] = CloneEntry(

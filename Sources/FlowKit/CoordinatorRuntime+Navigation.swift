@@ -22,7 +22,7 @@ extension CoordinatorRuntime {
                 reply.result["session"] = requested.text
                 reply.result["attached"] = "true"
                 grantCapabilities(on: requested, in: &reply)
-                reply.navVersion = state.navigations[requested]?.version ?? 0
+                reply.navVersion = state.navigations.version(of: requested) ?? 0
                 touch(requested, in: &state)
                 return reply
             }
@@ -105,12 +105,14 @@ extension CoordinatorRuntime {
                 write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
             }
             // Every view model that ever published a state of the session deletes it (`close`).
-            let kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
+            let kinds = viewModelKinds(of: session, in: state)
                 .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
-            let version = (state.navigations[session]?.version ?? 0) + 1
+            let version = (state.navigations.version(of: session) ?? 0) + 1
             for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version) }
             state.navigations[session] = nil
             state.records[session] = nil
+            state.viewModels[session] = nil
+            state.moreViewModels[session] = nil
             delete(.navigation(session))
             delete(.sessionMeta(session))
             state.lastActive[session] = nil
@@ -123,7 +125,7 @@ extension CoordinatorRuntime {
 
     func navigate(session: SessionID, ops: [NavigationOp], expected: UInt64, key: String) -> Flowbus_V1_CoordinatorReply {
         state.withLock { state in
-            guard state.instances[session] != nil || state.navigations[session] != nil else {
+            guard state.instances[session] != nil || state.navigations.contains(session) else {
                 return Self.refusal(WireError(.invalidField, "session \(session) is not open, so its navigation cannot change",
                                               hint: "open a session first (coord.app openSession)"))
             }

@@ -94,7 +94,7 @@ extension CoordinatorRuntime {
                     var reply = Flowbus_V1_CoordinatorReply()
                     reply.ok = true
                     reply.result = result
-                    reply.navVersion = state.navigations[session]?.version ?? 0
+                    reply.navVersion = state.navigations.version(of: session) ?? 0
                     return reply
                 } catch {
                     return Self.refusal(Self.wireError(error))
@@ -164,7 +164,7 @@ extension CoordinatorRuntime {
             reply.screenVersion = answer.navVersion
             if !answer.ok { reply.error = answer.error }
         } else if isOwner {
-            reply.screenVersion = state.withLock { $0.navigations[session]?.version ?? 0 }
+            reply.screenVersion = state.withLock { $0.navigations.version(of: session) ?? 0 }
         }
         return reply
     }

@@ -56,7 +56,7 @@ extension CoordinatorRuntime {
     /// screen uncovered without an `appear` (a dismissed sheet) appears again only when its view
     /// model shows no state for it.
     func appearLostTopScreens() {
-        let navigations = state.withLock { $0.navigations }
+        let navigations = state.withLock { $0.navigations.all }
         var sent = 0
         for (session, navigation) in navigations {
             guard let top = navigation.topScreen, !top.viewModel.isEmpty else { continue }

@@ -19,7 +19,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var instances: [SessionID: Coordinator] = [:]
         var handled: [SessionID: [String: UInt64]] = [:]
         var startedAt: [SessionID: Int64] = [:]
-        var navigations: [SessionID: Navigation] = [:]
+        var navigations = NavigationTable()
         var records: [SessionID: Flowbus_V1_SessionRecord] = [:]
         /// Highest incarnation seen per writer: calls from an older one are fenced off.
         var fence: [String: UInt64] = [:]
@@ -29,6 +29,12 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var forbidden = 0
         /// When each open session last saw activity (the owner's idle expiry).
         var lastActive: [SessionID: ContinuousClock.Instant] = [:]
+        /// The view models that published a state in each open session (the owner's), as bits
+        /// into `viewModelNames`: closing a session reaches them all without the owner holding
+        /// their states. Kinds past the 64th are named in `moreViewModels`.
+        var viewModels: [SessionID: UInt64] = [:]
+        var viewModelNames: [ScreenName] = []
+        var moreViewModels: [SessionID: Set<ScreenName>] = [:]
         var expired = 0
         /// The answers to the last intents and calls, by session and idempotency key: a retry
         /// whose first try was answered (the reply was lost, or the caller stopped waiting) gets
@@ -198,19 +204,33 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public func start(until stop: @Sendable () -> Bool = { false }) {
         let deadline = ContinuousClock.now + .seconds(5)
         while !map.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
+        // The owner follows every session. Its stream starts with the values held now (the
+        // view-model states among them), so what restore reads and what the stream brings meet.
+        let sessions = isOwner ? map.changes(in: .allSessions) : nil
         restore()
+        // Restored: the records of this coordinator's own instances are read only by `restore`
+        // (the instances in memory are the live copy), and the owner needs of a session's values
+        // only its navigation and record; view models' states reach it as changes. The map lets
+        // go of the rest, which was most of a coordinator's memory per session.
+        let ownRecords = CloneSubtree.coordinator(coordinatorName).text
+        let owner = isOwner
+        map.keepValues { key in !key.hasPrefix(ownRecords) && !(owner && CloneKey.isViewModelText(key)) }
         let changes = map.changes(in: .allScreens)
         var tasks = [Task.detached { [self] in
             for await change in changes { screenUpdate(change) }
         }]
-        if isOwner {
+        if let sessions {
             // Every value written in a session is activity: a client acting on a view model's
             // screen reaches the owner only this way.
-            let sessions = map.changes(in: .allSessions)
             tasks.append(Task.detached { [self] in
                 for await change in sessions {
                     guard let session = change.key.session else { continue }
-                    state.withLock { touch(session, in: &$0) }
+                    state.withLock { state in
+                        if case .viewModel(_, let screen) = change.key, !change.isDelete {
+                            noteViewModel(screen, of: session, in: &state)
+                        }
+                        touch(session, in: &state)
+                    }
                 }
             })
         }
@@ -254,6 +274,33 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     func touch(_ session: SessionID, in state: inout State) {
         guard isOwner, state.records[session] != nil || state.instances[session] != nil else { return }
         state.lastActive[session] = now()
+    }
+
+    /// Notes that `screen`'s view model published a state in the open session `session`.
+    func noteViewModel(_ screen: ScreenName, of session: SessionID, in state: inout State) {
+        guard isOwner, state.records[session] != nil || state.instances[session] != nil else { return }
+        let bit: Int
+        if let index = state.viewModelNames.firstIndex(of: screen) {
+            bit = index
+        } else if state.viewModelNames.count < UInt64.bitWidth {
+            state.viewModelNames.append(screen)
+            bit = state.viewModelNames.count - 1
+        } else {
+            state.moreViewModels[session, default: []].insert(screen)
+            return
+        }
+        state.viewModels[session, default: 0] |= 1 << UInt64(bit)
+    }
+
+    /// The view models that published a state in `session`, as far as the owner noted or its map holds.
+    func viewModelKinds(of session: SessionID, in state: State) -> Set<String> {
+        var kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
+        let bits = state.viewModels[session] ?? 0
+        for (index, name) in state.viewModelNames.enumerated() where bits & (1 << UInt64(index)) != 0 {
+            kinds.insert(name.text)
+        }
+        for name in state.moreViewModels[session] ?? [] { kinds.insert(name.text) }
+        return kinds
     }
 
     /// How long the open session `session` has seen no activity (the owner only); nil when unknown.

@@ -37,6 +37,10 @@ public protocol StateMap: AnyObject, Sendable {
     /// (`AnswerSettling`), so an answer the caller will not ask again for never outlives the
     /// writes it stands for.
     func settle(timeout: Duration) -> Bool
+    /// From now on this copy holds only the values of keys (as text) that `keep` accepts; the
+    /// others still come as changes, but `value(at:)`, `entries(in:)` and a new stream's first
+    /// values no longer show them (`CloneAgent.keepValues(where:)`).
+    func keepValues(where keep: @escaping @Sendable (String) -> Bool)
     func stop()
 }
 
@@ -109,6 +113,8 @@ public final class MemoryStateMap: StateMap {
 
     private let store: Store
     private let stopped = Atomic<Bool>(false)
+    /// This peer's `keepValues(where:)`: the map keeps every value, this peer sees only these.
+    private let keeps = Mutex<(@Sendable (String) -> Bool)?>(nil)
 
     public convenience init() {
         self.init(store: Store())
@@ -126,13 +132,22 @@ public final class MemoryStateMap: StateMap {
     public var isSynced: Bool { true }
 
     public func value(at key: CloneKey) -> [UInt8]? {
-        store.contents.withLock { $0.values[key] }
+        guard sees(key) else { return nil }
+        return store.contents.withLock { $0.values[key] }
     }
 
     public func entries(in subtree: CloneSubtree) -> [StateEntry] {
         store.contents.withLock { contents in
             contents.values.filter { subtree.contains($0.key) }.map { StateEntry(key: $0.key, value: $0.value) }
-        }.sorted { $0.key.text < $1.key.text }
+        }.filter { sees($0.key) }.sorted { $0.key.text < $1.key.text }
+    }
+
+    public func keepValues(where keep: @escaping @Sendable (String) -> Bool) {
+        keeps.withLock { $0 = keep }
+    }
+
+    private func sees(_ key: CloneKey) -> Bool {
+        keeps.withLock { $0 }?(key.text) ?? true
     }
 
     public func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError) {
@@ -173,11 +188,12 @@ public final class MemoryStateMap: StateMap {
             return stream
         }
         let owner = ObjectIdentifier(self)
+        let keep = keeps.withLock { $0 }
         // Under `delivery`, so no write slips between the values handed first and the listener's
         // registration. The stream has no reader yet: yielding to it wakes no task.
         let id = store.delivery.withLock { _ in
             store.contents.withLock { contents in
-                for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) {
+                for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) && keep?(key.text) != false {
                     continuation.yield(StateEntry(key: key, value: value))
                 }
                 let id = contents.nextListener

@@ -97,4 +97,17 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { text }
+
+    /// Whether `text` has the shape of a view model's state in a session, `/s/<id>/vm/<screen>`,
+    /// read from its bytes without parsing the key (for a filter run on every update).
+    public static func isViewModelText(_ text: String) -> Bool {
+        var utf8 = text.utf8[...]
+        guard utf8.starts(with: "/s/".utf8) else { return false }
+        utf8 = utf8.dropFirst(3)
+        guard let slash = utf8.firstIndex(of: UInt8(ascii: "/")), slash != utf8.startIndex else { return false }
+        let rest = utf8[utf8.index(after: slash)...]
+        guard rest.starts(with: "vm/".utf8) else { return false }
+        let screen = rest.dropFirst(3)
+        return !screen.isEmpty && !screen.contains(UInt8(ascii: "/"))
+    }
 }

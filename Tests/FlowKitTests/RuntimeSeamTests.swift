@@ -1,4 +1,4 @@
-import FlowKit
+@testable import FlowKit
 import FlowProtocol
 import Foundation
 import Logging
@@ -695,6 +695,39 @@ struct CoordinatorRuntimeSeamTests {
         // An intent for it now has nothing to act on.
         let late = try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally"), session: session)))
         #expect(!late.applied)
+    }
+
+    /// The owner follows every session's view-model states for activity, but holds none of them
+    /// once started, nor its instances' records (issue 16: memory per session); closing a session
+    /// still reaches every view model that published a state in it, on screen or not.
+    @Test func theOwnerHoldsNoViewModelStateYetClosingReachesEveryViewModel() async throws {
+        let app = try TallyBus()
+        let delivered = Mutex<[String]>([])
+        app.bus.register("vm.gone") { request in
+            let action = (try? request.unwrap(Flowbus_V1_Intent.self))?.action ?? "?"
+            delivered.withLock { $0.append(action) }
+            var reply = Flowbus_V1_IntentReply()
+            reply.applied = true
+            return envelope(reply, session: request.session)
+        }
+        let session = try #require(try app.open().result["session"])
+        let id = try SessionID(session)
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        // A view model of a screen no longer in the navigation (it was popped) published a state.
+        let gone = CloneKey.viewModel(id, try ScreenName("gone"))
+        app.map.inject(gone, value: Array("a state".utf8))
+        #expect(app.map.value(at: gone) != nil, "the map keeps it")
+        #expect(app.owner.map.value(at: gone) == nil && app.owner.map.value(at: .viewModel(id, try ScreenName("tally"))) == nil,
+                "the owner's copy does not")
+        #expect(app.owner.map.value(at: .navigation(id)) != nil && app.owner.map.value(at: .sessionMeta(id)) != nil)
+        // Nor its own instance's record (read only when it restarts), which the map holds.
+        let record = CloneKey.coordinatorInstance(app.owner.coordinatorName, id)
+        #expect(app.map.value(at: record) != nil && app.owner.map.value(at: record) == nil)
+        #expect(await eventually { app.owner.state.withLock { $0.viewModels[id] ?? 0 }.nonzeroBitCount == 2 })
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: session))).ok)
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
+        #expect(delivered.withLock { $0 } == ["close"])
+        #expect(app.owner.state.withLock { $0.viewModels[id] } == nil, "forgotten with the session")
     }
 
     /// The probe's stall: a client's intent was applied, its reply never came, and the retry
