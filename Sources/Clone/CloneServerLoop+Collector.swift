@@ -322,11 +322,12 @@ extension CloneServerLoop {
         key.withUnsafeBytes { CloneKeyRules.sessionPrefixLength($0) }.map { KeyBytes(Array(key[0..<$0])) }
     }
 
-    /// Keeps the byte counts of the quotas: `delta` more bytes under `key`.
-    private func account(_ delta: Int, key: [UInt8]) {
+    /// Keeps the byte counts of the quotas: `delta` more bytes under `key`, in `session` (its
+    /// `/s/<id>/` prefix, if it has one).
+    private func account(_ delta: Int, session: KeyBytes?) {
         guard delta != 0 else { return }
         storeBytes += delta
-        guard let session = sessionPrefix(of: key) else { return }
+        guard let session else { return }
         let total = (sessionBytes[session] ?? 0) + delta
         sessionBytes[session] = total > 0 ? total : nil
     }
@@ -335,21 +336,27 @@ extension CloneServerLoop {
     func commit(_ update: AcceptedSet) throws(ZMQError) {
         sequence += 1
         let key = KeyBytes(update.key)
+        // One array for the session's prefix, however many tables name it (quota, chain, index).
+        let session = sessionPrefix(of: update.key)
         if update.value.isEmpty {
             if let removed = store.removeValue(forKey: key) {
                 index.remove(key)
-                account(-(removed.value.count + update.key.count), key: update.key)
+                account(-(removed.value.count + update.key.count), session: session)
             }
             if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
         } else {
-            let stored = Stored(value: update.value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
+            // A view model writes each state twice, under `/v/` then `/s/`, the same bytes: the
+            // second key shares the first one's array.
+            var value = update.value
+            if value == lastStoredValue { value = lastStoredValue } else { lastStoredValue = value }
+            let stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
             deletedOrders.forget(key)
             if let replaced = store.updateValue(stored, forKey: key) {
-                account(update.value.count - replaced.value.count, key: update.key)
+                account(update.value.count - replaced.value.count, session: session)
             } else {
-                index.insert(key)
-                account(update.value.count + update.key.count, key: update.key)
+                index.insert(key, group: session)
+                account(update.value.count + update.key.count, session: session)
             }
             if let ttl = update.ttl {
                 expiries.push(.init(deadline: .now() + ttl, sequence: sequence, key: key))
@@ -357,8 +364,7 @@ extension CloneServerLoop {
         }
         journal(update)
         var properties = update.properties
-        if let length = update.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
-            let session = KeyBytes(Array(update.key[0..<length]))
+        if let session {
             let previous = sessions.updateValue(sequence, forKey: session) ?? 0
             properties.append(contentsOf: CloneProperties.sessionPreviousName.utf8)
             properties.append(UInt8(ascii: "="))

@@ -68,6 +68,8 @@ final class CloneServerLoop {
     var writerGenerations: [[UInt8]: UInt64] = [:]
     /// The agent ids of `wseq`, one array each: every key an agent writes shares it.
     var writerNames = InternedBytes(capacity: 4096)
+    /// The value last stored, whose array the next one shares when it holds the same bytes.
+    var lastStoredValue: [UInt8] = []
     /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
     let checkedPrefixes: [[UInt8]]
 

@@ -24,8 +24,9 @@ struct SubtreeIndex {
         prefix(group, throughSlash: 2) ?? []
     }
 
-    mutating func insert(_ key: KeyBytes) {
-        let group = KeyBytes(Self.group(of: key.bytes))
+    /// `group`: the key's group when the caller has it already (its array is then shared).
+    mutating func insert(_ key: KeyBytes, group known: KeyBytes? = nil) {
+        let group = known ?? KeyBytes(Self.group(of: key.bytes))
         if groups[group, default: []].insert(key).inserted, groups[group]?.count == 1 {
             groupsByTop[KeyBytes(Self.top(of: group.bytes)), default: []].insert(group)
         }
