@@ -88,13 +88,21 @@ extension CloneAgentLoop {
         }
         publishChanges()
         let subtree = subscriptions[index].subtreeBytes
+        // What this agent had seen before the snapshot: a key whose value it does not hold
+        // (`keepValues`) changed since only if the snapshot's entry is newer than that.
+        let seen = subscriptions[index].lastSequence
         let deliveries = shared.view.withLock { view in
             var updates: [CloneUpdate] = []
             for (key, entry) in view.store where key.utf8.starts(with: subtree) && flight.entries[key] == nil {
                 updates.append(CloneUpdate(
                     key: key, value: [], sequence: max(sequence, entry.sequence), isDelete: true, fromSnapshot: true))
             }
-            for (key, entry) in flight.entries where view.store[key]?.value != entry.value {
+            for (key, entry) in flight.entries {
+                if let held = view.store[key] {
+                    if held.value == entry.value { continue }
+                } else if view.keeps?(key) == false, entry.sequence <= seen {
+                    continue
+                }
                 updates.append(CloneUpdate(
                     key: key, value: entry.value, sequence: entry.sequence, isDelete: false, fromSnapshot: true))
             }
