@@ -27,13 +27,23 @@ struct AgentView {
             } else {
                 store[update.key] = CloneEntry(
                     key: update.key, value: update.value, sequence: update.sequence,
-                    uuid: update.uuid, properties: update.properties)
+                    uuid: update.uuid, properties: Self.held(update.properties))
             }
         }
         return listeners.values.compactMap { listener in
             let matching = updates.filter { $0.key.utf8.starts(with: listener.prefix) }
             return matching.isEmpty ? nil : (listener.continuation, matching)
         }
+    }
+}
+
+extension AgentView {
+    /// The properties an entry keeps: the server's session chain (`sprev`) mattered only on the
+    /// way in, and without it most entries keep none (no array held per key).
+    static func held(_ properties: CloneProperties) -> CloneProperties {
+        guard properties.contains(where: { $0.name == CloneProperties.sessionPreviousName }) else { return properties }
+        let kept = properties.filter { $0.name != CloneProperties.sessionPreviousName }
+        return kept.isEmpty ? [] : CloneProperties(kept)
     }
 }
 

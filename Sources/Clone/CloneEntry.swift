@@ -7,7 +7,8 @@ public struct CloneEntry: Sendable, Equatable {
     /// The global sequence of the KVPUB (or KVSYNC) that last set it.
     public var sequence: UInt64
     public var uuid: UUID?
-    /// The writer's properties (a snapshot carries none, so entries from one have none).
+    /// The writer's properties (a snapshot carries none, so entries from one have none), without
+    /// the server's session chain (`sprev`), which its update carried.
     public var properties: CloneProperties
 
     public init(key: String, value: [UInt8], sequence: UInt64, uuid: UUID? = nil, properties: CloneProperties = []) {

@@ -34,8 +34,10 @@ extension CoordinatorRuntime {
             let session = (try? SessionID(requested)) ?? Self.newSessionID()
             if let refusal = refusalToOpen(for: SessionLimits.client(peer), in: &state) { return refusal }
             if let client = SessionLimits.client(peer) {
-                state.openedBy[session] = client
-                state.openByClient[client, default: 0] += 1
+                // The client's name as the table holds it already: its sessions share one string.
+                let held = state.openByClient.index(forKey: client).map { state.openByClient.keys[$0] } ?? client
+                state.openedBy[session] = held
+                state.openByClient[held, default: 0] += 1
             }
             let instance = type.init(session: session.text, parent: "")
             if let record = state.records[session], !record.user.isEmpty { instance.context["user"] = record.user }

@@ -26,6 +26,9 @@ struct CloneSessionChainTests {
         #expect(seen[3].properties.filter { $0.name == "sprev" }.count == 1)
         #expect(seen[4].isDelete)
         #expect(agent.statistics.gapsDetected == 0)
+        // The map keeps the writer's properties, not the chain the update carried.
+        #expect(agent.get("/s/one/state")?.properties.isEmpty == true)
+        #expect(agent.get("/s/two/nav")?.properties.isEmpty == true)
     }
 
     @Test func updatesDroppedByAServerFaultRuleLeaveNoGap() async throws {
