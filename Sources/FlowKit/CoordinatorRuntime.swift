@@ -209,12 +209,15 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         let sessions = isOwner ? map.changes(in: .allSessions) : nil
         restore()
         // Restored: the records of this coordinator's own instances are read only by `restore`
-        // (the instances in memory are the live copy), and the owner needs of a session's values
-        // only its navigation and record; view models' states reach it as changes. The map lets
-        // go of the rest, which was most of a coordinator's memory per session.
+        // (the instances in memory are the live copy), and of a session's values the owner reads
+        // afterwards only its navigation (to see a late write of its previous incarnation): the
+        // session's record lives in `state.records`, and view models' states reach it as changes.
+        // The map lets go of the rest, which was most of a coordinator's memory per session.
         let ownRecords = CloneSubtree.coordinator(coordinatorName).text
         let owner = isOwner
-        map.keepValues { key in !key.hasPrefix(ownRecords) && !(owner && CloneKey.isViewModelText(key)) }
+        map.keepValues { key in
+            !key.hasPrefix(ownRecords) && !(owner && (CloneKey.isViewModelText(key) || CloneKey.isSessionMetaText(key)))
+        }
         let changes = map.changes(in: .allScreens)
         var tasks = [Task.detached { [self] in
             for await change in changes { screenUpdate(change) }

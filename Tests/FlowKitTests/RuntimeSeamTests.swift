@@ -719,7 +719,9 @@ struct CoordinatorRuntimeSeamTests {
         #expect(app.map.value(at: gone) != nil, "the map keeps it")
         #expect(app.owner.map.value(at: gone) == nil && app.owner.map.value(at: .viewModel(id, try ScreenName("tally"))) == nil,
                 "the owner's copy does not")
-        #expect(app.owner.map.value(at: .navigation(id)) != nil && app.owner.map.value(at: .sessionMeta(id)) != nil)
+        #expect(app.owner.map.value(at: .navigation(id)) != nil, "the navigation it keeps")
+        #expect(app.map.value(at: .sessionMeta(id)) != nil && app.owner.map.value(at: .sessionMeta(id)) == nil,
+                "the session's record is in its memory, not again in its map")
         // Nor its own instance's record (read only when it restarts), which the map holds.
         let record = CloneKey.coordinatorInstance(app.owner.coordinatorName, id)
         #expect(app.map.value(at: record) != nil && app.owner.map.value(at: record) == nil)
