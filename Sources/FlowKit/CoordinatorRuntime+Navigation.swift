@@ -152,7 +152,7 @@ extension CoordinatorRuntime {
                 }
                 ops = [.dismiss]
             }
-            let answer = applyNavigation(session: session, ops: ops, expected: intent.screenVersion, key: key, in: &state)
+            let answer = applyNavigation(session: session, ops: ops, expected: intent.screenVersion, key: key, current: navigation, in: &state)
             var reply = Flowbus_V1_IntentReply()
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
@@ -167,9 +167,12 @@ extension CoordinatorRuntime {
     /// `key` is the idempotency key of the intent or call that asks: a change is recorded with the
     /// keys of the last ones (`Navigation.appliedKeys`, on the bus with the change itself), so a
     /// retry of one that was applied, even after the owner restarted, is answered with the current
-    /// version and not applied again (nor refused as stale).
-    func applyNavigation(session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", in state: inout State) -> Flowbus_V1_CoordinatorReply {
-        var before = state.navigations[session] ?? Navigation()
+    /// version and not applied again (nor refused as stale). `current`: the session's navigation
+    /// when the caller has decoded it already (the table keeps it encoded).
+    func applyNavigation(
+        session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", current: Navigation? = nil, in state: inout State
+    ) -> Flowbus_V1_CoordinatorReply {
+        var before = current ?? state.navigations[session] ?? Navigation()
         if expected > before.version, let ahead = navigationAhead(of: before.version, in: session) {
             // This owner's previous incarnation wrote a newer navigation that reached the map after
             // this one restored (held on the way while its process was replaced). Clients see it
