@@ -295,9 +295,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         state.viewModels[session, default: 0] |= 1 << UInt64(bit)
     }
 
-    /// The view models that published a state in `session`, as far as the owner noted or its map holds.
+    /// The view models that published a state in `session`, as the owner noted them (from its
+    /// stream of the session's changes, which starts with every state the map held at start).
     func viewModelKinds(of session: SessionID, in state: State) -> Set<String> {
-        var kinds = Set(map.entries(in: .viewModels(of: session)).compactMap { $0.key.screen?.text })
+        var kinds: Set<String> = []
         let bits = state.viewModels[session] ?? 0
         for (index, name) in state.viewModelNames.enumerated() where bits & (1 << UInt64(index)) != 0 {
             kinds.insert(name.text)
