@@ -160,25 +160,25 @@ let package = Package(
             path: "Plugins/Echo",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol"]),
-        .testTarget(name: "CloneTests", dependencies: ["Clone", "WireCheck", "ZeroMQ", "MessagePath", "FlowProtocol"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "FlowbusTesting"]),
+        .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol", "FlowbusTesting"]),
+        .testTarget(name: "CloneTests", dependencies: ["Clone", "WireCheck", "ZeroMQ", "MessagePath", "FlowProtocol", "FlowbusTesting"]),
         .testTarget(
             name: "FlowProtocolTests",
             dependencies: ["FlowProtocol", "WireCheck", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
-        .testTarget(name: "FlowHostTests", dependencies: ["FlowHost"]),
+        .testTarget(name: "FlowHostTests", dependencies: ["FlowHost", "FlowbusTesting"]),
         .testTarget(name: "FlowChaosTests", dependencies: ["FlowChaos", "FlowHost", "FlowClient", "MessagePath"]),
-        .testTarget(name: "FlowSimTests", dependencies: ["FlowSim", "FlowClient", .product(name: "Histogram", package: "hdrhistogram-swift")]),
+        .testTarget(name: "FlowSimTests", dependencies: ["FlowSim", "FlowClient", "FlowbusTesting", .product(name: "Histogram", package: "hdrhistogram-swift")]),
         .testTarget(
             name: "FlowClientTests",
-            dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath",
+            dependencies: ["FlowClient", "FlowProtocol", "Clone", "Majordomo", "ZeroMQ", "MessagePath", "FlowbusTesting",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: [
-            "FlowKit", "FlowProtocol", "Majordomo", "MessagePath", "Clone", "ZeroMQ",
+            "FlowKit", "FlowProtocol", "Majordomo", "MessagePath", "Clone", "ZeroMQ", "FlowbusTesting",
             .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         // Shared fixtures of the tests that start real processes (the core's and every app's).
@@ -195,6 +195,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "FlowbusFuzzingTests", dependencies: ["FlowbusFuzzing"]),
+        .testTarget(name: "FlowbusTestingTests", dependencies: ["FlowbusTesting"]),
         .testTarget(
             name: "FlowbusCLITests",
             // The executables are dependencies so that `swift test` builds them beside the tests.

@@ -18,8 +18,7 @@ public struct HostFixture: Sendable {
     /// default app when `app` is nil too) with extra `up` arguments; fails the test if it cannot.
     public static func start(manifest: String?, app: String? = nil, arguments: [String] = []) async throws -> HostFixture {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
-        let runDirectory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
+        let runDirectory = TestScratch.directory("run")
         let manifestPath = runDirectory + "/manifest.yaml"
         if let manifest { try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath)) }
         let fixture = HostFixture(flowbus: flowbus, runDirectory: runDirectory, manifestPath: manifestPath)

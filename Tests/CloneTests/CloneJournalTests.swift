@@ -1,4 +1,5 @@
 import Clone
+import FlowbusTesting
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite("Clone journal")
 struct CloneJournalTests {
     static func journalPath() -> String {
-        "/tmp/fbj-\(UUID().uuidString.prefix(8))/data/clone.journal"
+        TestScratch.file("fbj") + "/data/clone.journal"
     }
 
     @Test func aRestartedServerStartsFromTheJournal() async throws {

@@ -1,4 +1,5 @@
 import Clone
+import FlowbusTesting
 import Foundation
 import Logging
 import MessagePath
@@ -6,8 +7,7 @@ import ZeroMQ
 
 /// A fresh ipc:// base under its own short temporary folder, so parallel tests never collide.
 func ipcBase() -> String {
-    let folder = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
-    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let folder = TestScratch.directory("fbc")
     return "ipc://\(folder)/c"
 }
 

@@ -2,6 +2,7 @@ import Clone
 import Dispatch
 import FlowClient
 import FlowProtocol
+import FlowbusTesting
 import Foundation
 import Logging
 import Majordomo
@@ -23,8 +24,7 @@ final class BusFixture: @unchecked Sendable {
 
     init() async throws {
         context = try ZMQContext()
-        let folder = "/tmp/fbcl-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TestScratch.directory("fbcl")
         var brokerConfiguration = BrokerConfiguration()
         brokerConfiguration.heartbeatInterval = .milliseconds(100)
         brokerConfiguration.heartbeatLiveness = 10

@@ -1,4 +1,5 @@
 import FlowHost
+import FlowbusTesting
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct AppRegistryTests {
     /// A package folder with Plugins/apps.yaml naming two apps, and a binary folder deep below it.
     static func package() throws -> (root: URL, binaries: URL) {
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("fbapps-\(UUID().uuidString.prefix(8))")
+        let root = URL(fileURLWithPath: TestScratch.directory("fbapps"))
         let binaries = root.appendingPathComponent(".build/x86_64-unknown-linux-gnu/debug")
         try FileManager.default.createDirectory(at: binaries, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: root.appendingPathComponent("Plugins"), withIntermediateDirectories: true)

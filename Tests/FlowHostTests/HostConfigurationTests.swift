@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Foundation
 import Testing
 import ZeroMQ
@@ -53,7 +54,7 @@ import ZeroMQ
 
 @Suite struct RunDirectoryTests {
     @Test func descriptorRoundTripsAndALiveHostIsFound() throws {
-        let directory = RunDirectory(path: "/tmp/fbh-\(UUID().uuidString.prefix(8))")
+        let directory = RunDirectory(path: TestScratch.file("fbh"))
         try directory.create()
         #expect(try directory.readDescriptor() == nil)
         let endpoints = HostEndpoints(
@@ -76,7 +77,7 @@ import ZeroMQ
     }
 
     @Test func aCorruptDescriptorIsReportedWithItsPath() throws {
-        let directory = RunDirectory(path: "/tmp/fbh-\(UUID().uuidString.prefix(8))")
+        let directory = RunDirectory(path: TestScratch.file("fbh"))
         try directory.create()
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory.descriptorPath))
         #expect {
@@ -89,7 +90,7 @@ import ZeroMQ
 
 @Suite struct RunDirectoryOwnershipTests {
     func fresh() throws -> RunDirectory {
-        let parent = "/tmp/fbo-\(UUID().uuidString.prefix(8))"
+        let parent = TestScratch.file("fbo")
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         return RunDirectory(path: parent + "/run")
     }
@@ -176,13 +177,13 @@ import ZeroMQ
         // Z85 has `#` among its digits; only a word that starts with it is a comment.
         var pair = try CurveKeyPair.generate()
         while !pair.publicKey.z85.dropFirst().contains("#") { pair = try CurveKeyPair.generate() }
-        let path = "/tmp/fbk-\(UUID().uuidString.prefix(8)).allow"
+        let path = TestScratch.file("fbk", suffix: ".allow")
         try Data("\(pair.publicKey.z85) # with a comment\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(try KeyFiles.readAllowList(path: path) == [pair.publicKey])
     }
 
     @Test func keyPairsAndAllowListsRoundTrip() throws {
-        let base = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
+        let base = TestScratch.file("fbk")
         let pair = try CurveKeyPair.generate()
         try KeyFiles.write(pair, basePath: base)
         #expect(try KeyFiles.readSecret(path: base + ".key") == pair)
@@ -195,7 +196,7 @@ import ZeroMQ
     }
 
     @Test func aBadAllowListLineIsNamed() throws {
-        let path = "/tmp/fbk-\(UUID().uuidString.prefix(8)).allow"
+        let path = TestScratch.file("fbk", suffix: ".allow")
         try Data("# ok\nnot-a-key\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect {
             try KeyFiles.readAllowList(path: path)

@@ -1,6 +1,7 @@
 import Clone
 import FlowKit
 import FlowProtocol
+import FlowbusTesting
 import Foundation
 import Logging
 import Majordomo
@@ -28,8 +29,7 @@ struct ServiceCallsOverBrokerTests {
         let finished = DispatchSemaphore(value: 0)
 
         init() throws {
-            let folder = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let folder = TestScratch.directory("fbk")
             endpoint = "ipc://\(folder)/broker"
             context = try ZMQContext()
             broker = try MajordomoBroker.start(context: context, endpoints: [endpoint], faults: faults, logger: ServiceCallsOverBrokerTests.quiet)

@@ -1,5 +1,6 @@
 import FlowClient
 @testable import FlowSim
+import FlowbusTesting
 import Foundation
 import MessagePath
 import Testing
@@ -10,8 +11,7 @@ struct SimPlanTests {
 
     /// A plan whose journeys are two small scripts written to a temporary folder.
     static func plan(_ body: String, seed: UInt64? = nil) throws -> SimPlan {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("simplan-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestScratch.directory("simplan")
         try journey.write(toFile: directory + "/a.yaml", atomically: true, encoding: .utf8)
         try journey.write(toFile: directory + "/b.yaml", atomically: true, encoding: .utf8)
         return try SimPlan.parse(yaml: body, directory: directory, seed: seed)
@@ -47,8 +47,7 @@ struct SimPlanTests {
     }
 
     @Test func aJourneyThatAttachesIsRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("simplan-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestScratch.directory("simplan")
         try "- attach: abc\n".write(toFile: directory + "/x.yaml", atomically: true, encoding: .utf8)
         #expect(throws: SimPlanError.self) { _ = try SimPlan.parse(yaml: "journeys: [x.yaml]\nusers: 1\n", directory: directory) }
     }

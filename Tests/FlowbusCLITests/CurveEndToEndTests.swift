@@ -12,7 +12,7 @@ struct CurveEndToEndTests {
     func exposureWithoutCurveIsRefused() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
         let up = try await FlowbusProcesses.run(
-            flowbus, ["up", "--run-dir", "/tmp/fbc-\(UUID().uuidString.prefix(8))", "--broker", "tcp://0.0.0.0:5555"])
+            flowbus, ["up", "--run-dir", TestScratch.directory("fbc"), "--broker", "tcp://0.0.0.0:5555"])
         #expect(up.status != 0)
         #expect(up.output.contains("CURVE"), "\(up.output)")
         #expect(up.output.contains("flowbus keys"), "\(up.output)")
@@ -21,8 +21,7 @@ struct CurveEndToEndTests {
     @Test("an allow-listed client key is served; any other key is refused and counted", .timeLimit(.minutes(1)))
     func allowListDecidesWhoIsServed() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
-        let keys = "/tmp/fbk-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        let keys = TestScratch.directory("fbk")
         for name in ["host", "alice", "mallory"] {
             let made = try await FlowbusProcesses.run(flowbus, ["keys", "--out", "\(keys)/\(name)"])
             try #require(made.status == 0, "\(made.output)")

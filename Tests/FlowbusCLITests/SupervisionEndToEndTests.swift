@@ -83,8 +83,7 @@ struct SupervisionEndToEndTests {
     @Test("a bad manifest stops `up` with an error that says where", .timeLimit(.minutes(1)))
     func badManifestIsExplained() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
-        let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestScratch.directory("fbc")
         let path = directory + "/bad.yaml"
         try Data("plugins:\n  - name: echo\n    command: flowbus-echo\n    restrat: permanent\n".utf8).write(to: URL(fileURLWithPath: path))
         let up = try await FlowbusProcesses.run(flowbus, ["up", "--run-dir", directory, "--manifest", path])
@@ -95,9 +94,8 @@ struct SupervisionEndToEndTests {
     @Test("SIGTERM during start-up stops the host cleanly, with its plugins", .timeLimit(.minutes(1)), arguments: [60, 150, 400])
     func sigtermDuringStartUp(delayMilliseconds: Int) async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
-        let directory = "/tmp/fbc-\(UUID().uuidString.prefix(8))"
+        let directory = TestScratch.directory("fbc")
         let manifest = directory + "/manifest.yaml"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(echoManifest([("echo", 2)]).utf8).write(to: URL(fileURLWithPath: manifest))
         let status = try await onThread { () -> (Int32, Process.TerminationReason) in
             let process = Process()

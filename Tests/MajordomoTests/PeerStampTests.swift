@@ -1,3 +1,4 @@
+import FlowbusTesting
 import Foundation
 import Majordomo
 import MessagePath
@@ -19,7 +20,7 @@ struct PeerStampTests {
         var configuration = fastBrokerConfiguration()
         configuration.zapDomain = "flowbus"
         configuration.access = BusAccess(clientServicePrefixes: ["vm."])
-        let ipc = "ipc://\(NSTemporaryDirectory())flowbus-peer-\(UUID().uuidString.prefix(8)).ipc"
+        let ipc = "ipc://" + TestScratch.file("peer", suffix: ".ipc")
         let broker = try MajordomoBroker.start(
             context: context, configuration: configuration, endpoints: [ipc, "tcp://127.0.0.1:*"], logger: quietLogger)
         defer { broker.stop() }

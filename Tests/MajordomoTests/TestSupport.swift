@@ -1,4 +1,5 @@
 import Dispatch
+import FlowbusTesting
 import Foundation
 import Logging
 import Majordomo
@@ -8,8 +9,7 @@ import ZeroMQ
 
 /// A fresh ipc:// endpoint under its own short temporary folder, so parallel tests never collide.
 func ipcEndpoint(_ name: String = "b") -> String {
-    let folder = "/tmp/fbm-\(UUID().uuidString.prefix(8))"
-    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let folder = TestScratch.directory("fbm")
     return "ipc://\(folder)/\(name)"
 }
 

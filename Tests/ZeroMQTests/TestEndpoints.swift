@@ -1,8 +1,8 @@
+import FlowbusTesting
 import Foundation
 
 /// A fresh ipc:// endpoint under its own short temporary folder, so parallel tests never collide.
 func ipcEndpoint(_ name: String = "s") -> String {
-    let folder = "/tmp/fbz-\(UUID().uuidString.prefix(8))"
-    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let folder = TestScratch.directory("fbz")
     return "ipc://\(folder)/\(name)"
 }

@@ -27,7 +27,7 @@ struct ClientScriptEndToEndTests {
     func failingLookShowsTheScreen() async throws {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
-        let file = NSTemporaryDirectory() + "fbs-\(UUID().uuidString.prefix(6)).yaml"
+        let file = TestScratch.file("fbs", suffix: ".yaml")
         try Data("""
         - see: Sign in to Amor
         - keys: "demo@flowbus.dev<Tab>wrong-password<Tab><Enter>"
@@ -49,7 +49,7 @@ struct ClientScriptEndToEndTests {
     func badKeyName() async throws {
         let host = try await AppJourneysEndToEndTests.startApp()
         defer { Task { try? await host.stop() } }
-        let file = NSTemporaryDirectory() + "fbs-\(UUID().uuidString.prefix(6)).yaml"
+        let file = TestScratch.file("fbs", suffix: ".yaml")
         try Data("- keys: \"<Tabb>\"\n".utf8).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let run = try await host.run(["client", "--script", file])

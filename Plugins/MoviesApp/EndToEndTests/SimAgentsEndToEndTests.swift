@@ -56,8 +56,7 @@ struct SimAgentsEndToEndTests {
 
     /// Writes the plan, its journeys and three key pairs (host, two agents) into a new folder.
     static func prepare() async throws -> String {
-        let folder = "/tmp/fbsa-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TestScratch.directory("fbsa")
         try plan.write(toFile: folder + "/plan.yaml", atomically: true, encoding: .utf8)
         try signIn.write(toFile: folder + "/signin.yaml", atomically: true, encoding: .utf8)
         try browse.write(toFile: folder + "/browse.yaml", atomically: true, encoding: .utf8)

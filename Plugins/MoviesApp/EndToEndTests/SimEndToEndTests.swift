@@ -8,16 +8,17 @@ import Testing
 struct SimEndToEndTests {
     static let plans = ChaosEndToEndTests.appDirectory.appendingPathComponent("SimPlans")
 
-    /// A plan of the sample journeys with `extra` lines added (load, thresholds), written beside them.
+    /// A plan of the sample journeys with `extra` lines added (load, thresholds), written to the
+    /// test's scratch folder; it names the sample scripts by their full paths.
     static func plan(_ extra: String) throws -> String {
-        let path = plans.appendingPathComponent("test-\(UUID().uuidString.prefix(8)).yaml").path
+        let path = TestScratch.file("plan", suffix: ".yaml")
         try """
         name: movies-test
         seed: 11
-        setup: sign-up.yaml
+        setup: "\(plans.path)/sign-up.yaml"
         journeys:
-          - {script: browse.yaml, weight: 3}
-          - {script: wrong-password.yaml, weight: 1}
+          - {script: "\(plans.path)/browse.yaml", weight: 3}
+          - {script: "\(plans.path)/wrong-password.yaml", weight: 1}
         think: {uniform: [10ms, 50ms]}
         \(extra)
         """.write(toFile: path, atomically: true, encoding: .utf8)
@@ -86,12 +87,12 @@ struct SimEndToEndTests {
         let manifest = try ChaosEndToEndTests.planted("skip-idempotency", in: ["--screen", "expenses"])
         let host = try await AppJourneysEndToEndTests.startApp(manifest: manifest)
         defer { Task { try? await host.stop() } }
-        let path = Self.plans.appendingPathComponent("test-\(UUID().uuidString.prefix(8)).yaml").path
+        let path = TestScratch.file("plan", suffix: ".yaml")
         try """
         name: movies-expenses
         seed: 2
         journeys:
-          - {script: ../Journeys/expense-report.yaml, weight: 1}
+          - {script: "\(Self.plans.path)/../Journeys/expense-report.yaml", weight: 1}
         think: {constant: 10ms}
         users: 2
         journey-limit: 2

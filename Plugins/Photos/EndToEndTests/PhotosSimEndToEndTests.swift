@@ -13,14 +13,14 @@ struct PhotosSimEndToEndTests {
     func threeUsersPass() async throws {
         let host = try await PhotosHost.start()
         defer { Task { try? await host.stop() } }
-        let path = Self.plans.appendingPathComponent("test-\(UUID().uuidString.prefix(8)).yaml").path
+        let path = TestScratch.file("plan", suffix: ".yaml")
         try """
         name: photos-test
         seed: 5
-        setup: sign-up.yaml
+        setup: "\(Self.plans.path)/sign-up.yaml"
         journeys:
-          - {script: browse-and-like.yaml, weight: 3}
-          - {script: wrong-password.yaml, weight: 1}
+          - {script: "\(Self.plans.path)/browse-and-like.yaml", weight: 3}
+          - {script: "\(Self.plans.path)/wrong-password.yaml", weight: 1}
         think: {uniform: [10ms, 50ms]}
         users: 3
         duration: 6s
