@@ -1,5 +1,9 @@
 /// Work waiting per lane, handed out one piece at a time per lane in the order it came: the
 /// bookkeeping behind `LaneExecutor` and `BusCaller`, which guard it with their own locks.
+///
+/// A lane is a session, so a burst of sessions (thousands opened at once) can fill these tables;
+/// once the burst has drained they give their room back (`retainedSlots` stays small) instead of
+/// keeping it, and every session's name with it, for as long as the process runs.
 struct LaneQueue<Item> {
     private var queues: [String: [Item]] = [:]
     /// Lanes with waiting work and none in progress, in the order they became ready.
@@ -10,10 +14,16 @@ struct LaneQueue<Item> {
     /// Pieces waiting, over every lane.
     private(set) var waiting = 0
 
+    /// Tables larger than this are let go of when they empty; smaller ones keep their room.
+    static var keptRoom: Int { 64 }
+
     var hasReady: Bool { readyStart < ready.count }
     var isIdle: Bool { waiting == 0 && busy.isEmpty }
 
     func isIdle(lane: String) -> Bool { queues[lane] == nil && !busy.contains(lane) }
+
+    /// The room the tables hold, in entries: what a drained burst would leave behind.
+    var retainedSlots: Int { queues.capacity + ready.capacity + busy.capacity }
 
     mutating func append(_ item: Item, lane: String) {
         if queues[lane] == nil, !busy.contains(lane) { ready.append(lane) }
@@ -26,12 +36,19 @@ struct LaneQueue<Item> {
         guard readyStart < ready.count else { return nil }
         let lane = ready[readyStart]
         readyStart += 1
-        if readyStart > 1024, readyStart * 2 > ready.count {
+        if readyStart == ready.count {
+            // Drained: the names taken are let go of now, not after a thousand more.
+            ready.removeAll(keepingCapacity: ready.capacity <= Self.keptRoom)
+            readyStart = 0
+        } else if readyStart > Self.keptRoom, readyStart * 2 > ready.count {
             ready.removeFirst(readyStart)
             readyStart = 0
         }
         let item = queues[lane]!.removeFirst()
-        if queues[lane]!.isEmpty { queues[lane] = nil }
+        if queues[lane]!.isEmpty {
+            queues[lane] = nil
+            if queues.isEmpty, queues.capacity > Self.keptRoom { queues = [:] }
+        }
         waiting -= 1
         busy.insert(lane)
         return (lane, item)
@@ -41,6 +58,7 @@ struct LaneQueue<Item> {
     @discardableResult
     mutating func finished(_ lane: String) -> Bool {
         busy.remove(lane)
+        if busy.isEmpty, busy.capacity > Self.keptRoom { busy = [] }
         guard queues[lane] != nil else { return false }
         ready.append(lane)
         return true

@@ -63,3 +63,46 @@ struct LaneQueueTests {
         executor.stop()
     }
 }
+
+@Suite("Lanes after a burst")
+struct LaneQueueBurstTests {
+    /// Ten thousand sessions' work queued at once, then done: the tables give their room back
+    /// (before, a drained queue kept room for the burst, and up to a thousand sessions' names).
+    @Test func aDrainedBurstLeavesNoRoomBehind() {
+        var lanes = LaneQueue<Int>()
+        let idle = lanes.retainedSlots
+        for index in 0..<10_000 { lanes.append(index, lane: "s\(index)") }
+        #expect(lanes.retainedSlots > 10_000)
+        var taken: [String] = []
+        while let (lane, _) = lanes.take() { taken.append(lane) }
+        #expect(taken.count == 10_000 && taken.first == "s0" && taken.last == "s9999")
+        for lane in taken { lanes.finished(lane) }
+        #expect(lanes.isIdle)
+        #expect(lanes.retainedSlots <= idle + 3 * LaneQueue<Int>.keptRoom, "\(lanes.retainedSlots) slots kept")
+        // Still in order, one at a time per lane, after letting go.
+        lanes.append(1, lane: "a")
+        lanes.append(2, lane: "a")
+        #expect(lanes.take()! == ("a", 1))
+        #expect(lanes.take() == nil)
+        let more = lanes.finished("a")
+        #expect(more)
+        #expect(lanes.take()! == ("a", 2))
+    }
+
+    /// Work that keeps coming while some lanes are slow: the ready list is compacted as it goes,
+    /// so it holds about what waits, not everything that ever waited.
+    @Test func aSteadyStreamKeepsTheReadyListShort() {
+        var lanes = LaneQueue<Int>()
+        lanes.append(0, lane: "slow")
+        _ = lanes.take()  // in progress for the whole test
+        for round in 0..<5_000 {
+            lanes.append(round, lane: "l\(round % 7)")
+            lanes.append(round, lane: "slow")
+            let (lane, item) = lanes.take()!
+            #expect(item == round && lane == "l\(round % 7)")
+            lanes.finished(lane)
+        }
+        #expect(lanes.waiting == 5_000)
+        #expect(lanes.retainedSlots <= 3 * LaneQueue<Int>.keptRoom, "\(lanes.retainedSlots) slots kept")
+    }
+}
