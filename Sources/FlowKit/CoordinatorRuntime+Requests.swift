@@ -50,7 +50,7 @@ extension CoordinatorRuntime {
         state.withLock { touch(session, in: &$0) }
         let remembered = Self.rememberedKey(session, envelope.idempotencyKey)
         if let earlier = state.withLock({ state in
-            state.recentCalls[remembered].map { reply in state.retriesAnswered += 1; return reply }
+            state.recentCalls[remembered, as: Flowbus_V1_CoordinatorReply.self].map { reply in state.retriesAnswered += 1; return reply }
         }) {
             return earlier
         }
@@ -115,7 +115,7 @@ extension CoordinatorRuntime {
         let key = envelope.idempotencyKey
         let remembered = Self.rememberedKey(session, key)
         if let earlier = state.withLock({ state in
-            state.recentIntents[remembered].map { reply in state.retriesAnswered += 1; return reply }
+            state.recentIntents[remembered, as: Flowbus_V1_IntentReply.self].map { reply in state.retriesAnswered += 1; return reply }
         }) {
             return earlier
         }

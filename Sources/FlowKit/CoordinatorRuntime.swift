@@ -39,8 +39,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         /// The answers to the last intents and calls, by session and idempotency key: a retry
         /// whose first try was answered (the reply was lost, or the caller stopped waiting) gets
         /// that answer again instead of being applied twice or refused as stale.
-        var recentIntents = RecentOutcomes<Flowbus_V1_IntentReply>(capacity: 1024)
-        var recentCalls = RecentOutcomes<Flowbus_V1_CoordinatorReply>(capacity: 1024)
+        /// Replies kept encoded (`RecentOutcomes<[UInt8]>`): `Flowbus_V1_IntentReply`s and
+        /// `Flowbus_V1_CoordinatorReply`s.
+        var recentIntents = RecentOutcomes<[UInt8]>(capacity: 1024)
+        var recentCalls = RecentOutcomes<[UInt8]>(capacity: 1024)
         /// Retries answered from those answers or from the navigation's applied keys.
         var retriesAnswered = 0
         /// openSession refused because `limits.open` sessions were open, or its client's `limits.perClient`.
