@@ -52,7 +52,7 @@ extension CloneAgentLoop {
             statistics.faultDropped += 1
             return
         }
-        guard let index = subscriptions.firstIndex(where: { record.key.utf8.starts(with: $0.subtreeBytes) }) else {
+        guard let index = subscriptions.firstIndex(where: { record.key.utf8HasPrefix($0.subtreeBytes) }) else {
             countBadInput(.invalidKey("'\(record.key)' lies in none of the subscribed subtrees"), channel: "subscriber")
             return
         }
@@ -90,7 +90,7 @@ extension CloneAgentLoop {
             return false
         }
         if let previous = record.properties.sessionPrevious, let session = Self.session(of: record.key),
-           session.utf8.starts(with: subscriptions[index].subtreeBytes) {
+           session.utf8HasPrefix(subscriptions[index].subtreeBytes) {
             let intact = subscriptions[index].sessions[session].map { previous == $0 }
                 ?? (previous <= subscriptions[index].snapshotSequence)
             guard intact else {
