@@ -3,24 +3,55 @@ import Synchronization
 import ZeroMQ
 
 extension CloneAgentLoop {
+    /// One message of the publisher, as read where the socket holds it.
+    private enum Published {
+        case record(CloneRecord)
+        /// Another kind of message (a HUGZ, a write's confirmation), or a malformed one: decoded
+        /// from its frames.
+        case frames([Frame])
+        case bad(CloneDecodeError)
+        case oversize(bytes: Int)
+    }
+
     func drainSubscriber() throws(ZMQError) {
         let limit = configuration.maxValueBytes + 64 * 1024
+        let maxValueBytes = configuration.maxValueBytes
         var handled = 0
+        // An update is decoded from the bytes libzmq holds: no array is made for its key,
+        // sequence, UUID or properties, nor a list of its frames.
         while handled < configuration.batchLimit,
-              let message = try subscriber.receiveMessage(dontWait: true, maxFrames: 5, maxBytes: limit) {
+              let message = try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { parts -> Published in
+                  if parts.truncated { return .oversize(bytes: parts.totalBytes) }
+                  do throws(CloneDecodeError) {
+                      if let record = try CloneMessage.publishedRecord(parts, maxValueBytes: maxValueBytes) { return .record(record) }
+                  } catch {
+                      return .bad(error)
+                  }
+                  return .frames(parts.frames)
+              }) {
             handled += 1
             heard()
-            guard !message.truncated else {
-                countBadInput(.oversize(bytes: message.totalBytes, limit: limit), channel: "subscriber")
+            let frames: [Frame]
+            switch message {
+            case .record(let record):
+                received(record)
                 continue
+            case .bad(let error):
+                countBadInput(error, channel: "subscriber")
+                continue
+            case .oversize(let bytes):
+                countBadInput(.oversize(bytes: bytes, limit: limit), channel: "subscriber")
+                continue
+            case .frames(let whole):
+                frames = whole
             }
-            if message.frames.first?.starts(with: Self.ackPrefix) == true {
-                confirmed(message.frames)
+            if frames.first?.starts(with: Self.ackPrefix) == true {
+                confirmed(frames)
                 continue
             }
             do {
                 let (decoded, tolerated) = try CloneMessage.decodeLiberally(
-                    message.frames, on: .publisher, maxValueBytes: configuration.maxValueBytes)
+                    frames, on: .publisher, maxValueBytes: configuration.maxValueBytes)
                 if let tolerated { tolerate(tolerated) }
                 switch decoded {
                 case .hugz(let sequence):

@@ -71,17 +71,42 @@ extension CloneMessage {
 
     static func record(_ frames: [Frame], _ command: String, _ maxValueBytes: Int) throws(CloneDecodeError) -> CloneRecord {
         try requireFiveFrames(frames, command)
-        let key = try validKey(frames[0])
-        let sequence = try sequence(frames[1])
-        let uuid: UUID?
-        switch frames[2].count {
-        case 0: uuid = nil
-        case 16: uuid = UUID(frame: frames[2])
-        default: throw .badUUIDLength(frames[2].count)
+        return try record(key: frames[0], sequence: frames[1], uuid: frames[2], properties: frames[3], value: frames[4], maxValueBytes)
+    }
+
+    /// A KVPUB read where the subscriber socket holds it (`ZMQSocket.receiveParts`), with the
+    /// checks of `decodeLiberally`; nil for a message of another shape (a HUGZ, a write's
+    /// confirmation, a malformed one), which the caller decodes from frames as before.
+    static func publishedRecord(_ parts: ReceivedParts, maxValueBytes: Int) throws(CloneDecodeError) -> CloneRecord? {
+        // A key starts with `/`; HUGZ and `ACK/…` do not.
+        guard parts.count == 5, !parts.truncated, parts[0].first == UInt8(ascii: "/") else { return nil }
+        return try record(key: parts[0], sequence: parts[1], uuid: parts[2], properties: parts[3], value: parts[4], maxValueBytes)
+    }
+
+    /// The five frames of a KVPUB or KVSET, as arrays or as the bytes a socket holds.
+    private static func record<Part: RandomAccessCollection<UInt8>>(
+        key: Part, sequence: Part, uuid: Part, properties: Part, value: Part, _ maxValueBytes: Int
+    ) throws(CloneDecodeError) -> CloneRecord {
+        try CloneKeyRules.validate(key: key)
+        guard sequence.count == 8 else { throw .badSequenceLength(sequence.count) }
+        var number: UInt64 = 0
+        for byte in sequence { number = number << 8 | UInt64(byte) }
+        let id: UUID?
+        switch uuid.count {
+        case 0: id = nil
+        case 16:
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &bytes) { target in
+                for (index, byte) in uuid.enumerated() { target[index] = byte }
+            }
+            id = UUID(uuid: bytes)
+        default: throw .badUUIDLength(uuid.count)
         }
-        let properties = frames[3].isEmpty ? CloneProperties() : try CloneProperties(decoding: frames[3])
-        try checkValue(frames[4], maxValueBytes)
-        return CloneRecord(key: key, sequence: sequence, uuid: uuid, properties: properties, value: frames[4])
+        let decoded = properties.isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(properties))
+        guard value.count <= maxValueBytes else { throw .valueTooLarge(size: value.count, limit: maxValueBytes) }
+        return CloneRecord(
+            key: String(decoding: key, as: UTF8.self), sequence: number, uuid: id, properties: decoded,
+            value: value.isEmpty ? [] : Array(value))
     }
 
     private static func requireFiveFrames(_ frames: [Frame], _ command: String) throws(CloneDecodeError) {

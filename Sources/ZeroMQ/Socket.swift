@@ -14,12 +14,15 @@ public final class ZMQSocket {
     /// termination never waits on a forgotten socket.
     public let context: ZMQContext
     /// Connected to a network endpoint: what it receives is lost while `IncomingPartition` is cut.
-    private var facesNetwork = false
+    var facesNetwork = false
     /// The last frame received had more parts after it.
-    private var midMessage = false
+    var midMessage = false
     /// Short frames received lately (protocol headers, commands, peer ids, service names): one
     /// that arrives again is handed out as the same array instead of a new allocation.
     private var recentShortFrames = ShortFrameCache()
+    /// Room for the parts of one message `receiveParts` reads in place, made on first use.
+    var partSlots: UnsafeMutablePointer<zmq_msg_t>?
+    var partSlotCount = 0
 
     /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
     public init(context: ZMQContext, type: SocketType, linger: Duration = .milliseconds(100)) throws(ZMQError) {
@@ -39,6 +42,7 @@ public final class ZMQSocket {
 
     deinit {
         zmq_close(handle)
+        partSlots?.deallocate()
     }
 
     public func bind(_ endpoint: String) throws(ZMQError) {

@@ -17,6 +17,51 @@ struct CloneZguideServerTests {
         return try CloneAgent(context: context, endpoints: server.endpoints, configuration: configuration, logger: testLogger)
     }
 
+    /// Updates the agent cannot take are counted by kind and dropped; the good ones around them
+    /// are applied, every field as sent (read where the subscriber socket holds it).
+    @Test func badUpdatesAreCountedAndTheGoodOnesAroundThemApplied() async throws {
+        let context = try ZMQContext()
+        let server = try ZguideStyleServer(context: context, dialect: .c, seed: [("/z/a", "1")])
+        defer { server.stop() }
+        var configuration = CloneAgentConfiguration(subtrees: ["/z/"])
+        configuration.serverTimeout = .seconds(5)
+        configuration.probeWait = .milliseconds(100)
+        configuration.statisticsInterval = .milliseconds(5)
+        configuration.maxValueBytes = 64
+        let agent = try CloneAgent(context: context, endpoints: server.endpoints, configuration: configuration, logger: testLogger)
+        defer { agent.stop() }
+        #expect(await agent.waitUntilSynced(timeout: .seconds(10)))
+        let sequence: Frame = [0, 0, 0, 0, 0, 0, 0, 9]
+        let uuid = Frame(repeating: 0xAB, count: 16)
+        for frames: [Frame] in [
+            [Array("/z/b".utf8), [0, 0, 9], [], [], [1]],                         // a sequence of 3 bytes
+            [Array("/z/b".utf8), sequence, [1, 2, 3], [], [1]],                   // a UUID of 3 bytes
+            [Array("/z/b\u{7}".utf8), sequence, [], [], [1]],                     // a key with a control byte
+            [Array("/z/b".utf8), sequence, [], Array("no-equals-sign\n".utf8), [1]],  // properties
+            [Array("/z/b".utf8), sequence, [], []],                               // four frames
+            [Array("/z/b".utf8), sequence, [], [], Frame(repeating: 1, count: 65)],  // over maxValueBytes
+            [Array("/z/b".utf8), sequence, [], [], [1], [2]],                     // six frames
+        ] {
+            server.send(.raw(frames))
+        }
+        server.send(.publish(key: "/z/c", value: "3"))
+        #expect(await eventually { agent.textMap()["/z/c"] == "3" })
+        #expect(await eventually { agent.statistics.badInput.values.reduce(0, +) == 7 }, "\(agent.statistics.badInput)")
+        let statistics = agent.statistics
+        #expect(statistics.badInput(.malformedFrames) == 3)
+        #expect(statistics.badInput(.invalidKey) == 1)
+        #expect(statistics.badInput(.malformedProperties) == 1)
+        #expect(statistics.badInput(.oversize) == 2)
+        #expect(agent.textMap() == ["/z/a": "1", "/z/c": "3"])
+        // A good update with every field set arrives whole.
+        server.send(.raw([Array("/z/d".utf8), [0, 0, 0, 0, 0, 0, 0, 3], uuid, Array("ttl=30\n".utf8), Array("four".utf8)]))
+        #expect(await eventually { agent.textMap()["/z/d"] == "four" })
+        let entry = try #require(agent.get("/z/d"))
+        #expect(entry.sequence == 3 && entry.uuid == UUID(uuid: (0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB)))
+        #expect(entry.properties == (try CloneProperties(decoding: Array("ttl=30\n".utf8))))
+        #expect(agent.statistics.badInput.values.reduce(0, +) == 7)
+    }
+
     @Test("syncs from a clonesrv5, which sends no HUGZ, applies its updates and counts what it tolerated",
           arguments: ZguideStyleServer.Dialect.allCases)
     func clonesrv5(dialect: ZguideStyleServer.Dialect) async throws {

@@ -30,6 +30,8 @@ final class ZguideStyleServer: Sendable {
         case publishedBeforeSubscription(key: String, value: String)
         /// One HUGZ now, with the current sequence.
         case hugz
+        /// These frames, as they are, on the publisher (bad input for the agent).
+        case raw([Frame])
     }
 
     let endpoints: CloneEndpoints
@@ -135,6 +137,8 @@ private final class ServerLoop {
                     _ = storeNext(key: key, value: value)
                 case .hugz:
                     sendHugz()
+                case .raw(let frames):
+                    _ = try? publisher.send(frames)
                 }
             }
             if let due = nextHugz, let every = hugzEvery, ContinuousClock.now >= due {

@@ -102,6 +102,38 @@ import Testing
         #expect(next.frames == [Array("next".utf8)])
     }
 
+    /// `receiveParts` hands the reader each part's bytes where libzmq holds them, with the limits
+    /// of `receiveMessage(maxFrames:maxBytes:)`, and leaves the socket in step after an oversize one.
+    @Test func partsAreReadInPlaceWithinTheirLimits() throws {
+        let endpoint = ipcEndpoint()
+        let pull = try ZMQSocket(context: context, type: .pull)
+        try pull.bind(endpoint)
+        let push = try ZMQSocket(context: context, type: .push)
+        try push.connect(endpoint)
+        #expect(try pull.receiveParts(dontWait: true, maxParts: 5, maxBytes: 100, { $0.count }) == nil)
+
+        try push.send([Array("/k".utf8), [], [1, 2, 3]])
+        try push.send([[UInt8](repeating: 7, count: 600), [UInt8](repeating: 8, count: 600)])
+        try push.send([[1], [2], [3], [4]])
+        try push.send([Array("next".utf8)])
+
+        let first = try #require(try pull.receiveParts(maxParts: 5, maxBytes: 1000) { parts in
+            (parts.count, parts.truncated, parts.totalBytes, Array(parts[0]), parts[1].isEmpty, Array(parts[2]), parts.frames)
+        })
+        #expect(first.0 == 3 && !first.1 && first.2 == 5)
+        #expect(first.3 == Array("/k".utf8) && first.4 && first.5 == [1, 2, 3])
+        #expect(first.6 == [Array("/k".utf8), [], [1, 2, 3]])
+
+        let big = try #require(try pull.receiveParts(maxParts: 5, maxBytes: 1000) { ($0.count, $0.truncated, $0.totalBytes) })
+        #expect(big.0 == 1 && big.1 && big.2 == 1200)
+
+        let many = try #require(try pull.receiveParts(maxParts: 2, maxBytes: 1000) { ($0.count, $0.truncated, $0.frames) })
+        #expect(many.0 == 2 && many.1 && many.2 == [[1], [2]])
+
+        let next = try #require(try pull.receiveParts(maxParts: 5, maxBytes: 1000) { ($0.truncated, $0.frames) })
+        #expect(!next.0 && next.1 == [Array("next".utf8)])
+    }
+
     @Test func bindingAnUnsupportedTransportThrowsATypedError() throws {
         let socket = try ZMQSocket(context: context, type: .rep)
         do {

@@ -1,0 +1,91 @@
+import CZeroMQ
+import Glibc
+
+/// The parts of one message where libzmq holds them, for a reader that decodes them in place
+/// (`ZMQSocket.receiveParts`): no array is made for a part the reader does not keep.
+public struct ReceivedParts {
+    /// The parts kept: at most the `maxParts` asked for.
+    public let count: Int
+    /// The size of the whole message, every part counted.
+    public let totalBytes: Int
+    /// More parts or bytes came than were asked for; those past the limit were let go.
+    public let truncated: Bool
+    let messages: UnsafeMutablePointer<zmq_msg_t>
+
+    /// Part `index`'s bytes, valid only while the reader runs.
+    public subscript(index: Int) -> UnsafeRawBufferPointer {
+        precondition(index >= 0 && index < count, "part \(index) of a message of \(count)")
+        let message = messages + index
+        let size = zmq_msg_size(message)
+        return size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(message), count: size)
+    }
+
+    /// The parts copied into frames, for a reader that keeps them or hands them on.
+    public var frames: [Frame] {
+        (0..<count).map { self[$0].isEmpty ? [] : Array(self[$0]) }
+    }
+}
+
+extension ZMQSocket {
+    /// Receives a whole message and hands its parts to `read` where libzmq holds them; returns
+    /// what `read` returned, or nil when `dontWait` is set and nothing is waiting. Keeps at most
+    /// `maxParts` parts and `maxBytes` bytes, as `receiveMessage(maxFrames:maxBytes:)` does: the
+    /// rest of an oversize message is let go and the parts say `truncated`. A message that comes
+    /// while the process is cut off from the network (`IncomingPartition`) is lost, as there.
+    ///
+    /// For a reader of many small messages (a Clone subscriber: five parts an update): receiving
+    /// frames made an array of each part, and a list of them, for bytes read once.
+    public func receiveParts<Result>(
+        dontWait: Bool = false, maxParts: Int, maxBytes: Int, _ read: (ReceivedParts) -> Result
+    ) throws(ZMQError) -> Result? {
+        precondition(maxParts > 0, "a message has at least one part")
+        if partSlotCount < maxParts + 1 {
+            partSlots?.deallocate()
+            partSlots = .allocate(capacity: maxParts + 1)
+            partSlotCount = maxParts + 1
+        }
+        let slots = partSlots!
+        // The part that arrives past `maxParts` or `maxBytes` goes here and is let go at once.
+        let spare = slots + maxParts
+        while true {
+            var kept = 0
+            defer { for index in 0..<kept { zmq_msg_close(slots + index) } }
+            var total = 0
+            var truncated = false
+            var more = true
+            var first = true
+            while more {
+                let slot = truncated || kept == maxParts ? spare : slots + kept
+                zmq_msg_init(slot)
+                let received: Int32?
+                let flags = first && dontWait ? ZMQ_DONTWAIT : 0
+                do throws(ZMQError) {
+                    received = try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(slot, handle, flags) })
+                } catch {
+                    zmq_msg_close(slot)
+                    throw error
+                }
+                guard received != nil else {
+                    // Only the first part can be missing: the rest of a message arrives with it.
+                    zmq_msg_close(slot)
+                    return nil
+                }
+                first = false
+                more = zmq_msg_more(slot) != 0
+                total += zmq_msg_size(slot)
+                if slot == spare || total > maxBytes {
+                    truncated = true
+                    zmq_msg_close(slot)
+                } else {
+                    kept += 1
+                }
+            }
+            midMessage = false
+            if facesNetwork, IncomingPartition.mayBeCut, IncomingPartition.isCut {
+                IncomingPartition.countDiscarded()
+                continue
+            }
+            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, messages: slots))
+        }
+    }
+}
