@@ -67,36 +67,52 @@ typealias RecentDeletes = RecentValues<KeyBytes, WriteOrder>
 extension CloneServerLoop {
     private static let collectorPeer = Array("collector".utf8)
 
+    /// One message of the collector, read where the socket holds it.
+    private enum Collected {
+        case set(AcceptedSet)
+        /// From a peer that may not write: its key, for the log.
+        case refused(key: [UInt8], userID: String?)
+        case bad(CloneDecodeError)
+    }
+
     func drainCollector() throws(ZMQError) {
         var handled = 0
+        let access = configuration.access
+        let limit = collectorReceiveLimit
+        // A KVSET is read where the socket holds it: arrays are made only for what the store
+        // keeps (key, UUID, properties, value), none for the sequence or a list of frames.
         while handled < configuration.batchLimit,
-              let message = try collector.receiveMessage(
-                dontWait: true, maxFrames: 5, maxBytes: collectorReceiveLimit, readUserID: configuration.access != nil) {
+              let message = try collector.receiveParts(
+                dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { parts -> Collected in
+                    if let access, !access.mayWrite(parts.count > 0 ? Array(parts[0]) : [], as: PeerClass(userID: parts.userID)) {
+                        return .refused(key: parts.count > 0 ? Array(parts[0]) : [], userID: parts.userID)
+                    }
+                    if parts.truncated {
+                        return .bad(parts.totalBytes > limit
+                            ? .oversize(bytes: parts.totalBytes, limit: limit)
+                            : .wrongFrameCount(command: "KVSET", expected: 5, got: 6))
+                    }
+                    do throws(CloneDecodeError) {
+                        var accepted = try validate(parts)
+                        accepted.writer = parts.userID
+                        return .set(accepted)
+                    } catch {
+                        return .bad(error)
+                    }
+                }) {
             handled += 1
-            if let access = configuration.access, !access.mayWrite(message.frames.first ?? [], as: PeerClass(userID: message.userID)) {
+            switch message {
+            case .refused(let key, let userID):
                 statistics.writesRefused += 1
-                logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: message.userID, [
-                    "flowbus.key": "\((message.frames.first ?? []).printable)",
+                logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: userID, [
+                    "flowbus.key": "\(key.printable)",
                     "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
                 ])
-                continue
-            }
-            if message.truncated {
-                let error: CloneDecodeError = message.totalBytes > collectorReceiveLimit
-                    ? .oversize(bytes: message.totalBytes, limit: collectorReceiveLimit)
-                    : .wrongFrameCount(command: "KVSET", expected: 5, got: 6)
+            case .bad(let error):
                 countBadInput(error, peer: Self.collectorPeer, channel: "collector")
-                continue
-            }
-            do {
-                var accepted = try validate(message.frames)
-                accepted.writer = message.userID
+            case .set(let accepted):
                 try deliver(accepted)
-            } catch let error as CloneDecodeError {
-                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
-            } catch let error as ZMQError {
-                throw error
-            } catch {}
+            }
         }
         try sendAcks()
     }
@@ -120,15 +136,15 @@ extension CloneServerLoop {
     }
 
     /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
-    private func validate(_ frames: [Frame]) throws(CloneDecodeError) -> AcceptedSet {
-        guard frames.count == 5 else { throw .wrongFrameCount(command: "KVSET", expected: 5, got: frames.count) }
-        try CloneKeyRules.validate(key: frames[0])
-        guard frames[1].count == 8 else { throw .badSequenceLength(frames[1].count) }
-        guard frames[2].isEmpty || frames[2].count == 16 else { throw .badUUIDLength(frames[2].count) }
-        guard frames[4].count <= configuration.maxValueBytes else {
-            throw .valueTooLarge(size: frames[4].count, limit: configuration.maxValueBytes)
+    private func validate(_ parts: ReceivedParts) throws(CloneDecodeError) -> AcceptedSet {
+        guard parts.count == 5 else { throw .wrongFrameCount(command: "KVSET", expected: 5, got: parts.count) }
+        try CloneKeyRules.validate(key: parts[0])
+        guard parts[1].count == 8 else { throw .badSequenceLength(parts[1].count) }
+        guard parts[2].isEmpty || parts[2].count == 16 else { throw .badUUIDLength(parts[2].count) }
+        guard parts[4].count <= configuration.maxValueBytes else {
+            throw .valueTooLarge(size: parts[4].count, limit: configuration.maxValueBytes)
         }
-        var propertiesFrame = frames[3]
+        var propertiesFrame: [UInt8] = parts[3].isEmpty ? [] : Array(parts[3])
         var ttl: Duration?
         var ackTo: [UInt8]?
         var order: WriteOrder?
@@ -164,7 +180,9 @@ extension CloneServerLoop {
             }
             propertiesFrame = properties.published
         }
-        return AcceptedSet(key: frames[0], uuid: frames[2], properties: propertiesFrame, ttl: ttl, value: frames[4], ackTo: ackTo, order: order, generation: generation)
+        return AcceptedSet(
+            key: Array(parts[0]), uuid: parts[2].isEmpty ? [] : Array(parts[2]), properties: propertiesFrame, ttl: ttl,
+            value: parts[4].isEmpty ? [] : Array(parts[4]), ackTo: ackTo, order: order, generation: generation)
     }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update

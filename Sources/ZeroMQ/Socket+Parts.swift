@@ -10,6 +10,8 @@ public struct ReceivedParts {
     public let totalBytes: Int
     /// More parts or bytes came than were asked for; those past the limit were let go.
     public let truncated: Bool
+    /// The User-Id the ZAP handler gave the sender's connection, when asked for (`readUserID`).
+    public let userID: String?
     let messages: UnsafeMutablePointer<zmq_msg_t>
 
     /// Part `index`'s bytes, valid only while the reader runs.
@@ -33,10 +35,12 @@ extension ZMQSocket {
     /// rest of an oversize message is let go and the parts say `truncated`. A message that comes
     /// while the process is cut off from the network (`IncomingPartition`) is lost, as there.
     ///
-    /// For a reader of many small messages (a Clone subscriber: five parts an update): receiving
-    /// frames made an array of each part, and a list of them, for bytes read once.
+    /// For a reader of many small messages (a Clone subscriber or the Clone server's collector:
+    /// five parts an update): receiving frames made an array of each part, and a list of them,
+    /// for bytes most of which are read once. With `readUserID`, the parts carry the User-Id of
+    /// the sender's connection.
     public func receiveParts<Result>(
-        dontWait: Bool = false, maxParts: Int, maxBytes: Int, _ read: (ReceivedParts) -> Result
+        dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Result
     ) throws(ZMQError) -> Result? {
         precondition(maxParts > 0, "a message has at least one part")
         if partSlotCount < maxParts + 1 {
@@ -54,6 +58,7 @@ extension ZMQSocket {
             var truncated = false
             var more = true
             var first = true
+            var userID: String?
             while more {
                 let slot = truncated || kept == maxParts ? spare : slots + kept
                 zmq_msg_init(slot)
@@ -71,6 +76,7 @@ extension ZMQSocket {
                     return nil
                 }
                 first = false
+                if readUserID, userID == nil, let text = zmq_msg_gets(slot, "User-Id") { userID = String(cString: text) }
                 more = zmq_msg_more(slot) != 0
                 total += zmq_msg_size(slot)
                 if slot == spare || total > maxBytes {
@@ -85,7 +91,7 @@ extension ZMQSocket {
                 IncomingPartition.countDiscarded()
                 continue
             }
-            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, messages: slots))
+            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, messages: slots))
         }
     }
 }
