@@ -12,14 +12,13 @@ public struct ReceivedParts {
     public let truncated: Bool
     /// The User-Id the ZAP handler gave the sender's connection, when asked for (`readUserID`).
     public let userID: String?
-    let messages: UnsafeMutablePointer<zmq_msg_t>
+    /// Each kept part's bytes, looked up once from libzmq.
+    @usableFromInline let bytes: UnsafeMutablePointer<UnsafeRawBufferPointer>
 
     /// Part `index`'s bytes, valid only while the reader runs.
-    public subscript(index: Int) -> UnsafeRawBufferPointer {
-        precondition(index >= 0 && index < count, "part \(index) of a message of \(count)")
-        let message = messages + index
-        let size = zmq_msg_size(message)
-        return size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(message), count: size)
+    @inlinable public subscript(index: Int) -> UnsafeRawBufferPointer {
+        precondition(index >= 0 && index < count, "part of a message past its last")
+        return bytes[index]
     }
 
     /// The parts copied into frames, for a reader that keeps them or hands them on.
@@ -45,10 +44,13 @@ extension ZMQSocket {
         precondition(maxParts > 0, "a message has at least one part")
         if partSlotCount < maxParts + 1 {
             partSlots?.deallocate()
+            partBytes?.deallocate()
             partSlots = .allocate(capacity: maxParts + 1)
+            partBytes = .allocate(capacity: maxParts)
             partSlotCount = maxParts + 1
         }
         let slots = partSlots!
+        let bytes = partBytes!
         // The part that arrives past `maxParts` or `maxBytes` goes here and is let go at once.
         let spare = slots + maxParts
         while true {
@@ -83,6 +85,8 @@ extension ZMQSocket {
                     truncated = true
                     zmq_msg_close(slot)
                 } else {
+                    let size = zmq_msg_size(slot)
+                    bytes[kept] = size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(slot), count: size)
                     kept += 1
                 }
             }
@@ -91,7 +95,7 @@ extension ZMQSocket {
                 IncomingPartition.countDiscarded()
                 continue
             }
-            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, messages: slots))
+            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, bytes: bytes))
         }
     }
 }

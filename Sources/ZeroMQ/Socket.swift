@@ -22,6 +22,7 @@ public final class ZMQSocket {
     private var recentShortFrames = ShortFrameCache()
     /// Room for the parts of one message `receiveParts` reads in place, made on first use.
     var partSlots: UnsafeMutablePointer<zmq_msg_t>?
+    var partBytes: UnsafeMutablePointer<UnsafeRawBufferPointer>?
     var partSlotCount = 0
 
     /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
@@ -43,6 +44,7 @@ public final class ZMQSocket {
     deinit {
         zmq_close(handle)
         partSlots?.deallocate()
+        partBytes?.deallocate()
     }
 
     public func bind(_ endpoint: String) throws(ZMQError) {
