@@ -25,16 +25,13 @@ extension CloneAgent {
             || property.name.contains(where: { $0.isWhitespace }) || property.value.contains("\n") {
             throw .invalid(.malformedProperties("'\(property.name)' cannot be sent as one name=value line"))
         }
-        if let confirmation { properties.set(confirmation.name, confirmation.value) }
         let uuid = writeIDs.next()
-        let agent = writeIDs.agentID
-        // Numbered in the order they are queued, which is the order they are sent.
-        try enqueue { sequence in
-            var numbered = properties
-            numbered.set(CloneProperties.writeSequenceName, "\(agent):\(sequence)")
-            if let generation { numbered.set(CloneProperties.writerGenerationName, generation) }
-            return CloneMessage.kvset(CloneRecord(key: key, uuid: uuid, properties: numbered, value: value)).frames
-        }
+        let lines = KVSetLines(properties, own: ownLines)
+        let keyFrame = Array(key.utf8)
+        let uuidFrame = uuid.frame
+        // Numbered in the order they are queued, which is the order they are sent: only the
+        // count is filled in under the queue's lock, every other byte is ready.
+        try enqueue { sequence in lines.frames(key: keyFrame, uuid: uuidFrame, value: value, count: sequence) }
         return uuid
     }
 
@@ -69,6 +66,59 @@ extension CloneAgent {
         }
         // Only the first write into an empty outbox wakes the thread: it takes the whole outbox.
         if try outcome.get() { shared.wake.wake() }
+    }
+
+    /// The lines every KVSET of this agent ends with, as bytes: `ack=<agent>` when writes are
+    /// confirmed, then `wseq=<agent>:` (the count follows) and `wgen=<writer>:<incarnation>`.
+    struct OwnLines: Sendable {
+        var leading: [UInt8]
+        var writeSequencePrefix: [UInt8]
+        var trailing: [UInt8]
+
+        init(agentID: String, confirmation: (name: String, value: String)?, generation: String?) {
+            leading = confirmation.map { Array("\($0.name)=\($0.value)\n".utf8) } ?? []
+            writeSequencePrefix = Array("\(CloneProperties.writeSequenceName)=\(agentID):".utf8)
+            trailing = generation.map { Array("\(CloneProperties.writerGenerationName)=\($0)\n".utf8) } ?? []
+        }
+    }
+
+    /// A KVSET's properties frame but for its count, and how to finish it.
+    struct KVSetLines {
+        var leading: [UInt8]
+        var own: OwnLines
+
+        /// The writer's `properties`, then the agent's own lines, which replace any of the same
+        /// name (as `CloneProperties.set` would): `ack`, `wseq`, `wgen`.
+        init(_ properties: CloneProperties, own: OwnLines) {
+            var properties = properties
+            if !own.leading.isEmpty { properties.set(CloneProperties.ackName, nil) }
+            properties.set(CloneProperties.writeSequenceName, nil)
+            if !own.trailing.isEmpty { properties.set(CloneProperties.writerGenerationName, nil) }
+            leading = properties.isEmpty ? own.leading : properties.encoded + own.leading
+            self.own = own
+        }
+
+        /// The five frames of the KVSET numbered `count`: the same bytes as
+        /// `CloneMessage.kvset(record).frames` with `wseq=<agent>:<count>` (and `wgen`) set.
+        func frames(key: [UInt8], uuid: [UInt8], value: [UInt8], count: UInt64) -> [Frame] {
+            var properties: [UInt8] = []
+            properties.reserveCapacity(leading.count + own.writeSequencePrefix.count + 21 + own.trailing.count)
+            properties.append(contentsOf: leading)
+            properties.append(contentsOf: own.writeSequencePrefix)
+            let digitsStart = properties.count
+            var rest = count
+            repeat {
+                properties.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest > 0
+            properties[digitsStart...].reverse()
+            properties.append(UInt8(ascii: "\n"))
+            properties.append(contentsOf: own.trailing)
+            return [key, KVSetLines.zeroSequence, uuid, properties, value]
+        }
+
+        /// A KVSET's sequence frame: 12/CHP leaves it zero.
+        static let zeroSequence: Frame = [0, 0, 0, 0, 0, 0, 0, 0]
     }
 
     static func seconds(_ duration: Duration) -> String {

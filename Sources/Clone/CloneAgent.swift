@@ -17,6 +17,8 @@ public final class CloneAgent: Sendable {
     let confirmation: (name: String, value: String)?
     /// `wgen=<writer>:<incarnation>`, added to every KVSET when the configuration names them.
     let generation: String?
+    /// The lines above and `wseq`'s name and agent, as the bytes every KVSET carries.
+    let ownLines: OwnLines
 
     /// Connects to the server's three endpoints on a new thread and starts the first snapshots.
     public init(
@@ -32,6 +34,7 @@ public final class CloneAgent: Sendable {
         let ackID = configuration.confirmWrites ? writeIDs.agentID : nil
         self.confirmation = ackID.map { (CloneProperties.ackName, $0) }
         self.generation = configuration.generation.map { "\($0.writer):\($0.number)" }
+        self.ownLines = OwnLines(agentID: writeIDs.agentID, confirmation: confirmation, generation: generation)
         let wake: WakeSignal
         do { wake = try WakeSignal() } catch { throw .system(error.description) }
         let shared = CloneAgentShared(wake: wake)

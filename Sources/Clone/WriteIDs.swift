@@ -7,16 +7,14 @@ import Synchronization
 final class WriteIDs: Sendable {
     private let prefix: UInt64
     private let counter = Atomic<UInt64>(0)
+    /// The random prefix as 16 hex digits: the agent's name in write confirmations (`ACK/<id>`).
+    let agentID: String
 
     init() {
         var random = SystemRandomNumberGenerator()
         prefix = random.next()
-    }
-
-    /// The random prefix as 16 hex digits: the agent's name in write confirmations (`ACK/<id>`).
-    var agentID: String {
         let hex = String(prefix, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        agentID = String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     func next() -> UUID {
