@@ -110,6 +110,11 @@ extension CloneAgentLoop {
         guard record.sequence > last else {
             statistics.duplicatesDiscarded += 1
             if live {
+                // Published before the snapshot this subscription synced from, and overtaken by
+                // it: the snapshot comes on another connection than the updates, so an update the
+                // server sent before it can still arrive after it. The snapshot holds its effect.
+                // (Once a newer update is applied, nothing older can follow on the same connection.)
+                if last == subscriptions[index].snapshotSequence { return true }
                 // Live sequences only grow; going back means a new server with a new count.
                 gap(index, "sequence \(record.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
                 return false
