@@ -278,9 +278,11 @@ extension CloneServerLoop {
                 return
             }
         }
+        // The key's entry, looked up once for the order check and the quota.
+        let key = KeyBytes(update.key)
+        let existing = store[key]
         if let order = update.order {
-            let key = KeyBytes(update.key)
-            if let newer = store[key]?.order ?? deletedOrders[key], order.precedes(newer) {
+            if let newer = existing?.order ?? deletedOrders[key], order.precedes(newer) {
                 // Sent before what the key holds, by the same writer: late, not new.
                 statistics.staleWritesDropped += 1
                 acknowledge(update)
@@ -299,7 +301,7 @@ extension CloneServerLoop {
             }
             if generation.number > newest { writerGenerations[generation.name] = generation.number }
         }
-        if !update.value.isEmpty, let why = quotaRefusal(update) {
+        if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existing: existing) {
             statistics.quotaRefused += 1
             logRefusal("clone collector: a write was refused: \(why)", userID: nil, peer: Self.quotaPeer, [
                 "flowbus.key": "\(update.key.printable)",
@@ -318,10 +320,10 @@ extension CloneServerLoop {
 
     private static let quotaPeer = Array("quota".utf8)
 
-    /// Why `update` would take its session or the map past a quota, or nil.
-    private func quotaRefusal(_ update: AcceptedSet) -> String? {
-        let key = KeyBytes(update.key)
-        let old = store[key].map { $0.value.count + update.key.count } ?? 0
+    /// Why `update` would take its session or the map past a quota, or nil; `existing` is what
+    /// the map holds under `key`.
+    private func quotaRefusal(_ update: AcceptedSet, key: KeyBytes, existing: Stored?) -> String? {
+        let old = existing.map { $0.value.count + update.key.count } ?? 0
         let new = update.value.count + update.key.count
         if storeBytes - old + new > configuration.maxStoreBytes {
             return "the map would hold more than \(configuration.maxStoreBytes) bytes"
@@ -369,10 +371,11 @@ extension CloneServerLoop {
             var value = update.value
             if value == lastStoredValue { value = lastStoredValue } else { lastStoredValue = value }
             let stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
-            deletedOrders.forget(key)
             if let replaced = store.updateValue(stored, forKey: key) {
                 account(update.value.count - replaced.value.count, session: session)
             } else {
+                // Only a key the map does not hold can have a delete remembered.
+                deletedOrders.forget(key)
                 index.insert(key, group: session)
                 account(update.value.count + update.key.count, session: session)
             }
