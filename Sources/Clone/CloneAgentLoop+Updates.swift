@@ -114,6 +114,8 @@ extension CloneAgentLoop {
                 // it: the snapshot comes on another connection than the updates, so an update the
                 // server sent before it can still arrive after it. The snapshot holds its effect.
                 // (Once a newer update is applied, nothing older can follow on the same connection.)
+                // A restarted server is still told apart: its connection drops (the monitor's
+                // `disconnected`) and it falls silent, and either makes the agent resync.
                 if last == subscriptions[index].snapshotSequence { return true }
                 // Live sequences only grow; going back means a new server with a new count.
                 gap(index, "sequence \(record.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
