@@ -87,26 +87,17 @@ extension CloneMessage {
     private static func record<Part: RandomAccessCollection<UInt8>>(
         key: Part, sequence: Part, uuid: Part, properties: Part, value: Part, _ maxValueBytes: Int
     ) throws(CloneDecodeError) -> CloneRecord {
-        try CloneKeyRules.validate(key: key)
-        guard sequence.count == 8 else { throw .badSequenceLength(sequence.count) }
-        var number: UInt64 = 0
-        for byte in sequence { number = number << 8 | UInt64(byte) }
+        let text = try validKey(key)
+        let number = try self.sequence(sequence)
         let id: UUID?
         switch uuid.count {
         case 0: id = nil
-        case 16:
-            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &bytes) { target in
-                for (index, byte) in uuid.enumerated() { target[index] = byte }
-            }
-            id = UUID(uuid: bytes)
+        case 16: id = UUID(frame: uuid)
         default: throw .badUUIDLength(uuid.count)
         }
         let decoded = properties.isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(properties))
-        guard value.count <= maxValueBytes else { throw .valueTooLarge(size: value.count, limit: maxValueBytes) }
-        return CloneRecord(
-            key: String(decoding: key, as: UTF8.self), sequence: number, uuid: id, properties: decoded,
-            value: value.isEmpty ? [] : Array(value))
+        try checkValue(value, maxValueBytes)
+        return CloneRecord(key: text, sequence: number, uuid: id, properties: decoded, value: value.isEmpty ? [] : Array(value))
     }
 
     private static func requireFiveFrames(_ frames: [Frame], _ command: String) throws(CloneDecodeError) {
@@ -125,17 +116,17 @@ extension CloneMessage {
         return nil
     }
 
-    static func sequence(_ frame: Frame) throws(CloneDecodeError) -> UInt64 {
+    static func sequence(_ frame: some Collection<UInt8>) throws(CloneDecodeError) -> UInt64 {
         guard let value = UInt64(bigEndianFrame: frame) else { throw .badSequenceLength(frame.count) }
         return value
     }
 
-    private static func validKey(_ frame: Frame) throws(CloneDecodeError) -> String {
+    private static func validKey(_ frame: some Collection<UInt8>) throws(CloneDecodeError) -> String {
         try CloneKeyRules.validate(key: frame)
         return String(decoding: frame, as: UTF8.self)
     }
 
-    private static func checkValue(_ value: Frame, _ limit: Int) throws(CloneDecodeError) {
+    private static func checkValue(_ value: some Collection<UInt8>, _ limit: Int) throws(CloneDecodeError) {
         guard value.count <= limit else { throw .valueTooLarge(size: value.count, limit: limit) }
     }
 }

@@ -68,8 +68,8 @@ extension UInt64 {
         withUnsafeBytes(of: bigEndian) { Array($0) }
     }
 
-    /// Reads an 8-byte network-order frame.
-    init?(bigEndianFrame frame: Frame) {
+    /// Reads an 8-byte network-order frame (an array, or the bytes a socket holds).
+    init?(bigEndianFrame frame: some Collection<UInt8>) {
         guard frame.count == 8 else { return nil }
         var value: UInt64 = 0
         for byte in frame { value = value << 8 | UInt64(byte) }
@@ -82,8 +82,13 @@ extension UUID {
         withUnsafeBytes(of: uuid) { Array($0) }
     }
 
-    init?(frame: Frame) {
+    /// Reads a 16-byte frame (an array, or the bytes a socket holds).
+    init?(frame: some Collection<UInt8>) {
         guard frame.count == 16 else { return nil }
-        self = frame.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { target in
+            for (index, byte) in frame.enumerated() { target[index] = byte }
+        }
+        self = UUID(uuid: bytes)
     }
 }

@@ -84,8 +84,10 @@ extension CloneServerLoop {
         while handled < configuration.batchLimit,
               let message = try collector.receiveParts(
                 dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { parts -> Collected in
-                    if let access, !access.mayWrite(parts.count > 0 ? Array(parts[0]) : [], as: PeerClass(userID: parts.userID)) {
-                        return .refused(key: parts.count > 0 ? Array(parts[0]) : [], userID: parts.userID)
+                    // The key is copied only to name it in the log.
+                    let key = parts.count > 0 ? parts[0] : UnsafeRawBufferPointer(start: nil, count: 0)
+                    if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
+                        return .refused(key: Array(key), userID: parts.userID)
                     }
                     if parts.truncated {
                         return .bad(parts.totalBytes > limit

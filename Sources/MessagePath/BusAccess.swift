@@ -74,7 +74,7 @@ public struct BusAccess: Sendable, Equatable {
     }
 
     /// Whether a peer of `peer` class may write `key`.
-    public func mayWrite(_ key: [UInt8], as peer: PeerClass) -> Bool {
+    public func mayWrite(_ key: some Collection<UInt8>, as peer: PeerClass) -> Bool {
         if peer.mayServe { return true }
         return peer == .operator && operatorSubtrees.contains { key.starts(with: $0.utf8) }
     }
