@@ -5,12 +5,18 @@ import Testing
 @Suite struct SocketTests {
     let context = try! ZMQContext()
 
-    @Test func multipartRoundTripThroughReqRep() throws {
+    /// A socket of type `bound` bound to a fresh endpoint, and one of type `connected` connected to it.
+    func pair(_ bound: SocketType, _ connected: SocketType) throws -> (bound: ZMQSocket, connected: ZMQSocket) {
         let endpoint = ipcEndpoint()
-        let server = try ZMQSocket(context: context, type: .rep)
-        try server.bind(endpoint)
-        let client = try ZMQSocket(context: context, type: .req)
-        try client.connect(endpoint)
+        let first = try ZMQSocket(context: context, type: bound)
+        try first.bind(endpoint)
+        let second = try ZMQSocket(context: context, type: connected)
+        try second.connect(endpoint)
+        return (first, second)
+    }
+
+    @Test func multipartRoundTripThroughReqRep() throws {
+        let (server, client) = try pair(.rep, .req)
 
         try client.send([Array("hello".utf8), [], [0, 1, 2, 255]])
         let request = try #require(try server.receiveMessage())
@@ -85,11 +91,7 @@ import Testing
     }
 
     @Test func boundedReceiveFlagsAndDrainsAnOversizeMessage() throws {
-        let endpoint = ipcEndpoint()
-        let pull = try ZMQSocket(context: context, type: .pull)
-        try pull.bind(endpoint)
-        let push = try ZMQSocket(context: context, type: .push)
-        try push.connect(endpoint)
+        let (pull, push) = try pair(.pull, .push)
         try push.send([[UInt8](repeating: 7, count: 600), [UInt8](repeating: 8, count: 600)])
         try push.send([Array("next".utf8)])
 
@@ -105,11 +107,7 @@ import Testing
     /// `receiveParts` hands the reader each part's bytes where libzmq holds them, with the limits
     /// of `receiveMessage(maxFrames:maxBytes:)`, and leaves the socket in step after an oversize one.
     @Test func partsAreReadInPlaceWithinTheirLimits() throws {
-        let endpoint = ipcEndpoint()
-        let pull = try ZMQSocket(context: context, type: .pull)
-        try pull.bind(endpoint)
-        let push = try ZMQSocket(context: context, type: .push)
-        try push.connect(endpoint)
+        let (pull, push) = try pair(.pull, .push)
         #expect(try pull.receiveParts(dontWait: true, maxParts: 5, maxBytes: 100, { $0.count }) == nil)
 
         try push.send([Array("/k".utf8), [], [1, 2, 3]])
