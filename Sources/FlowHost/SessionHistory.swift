@@ -41,7 +41,8 @@ public struct SessionHistoryStatistics: Codable, Sendable, Equatable {
 /// the host's timestamps. Bounded by `limits`.
 ///
 /// The broker and the Clone server only hand their observations over (a lock and an append);
-/// decoding happens on a queue of its own, so the message paths stay cheap.
+/// decoding happens on a queue of its own, in batches (`batchDelay`), so the message paths stay
+/// cheap and wake nothing per message.
 public final class SessionHistory: Sendable {
     public let limits: SessionHistoryLimits
     private let store: Mutex<HistoryStore>
@@ -130,24 +131,54 @@ public final class SessionHistory: Sendable {
 
     struct Intake {
         var queue: [Observation] = []
+        /// A drain is scheduled (later) or running; the next observation needs no new one.
         var draining = false
+        /// A drain is scheduled or running now, not later: a full batch needs no second one.
+        var drainingNow = false
         var lost = 0
         var undecodable = 0
+        /// Batches decoded so far (tests: observations close together share one wake-up).
+        var batches = 0
     }
 
-    /// Runs on the broker or Clone server thread: queue it, and wake the decoder if it sleeps.
+    /// Batches decoded so far; what arrived before the call is decoded first.
+    var decodedBatches: Int {
+        decoding.sync { drain() }
+        return intake.withLock { $0.batches }
+    }
+
+    /// How long an observation may wait before the decoder takes it with the ones after it.
+    /// Waking the decoder for each message cost the broker's thread a futex wake-up per message
+    /// and the host about 2.5 ms of CPU per app journey; a reader of the history (`trace`,
+    /// `sessions`, `lastWorker`, `statistics`) drains the queue first, so it never sees less.
+    static let batchDelay = DispatchTimeInterval.milliseconds(20)
+    /// A queue this long is decoded at once rather than after `batchDelay`, to keep it small.
+    static let batchSize = 1_024
+
+    /// Runs on the broker or Clone server thread: queue it, and make sure a drain will take it.
     private func take(_ observation: Observation) {
-        let wake = intake.withLock { intake -> Bool in
+        enum Wake { case none, later, now }
+        let wake = intake.withLock { intake -> Wake in
             guard intake.queue.count < limits.queuedObservations else {
                 intake.lost += 1
-                return false
+                return .none
             }
             intake.queue.append(observation)
-            guard !intake.draining else { return false }
-            intake.draining = true
-            return true
+            if !intake.draining {
+                intake.draining = true
+                return .later
+            }
+            if intake.queue.count >= Self.batchSize, !intake.drainingNow {
+                intake.drainingNow = true
+                return .now
+            }
+            return .none
         }
-        if wake { decoding.async { [self] in drain() } }
+        switch wake {
+        case .none: break
+        case .later: decoding.asyncAfter(deadline: .now() + Self.batchDelay) { [self] in drain() }
+        case .now: decoding.async { [self] in drain() }
+        }
     }
 
     /// Runs on `decoding` only.
@@ -160,6 +191,7 @@ public final class SessionHistory: Sendable {
                 }
                 var batch: [Observation] = []
                 swap(&batch, &intake.queue)
+                intake.batches += 1
                 return batch
             }
             guard !batch.isEmpty else { return }

@@ -1,5 +1,6 @@
 import Clone
 import FlowProtocol
+import Foundation
 import Majordomo
 import MessagePath
 import SwiftProtobuf
@@ -233,5 +234,27 @@ import Testing
         print("SessionHistory: hand-over \(perCall) per observation; decoded \(Int(perSecond)) requests/s")
         #expect(history.statistics.events == count)
         #expect(perCall < .microseconds(20))
+    }
+
+    @Test func observationsCloseTogetherAreDecodedInBatchesNotOneWakeUpEach() throws {
+        // The broker hands a message over every few hundred microseconds in an app journey. Each
+        // used to wake the decoder (a futex wake-up on the broker's thread); now a drain waits
+        // `batchDelay` and takes everything that came meanwhile.
+        let history = SessionHistory()
+        let count = 200
+        for index in 0..<count {
+            Self.observe(history, .request, service: "vm.signin",
+                         body: try Self.body(Self.intent("logIn", screen: "signin", version: UInt64(index)),
+                                             session: "S1", key: "k\(index)", writer: "test/1"), at: Int64(index))
+            Thread.sleep(forTimeInterval: 0.000_2)
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        let batches = history.decodedBatches
+        #expect(batches >= 1 && batches <= count / 2, "\(batches) batches for \(count) observations")
+        #expect(history.statistics.events == count, "a batch loses nothing")
+        // A reader never waits for the delay: what was handed over before it is decoded first.
+        Self.observe(history, .request, service: "vm.signin",
+                     body: try Self.body(Self.intent("logOut", screen: "home", version: 1), session: "S2", key: "k-last", writer: "test/1"), at: 1)
+        #expect(history.trace(session: "S2")?.events.map(\.action) == ["logOut"])
     }
 }
