@@ -79,6 +79,10 @@ final class CloneAgentLoop {
     var statistics = CloneAgentStatistics()
     var badInput = [Int](repeating: 0, count: CloneBadInput.allCases.count)
     var nextFlush = MonotonicTime.now()
+    /// Nothing moved at the last flush: none is due until the loop wakes for something else
+    /// (`StatisticsFlush`), so an idle agent does not wake every `statisticsInterval`.
+    var flushIdle = false
+    var publishedStatistics: CloneAgentStatistics?
 
     init(
         context: ZMQContext, endpoints: CloneEndpoints, configuration: CloneAgentConfiguration,
@@ -129,6 +133,11 @@ final class CloneAgentLoop {
         while !shared.stopping.load(ordering: .acquiring) {
             do {
                 try poller.poll(timeout: pollTimeout())
+                shared.passes.add(1, ordering: .relaxed)
+                if flushIdle {
+                    flushIdle = false
+                    nextFlush = .now() + configuration.statisticsInterval
+                }
                 if poller.isReadable(wakeIndex) {
                     shared.wake.drain()
                     try takeCommands()
@@ -287,9 +296,18 @@ final class CloneAgentLoop {
         }
         statistics.writesHeld = heldWrites.count - heldStart
         let snapshot = statistics
-        shared.statistics.withLock { $0 = snapshot }
+        let changed = snapshot != publishedStatistics
+        if changed {
+            shared.statistics.withLock { $0 = snapshot }
+            publishedStatistics = snapshot
+        }
+        let wasSynced = shared.synced.load(ordering: .relaxed)
         updateSynced()
-        nextFlush = now + configuration.statisticsInterval
+        // Quiet: no counter moved, nothing is being synced or written. Retries of a snapshot
+        // request or of held writes are driven by this loop's passes, so those keep it armed.
+        let quiet = !changed && wasSynced == shared.synced.load(ordering: .relaxed)
+            && pendingSyncs.isEmpty && inFlight == nil && heldWrites.count == heldStart && !writeBlocked
+        (nextFlush, flushIdle) = StatisticsFlush.next(after: now, interval: configuration.statisticsInterval, quiet: quiet)
     }
 
     func updateSynced() {

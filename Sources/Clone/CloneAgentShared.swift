@@ -57,6 +57,8 @@ final class CloneAgentShared: Sendable {
     let stopping = Atomic<Bool>(false)
     let running = Atomic<Bool>(true)
     let synced = Atomic<Bool>(false)
+    /// Passes of the loop so far (tests: an idle loop sleeps instead of waking on a timer).
+    let passes = Atomic<Int>(0)
     let view = Mutex(AgentView())
     let statistics = Mutex(CloneAgentStatistics())
     /// The subtree and reason of the last snapshot the server refused (a closed host's rule).

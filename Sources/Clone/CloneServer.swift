@@ -67,6 +67,8 @@ final class CloneServerShared: Sendable {
     let stopping = Atomic<Bool>(false)
     let running = Atomic<Bool>(true)
     let statistics = Mutex(CloneServerStatistics())
+    /// Passes of the loop so far (tests: an idle loop sleeps instead of waking on a timer).
+    let passes = Atomic<Int>(0)
     /// Subscribers of each session's subtree (`/s/<id>/`) alone, by session id: the clients
     /// following that session (a terminal client, an observer, a script, a tap of it).
     let followers = Mutex<[String: Int]>([:])

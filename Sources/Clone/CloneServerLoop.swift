@@ -50,6 +50,10 @@ final class CloneServerLoop {
     var hugzRequested = false
     var lastLossySend = MonotonicTime(nanoseconds: 0)
     var nextFlush = MonotonicTime.now()
+    /// Nothing moved at the last flush: none is due until the loop wakes for something else
+    /// (`StatisticsFlush`).
+    var flushIdle = false
+    var publishedStatistics: CloneServerStatistics?
     /// The UUIDs of the last confirmed writes: a write sent again (its confirmation was late or
     /// lost) is confirmed again, not applied again.
     var confirmedWrites = RecentWriteIDs(capacity: 65_536)
@@ -155,6 +159,11 @@ final class CloneServerLoop {
         while !shared.stopping.load(ordering: .acquiring) {
             do {
                 try poller.poll(timeout: pollTimeout())
+                shared.passes.add(1, ordering: .relaxed)
+                if flushIdle {
+                    flushIdle = false
+                    nextFlush = .now() + configuration.statisticsInterval
+                }
                 if poller.isReadable(wakeIndex) {
                     shared.wake.drain()
                     for command in shared.takeCommands() { command(self) }
@@ -257,8 +266,12 @@ final class CloneServerLoop {
             if count > 0 { statistics.badInput[kind.rawValue] = count }
         }
         let snapshot = statistics
-        shared.statistics.withLock { $0 = snapshot }
-        nextFlush = now + configuration.statisticsInterval
+        let changed = snapshot != publishedStatistics
+        if changed {
+            shared.statistics.withLock { $0 = snapshot }
+            publishedStatistics = snapshot
+        }
+        (nextFlush, flushIdle) = StatisticsFlush.next(after: now, interval: configuration.statisticsInterval, quiet: !changed)
     }
 
     /// Closed mode's refusals, logged at most once per peer (`peer`, else the User-Id) and kind
