@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// What a capability lets its holder do with one session (`Protocols/README.md`, "Who may do what").
 public enum SessionRight: String, Sendable, CaseIterable {
@@ -29,6 +30,8 @@ public struct CapabilityKey: Sendable, Equatable {
     let bytes: [UInt8]
     /// Bytes of the mac kept in a token.
     static let macBytes = 16
+    /// The macs this key computed lately, shared by its copies.
+    let macs = MacCache()
 
     /// A fresh random key.
     public static func generate() -> CapabilityKey {
@@ -36,6 +39,8 @@ public struct CapabilityKey: Sendable, Equatable {
     }
 
     init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public static func == (lhs: CapabilityKey, rhs: CapabilityKey) -> Bool { lhs.bytes == rhs.bytes }
 
     /// The key from its 64 hex digits (how the host writes it and passes it to plugins), or nil.
     public init?(hex: String) {
@@ -65,14 +70,22 @@ public struct CapabilityKey: Sendable, Equatable {
 
     /// The right `token` grants on `session`, or nil when it grants none (malformed, another
     /// session's, another key's). The comparison takes the same time however much matches.
+    ///
+    /// Every request and every subscription is checked this way, so the expected mac of a
+    /// (session, right) is computed once and kept (`MacCache`): a check is then a lookup by
+    /// session, not an HMAC-SHA256. What is kept is the expected mac, never a verdict on a
+    /// token, so the presented mac is still compared in full, in constant time.
     public func right(of token: String, session: String) -> SessionRight? {
-        guard let dot = token.firstIndex(of: "."), let right = SessionRight(rawValue: String(token[..<dot])),
-              let presented = Self.decodeBase64URL(token[token.index(after: dot)...]), presented.count == Self.macBytes
-        else { return nil }
-        let expected = mac(right, session: session)
-        var difference: UInt8 = 0
-        for (a, b) in zip(expected, presented) { difference |= a ^ b }
-        return difference == 0 ? right : nil
+        var token = token
+        token.makeContiguousUTF8()
+        return token.utf8.withContiguousStorageIfAvailable { bytes -> SessionRight? in
+            guard let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
+                  let right = SessionRight(rawValue: String(decoding: bytes[..<dot], as: UTF8.self)),
+                  let presented = MacCache.Mac(base64URL: bytes[(dot + 1)...])
+            else { return nil }
+            let expected = macs.mac(session: session, right: right) { MacCache.Mac(mac(right, session: session)) }
+            return expected.matches(presented) ? right : nil
+        } ?? nil
     }
 
     /// Whether `token` grants at least `needed` on `session`.
@@ -95,11 +108,83 @@ public struct CapabilityKey: Sendable, Equatable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    static func decodeBase64URL(_ text: Substring) -> [UInt8]? {
-        guard text.count <= 64 else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map(Array.init)
+}
+
+/// The expected macs of recent (session, right) pairs, for one key. Bounded: past `capacity`
+/// entries it starts over (a host with more live sessions than that computes some macs again).
+/// An entry is some 40 bytes: the session id (inline when short) and the 128-bit mac.
+final class MacCache: Sendable {
+    struct Key: Hashable {
+        var session: String
+        var right: SessionRight
     }
 
+    /// A 128-bit mac as two words: kept without an array, compared in constant time.
+    struct Mac: Equatable {
+        var low: UInt64
+        var high: UInt64
+
+        init(_ bytes: [UInt8]) {
+            precondition(bytes.count == CapabilityKey.macBytes)
+            low = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+            high = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+
+        /// The 16 bytes written as unpadded base64url (22 characters; "==" after them is
+        /// accepted too), or nil for anything else.
+        init?(base64URL text: Slice<UnsafeBufferPointer<UInt8>>) {
+            var text = text
+            while text.last == UInt8(ascii: "=") { text = text.dropLast() }
+            guard text.count == 22 else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(17)
+            var accumulator: UInt32 = 0
+            var bits = 0
+            for character in text {
+                guard let value = Self.sextet(character) else { return nil }
+                accumulator = accumulator << 6 | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                }
+            }
+            // 22 characters carry 132 bits: 16 bytes and 4 bits that must be zero.
+            guard bytes.count == CapabilityKey.macBytes, accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+            self.init(bytes)
+        }
+
+        static func sextet(_ character: UInt8) -> UInt8? {
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): 62
+            case UInt8(ascii: "_"): 63
+            default: nil
+            }
+        }
+
+        /// Equal, in the same time however many bits match.
+        func matches(_ other: Mac) -> Bool {
+            (low ^ other.low) | (high ^ other.high) == 0
+        }
+    }
+
+    static let capacity = 8_192
+    private let entries = Mutex<[Key: Mac]>([:])
+
+    /// The mac of (`session`, `right`), computed by `compute` when not kept.
+    func mac(session: String, right: SessionRight, compute: () -> Mac) -> Mac {
+        let key = Key(session: session, right: right)
+        if let kept = entries.withLock({ $0[key] }) { return kept }
+        let mac = compute()
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = mac
+        }
+        return mac
+    }
+
+    var count: Int { entries.withLock { $0.count } }
 }

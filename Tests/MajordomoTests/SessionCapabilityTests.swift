@@ -1,4 +1,4 @@
-import MessagePath
+@testable import MessagePath
 import Testing
 
 /// Session capabilities (MessagePath): tokens made under the host's key and checked by the
@@ -21,6 +21,56 @@ struct SessionCapabilityTests {
         for garbage in ["", "drive", "drive.", "admin." + drive.dropFirst(6), drive + "A", String(drive.dropLast()), "drive.!!!!"] {
             #expect(key.right(of: garbage, session: "abc") == nil, "\(garbage)")
         }
+    }
+
+    @Test("a kept mac checks every token again in full: a forged or another key's token stays refused")
+    func keptMacsStillCheckEveryToken() {
+        let key = CapabilityKey.generate()
+        let drive = key.token(.drive, session: "s1")
+        #expect(key.right(of: drive, session: "s1") == .drive)
+        #expect(key.macs.count == 1, "the first check keeps the expected mac of (s1, drive)")
+        for _ in 0..<100 { #expect(key.right(of: drive, session: "s1") == .drive) }
+        #expect(key.macs.count == 1, "later checks reuse it")
+        // Each of the 22 characters changed in turn: every one is refused, though (s1, drive) is kept.
+        var characters = Array(drive)
+        for index in "drive.".count..<characters.count {
+            let original = characters[index]
+            characters[index] = original == "A" ? "B" : "A"
+            #expect(key.right(of: String(characters), session: "s1") == nil, "\(String(characters))")
+            characters[index] = original
+        }
+        #expect(CapabilityKey.generate().right(of: drive, session: "s1") == nil)
+        #expect(key.right(of: CapabilityKey.generate().token(.drive, session: "s1"), session: "s1") == nil)
+        // Copies of a key share what it keeps; equality is the key's bytes alone.
+        let copy = key
+        #expect(copy.right(of: drive, session: "s1") == .drive && copy.macs.count == 1)
+        #expect(CapabilityKey(hex: key.hex) == key)
+    }
+
+    @Test("the mac's base64url: 22 characters, padding tolerated, nothing else")
+    func macTextIsStrict() {
+        let key = CapabilityKey.generate()
+        let drive = key.token(.drive, session: "s2")
+        #expect(key.right(of: drive + "==", session: "s2") == .drive, "padded as standard base64 would be")
+        // The 22nd character carries 2 bits and 4 zero bits: a non-zero filler is another text, refused.
+        let last = drive.last!
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let value = alphabet.firstIndex(of: last)!
+        #expect(value & 0b1111 == 0)
+        #expect(key.right(of: String(drive.dropLast()) + String(alphabet[value | 1]), session: "s2") == nil)
+        for garbage in [String(drive.dropLast(2)), drive + "A", drive.replacingOccurrences(of: ".", with: ".+"), "drive." + String(repeating: "A", count: 64)] {
+            #expect(key.right(of: garbage, session: "s2") == nil, "\(garbage)")
+        }
+    }
+
+    @Test("the kept macs are bounded")
+    func keptMacsAreBounded() {
+        let key = CapabilityKey.generate()
+        for index in 0..<(MacCache.capacity + 10) {
+            let session = "s\(index)"
+            #expect(key.right(of: key.token(.watch, session: session), session: session) == .watch)
+        }
+        #expect(key.macs.count <= MacCache.capacity)
     }
 
     @Test("rights cover what they should: plugin ⊇ drive ⊇ watch")
