@@ -99,15 +99,7 @@ extension SessionClient {
     /// Like `prepare`, but when the top screen does not offer `action` yet (its view model's
     /// first state is still on its way), waits up to `wait` for it.
     public func prepareWhenOffered(action: String, fields: [String: String] = [:], wait: Duration = .seconds(2)) async throws(SessionClientError) -> PreparedIntent {
-        let deadline = ContinuousClock.now + wait
-        while true {
-            do {
-                return try prepare(action: action, fields: fields)
-            } catch {
-                guard case .unknownAction = error, ContinuousClock.now < deadline else { throw error }
-            }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        try await preparePressed(action: action, fields: fields, wait: wait).0
     }
 
     /// Sends a prepared intent (again, for a retry: same key, applied at most once) and returns
@@ -149,8 +141,10 @@ extension SessionClient {
     /// same thing there. When what the screen shows changed (another client acted, a load
     /// finished), the refusal stands, for the person to look again.
     public func sendPressed(action: String, fields: [String: String] = [:]) async throws(SessionClientError) -> IntentOutcome {
-        let prepared = try await prepareWhenOffered(action: action, fields: fields)
-        let seen: ScreenState? = if case .viewModel(let kind) = prepared.route { view.states[kind] } else { nil }
+        // The intent and the state it is compared with later come from one look at the screen: a
+        // state arriving in between (a tab shown again starts loading) would be compared instead
+        // of the one pressed on, and the press refused for good.
+        let (prepared, seen) = try await preparePressed(action: action, fields: fields)
         let outcome = try await send(prepared)
         guard outcome.isStale, let seen, outcome.reply.screenVersion > prepared.version else { return outcome }
         let current = outcome.reply.screenVersion
@@ -163,6 +157,23 @@ extension SessionClient {
             "flowbus.action": "\(action)", "flowbus.version": "\(now.screenVersion)",
         ])
         return try await send(prepare(action: action, fields: fields, route: prepared.route))
+    }
+
+    /// `prepareWhenOffered`, with the view model's state the intent was made on (nil for a
+    /// coordinator's action), both from the same view.
+    func preparePressed(action: String, fields: [String: String], wait: Duration = .seconds(2)) async throws(SessionClientError) -> (PreparedIntent, ScreenState?) {
+        let deadline = ContinuousClock.now + wait
+        while true {
+            let view = view
+            do {
+                let prepared = try Self.prepare(action: action, fields: fields, route: nil, in: view, key: nextIdempotencyKey())
+                let seen: ScreenState? = if case .viewModel(let kind) = prepared.route { view.states[kind] } else { nil }
+                return (prepared, seen)
+            } catch {
+                guard case .unknownAction = error, ContinuousClock.now < deadline else { throw error }
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// Whether two states of a screen show a person the same: equal but for their version and
