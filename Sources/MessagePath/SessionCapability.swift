@@ -64,8 +64,9 @@ public struct CapabilityKey: Sendable, Equatable {
     }
 
     /// The token that grants `right` on `session`.
+    /// Plugins sign every call they make for a session this way, so it uses the kept mac too.
     public func token(_ right: SessionRight, session: String) -> String {
-        right.rawValue + "." + Self.base64URL(mac(right, session: session))
+        right.rawValue + "." + macs.mac(session: session, right: right) { MacCache.Mac(mac(right, session: session)) }.base64URL
     }
 
     /// The right `token` grants on `session`, or nil when it grants none (malformed, another
@@ -103,10 +104,6 @@ public struct CapabilityKey: Sendable, Equatable {
         return Array(Array(code).prefix(Self.macBytes))
     }
 
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
 
 }
 
@@ -121,13 +118,14 @@ final class MacCache: Sendable {
 
     /// A 128-bit mac as two words: kept without an array, compared in constant time.
     struct Mac: Equatable {
-        var low: UInt64
-        var high: UInt64
+        /// Bytes 0–7 and 8–15, big-endian.
+        var head: UInt64
+        var tail: UInt64
 
         init(_ bytes: [UInt8]) {
             precondition(bytes.count == CapabilityKey.macBytes)
-            low = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
-            high = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+            head = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+            tail = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
         }
 
         /// The 16 bytes written as unpadded base64url (22 characters; "==" after them is
@@ -154,6 +152,32 @@ final class MacCache: Sendable {
             self.init(bytes)
         }
 
+        /// The 16 bytes as unpadded base64url: 22 characters.
+        var base64URL: String {
+            let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+            return String(unsafeUninitializedCapacity: 22) { buffer in
+                alphabet.withUTF8Buffer { letters in
+                    var written = 0
+                    var accumulator: UInt32 = 0
+                    var bits = 0
+                    for index in 0..<16 {
+                        let word = index < 8 ? head : tail
+                        let shift = UInt64(56 - 8 * (index % 8))
+                        accumulator = accumulator << 8 | UInt32(UInt8(truncatingIfNeeded: word >> shift))
+                        bits += 8
+                        while bits >= 6 {
+                            bits -= 6
+                            buffer[written] = letters[Int(accumulator >> UInt32(bits) & 63)]
+                            written += 1
+                        }
+                    }
+                    // 128 bits leave 2: the last character carries them followed by four zero bits.
+                    buffer[written] = letters[Int(accumulator << UInt32(6 - bits) & 63)]
+                    return written + 1
+                }
+            }
+        }
+
         static func sextet(_ character: UInt8) -> UInt8? {
             switch character {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
@@ -167,7 +191,7 @@ final class MacCache: Sendable {
 
         /// Equal, in the same time however many bits match.
         func matches(_ other: Mac) -> Bool {
-            (low ^ other.low) | (high ^ other.high) == 0
+            (head ^ other.head) | (tail ^ other.tail) == 0
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 @testable import MessagePath
 import Testing
 
@@ -60,6 +61,20 @@ struct SessionCapabilityTests {
         #expect(key.right(of: String(drive.dropLast()) + String(alphabet[value | 1]), session: "s2") == nil)
         for garbage in [String(drive.dropLast(2)), drive + "A", drive.replacingOccurrences(of: ".", with: ".+"), "drive." + String(repeating: "A", count: 64)] {
             #expect(key.right(of: garbage, session: "s2") == nil, "\(garbage)")
+        }
+    }
+
+    @Test("the mac's text is standard base64url, both ways")
+    func macTextMatchesFoundationsBase64() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let standard = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let mac = MacCache.Mac(bytes)
+            #expect(mac.base64URL == standard)
+            let decoded = Array(standard.utf8).withUnsafeBufferPointer { MacCache.Mac(base64URL: $0[...]) }
+            #expect(decoded == mac)
         }
     }
 
