@@ -103,8 +103,6 @@ public struct CapabilityKey: Sendable, Equatable {
         let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: bytes))
         return Array(Array(code).prefix(Self.macBytes))
     }
-
-
 }
 
 /// The expected macs of recent (session, right) pairs, for one key. Bounded: past `capacity`
@@ -132,7 +130,7 @@ final class MacCache: Sendable {
         /// accepted too), or nil for anything else.
         init?(base64URL text: Slice<UnsafeBufferPointer<UInt8>>) {
             var text = text
-            while text.last == UInt8(ascii: "=") { text = text.dropLast() }
+            if text.count == 24, text.suffix(2).allSatisfy({ $0 == UInt8(ascii: "=") }) { text = text.dropLast(2) }
             guard text.count == 22 else { return nil }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(17)

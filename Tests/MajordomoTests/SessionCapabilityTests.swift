@@ -53,6 +53,7 @@ struct SessionCapabilityTests {
         let key = CapabilityKey.generate()
         let drive = key.token(.drive, session: "s2")
         #expect(key.right(of: drive + "==", session: "s2") == .drive, "padded as standard base64 would be")
+        #expect(key.right(of: drive + "=", session: "s2") == nil && key.right(of: drive + "===", session: "s2") == nil)
         // The 22nd character carries 2 bits and 4 zero bits: a non-zero filler is another text, refused.
         let last = drive.last!
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
