@@ -178,12 +178,19 @@ extension SessionClient {
 
     /// Whether two states of a screen show a person the same: equal but for their version and
     /// the key of the `appear` they followed (bookkeeping for the navigation owner, not shown).
+    /// A load in progress keeps drawing the data it had (its state carries them), so a loading
+    /// state and a success with the same data, presentation and actions show the same: a press
+    /// made while a tab shown again reloads means what it means once the load is done.
     static func showsTheSame(_ one: ScreenState, _ other: ScreenState) -> Bool {
         var one = one.state, other = other.state
         one.screenVersion = 0
         other.screenVersion = 0
         one.appearKey = ""
         other.appearKey = ""
+        if Set([one.phase, other.phase]) == [.loading, .success] {
+            one.phase = .success
+            other.phase = .success
+        }
         return one == other
     }
 
