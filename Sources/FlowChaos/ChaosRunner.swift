@@ -53,7 +53,9 @@ public struct ChaosRunner: Sendable {
                         let script = options.journeys[index % options.journeys.count]
                         index += options.sessions
                         let record = await Self.play(script, user: user, count: played.count, endpoints: endpoints, options: options)
-                        progress("user \(user + 1): \(record.journey) \(record.passed ? "passed" : "FAILED") (session \(record.session))")
+                        // A failure says where and why on its line: the report's folder may be gone by the time someone reads the log.
+                        let why = record.passed ? "" : ": " + String((record.failure ?? "no reason recorded").split(separator: "\n").prefix(3).joined(separator: " / ").prefix(400))
+                        progress("user \(user + 1): \(record.journey) \(record.passed ? "passed" : "FAILED") (session \(record.session))\(why)")
                         played.append(record)
                     }
                     return played
