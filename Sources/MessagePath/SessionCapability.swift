@@ -66,7 +66,7 @@ public struct CapabilityKey: Sendable, Equatable {
     /// The token that grants `right` on `session`.
     /// Plugins sign every call they make for a session this way, so it uses the kept mac too.
     public func token(_ right: SessionRight, session: String) -> String {
-        right.rawValue + "." + macs.mac(session: session, right: right) { MacCache.Mac(mac(right, session: session)) }.base64URL
+        right.rawValue + "." + expectedMac(right, session: session).base64URL
     }
 
     /// The right `token` grants on `session`, or nil when it grants none (malformed, another
@@ -84,14 +84,18 @@ public struct CapabilityKey: Sendable, Equatable {
                   let right = SessionRight(rawValue: String(decoding: bytes[..<dot], as: UTF8.self)),
                   let presented = MacCache.Mac(base64URL: bytes[(dot + 1)...])
             else { return nil }
-            let expected = macs.mac(session: session, right: right) { MacCache.Mac(mac(right, session: session)) }
-            return expected.matches(presented) ? right : nil
+            return expectedMac(right, session: session).matches(presented) ? right : nil
         } ?? nil
     }
 
     /// Whether `token` grants at least `needed` on `session`.
     public func allows(_ token: String, _ needed: SessionRight, session: String) -> Bool {
         right(of: token, session: session)?.covers(needed) ?? false
+    }
+
+    /// The mac of (`right`, `session`), from `macs` when it was computed lately.
+    func expectedMac(_ right: SessionRight, session: String) -> MacCache.Mac {
+        macs.mac(session: session, right: right) { MacCache.Mac(mac(right, session: session)) }
     }
 
     func mac(_ right: SessionRight, session: String) -> [UInt8] {
