@@ -48,7 +48,8 @@ public struct BrokerConfiguration: Sendable {
     /// a client's next request) usually comes within it and is handled without a thread wake-up,
     /// which roughly halves a request's round trip through the broker (see Benchmarks/README.md,
     /// mdp-rtt). Costs at most this much CPU per burst of traffic; heartbeats alone never start
-    /// it, so an idle broker sleeps. `.zero` turns it off.
+    /// it, so an idle broker sleeps. Spins that keep catching nothing turn it off until probes
+    /// catch again (`BusyPollGovernor`). `.zero` turns it off.
     public var busyPoll: Duration = .microseconds(50)
 
     public init() {}

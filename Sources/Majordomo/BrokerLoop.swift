@@ -23,6 +23,8 @@ final class BrokerLoop {
 
     /// Whether the last drain handled a client request or a worker REPLY: then the next poll spins first.
     var sawTraffic = false
+    /// Whether spinning still pays on this host's traffic (`BusyPollGovernor`).
+    var busyPollGovernor = BusyPollGovernor()
     /// Requests a fault rule delayed or reordered, routed when due.
     var held = HeldMessages<HeldRequest>()
 
@@ -75,13 +77,19 @@ final class BrokerLoop {
         if let due = held.nextDeadline { timeout = min(timeout, due.since(now)) }
         if sawTraffic && configuration.busyPoll > .zero && timeout > .zero {
             sawTraffic = false
-            let spin = min(configuration.busyPoll, timeout)
-            tally.busyPolls += 1
-            if try poller.spin(upTo: spin) {
-                tally.busyPollHits += 1
-                return
+            if busyPollGovernor.shouldSpin() {
+                let spin = min(configuration.busyPoll, timeout)
+                tally.busyPolls += 1
+                let caught = try poller.spin(upTo: spin)
+                busyPollGovernor.record(caught: caught)
+                if caught {
+                    tally.busyPollHits += 1
+                    return
+                }
+                timeout -= spin
+            } else {
+                tally.busyPollsSkipped += 1
             }
-            timeout -= spin
         }
         try poller.poll(timeout: timeout)
     }

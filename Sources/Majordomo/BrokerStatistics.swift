@@ -45,6 +45,10 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var busyPolls = 0
     /// Of those, how many saw the next message arrive while polling: each saved a thread wake-up.
     public var busyPollHits = 0
+    /// Bursts of traffic after which the broker slept at once, as too few of its recent spins
+    /// caught anything (`BusyPollGovernor`): spinning there would only have taken a core from
+    /// the peers it waits for.
+    public var busyPollsSkipped = 0
     /// Live workers per service name.
     public var workersPerService: [String: Int] = [:]
     /// Waiting requests per service name (services with none are left out).
