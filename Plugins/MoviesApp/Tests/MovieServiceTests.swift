@@ -84,3 +84,31 @@ import Testing
         #expect(Set(try movies.likes(user: "ana").map(\.id)) == Set(ids))
     }
 }
+
+/// The services keep each id's item and details once made (`catalogEntry`): asked twice, before
+/// and after likes and watches, every id of every kind answers as the catalog itself does, with
+/// only the user's flags set, and an unknown id is still refused.
+@Suite struct MovieServiceCatalogEntryTests {
+    @Test func everyIdAnswersAsTheCatalogDoesEveryTime() throws {
+        let catalog = try Catalog.bundled()
+        let movies = InMemoryMovieService(catalog: catalog)
+        let episodes = catalog.series.flatMap(\.allEpisodes).map(\.id)
+        let ids = catalog.movies.map(\.id) + catalog.series.map(\.id) + catalog.actors.map(\.id) + episodes
+        #expect(ids.count > 100)
+        for round in 0..<2 {
+            for id in ids {
+                let expected = try #require(catalog.details(for: id))
+                var details = try movies.details(id: id, user: "ana")
+                #expect(details.liked == (round == 1), "\(id)")
+                details.liked = false
+                details.watched = false
+                #expect(details == expected, "\(id), round \(round)")
+                if round == 0 { _ = try movies.like(id: id, user: "ana") }
+            }
+        }
+        #expect(try movies.likes(user: "ana").map(\.id) == ids)
+        #expect(try movies.likes(user: "ana") == ids.compactMap { catalog.item(for: $0) })
+        #expect(throws: ServiceFailure.self) { try movies.details(id: "movie:999", user: "ana") }
+        #expect(throws: ServiceFailure.self) { try movies.like(id: "movie:999", user: "ana") }
+    }
+}
