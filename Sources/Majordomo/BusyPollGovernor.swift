@@ -4,7 +4,7 @@
 /// client waiting on one request at a time, a worker replying at once): the broker then handles
 /// it without a thread wake-up. On a host whose peers are processes that take their time (an
 /// app's view models calling services, with a dozen other processes on two cores), almost no
-/// spin catches anything — 52 of 16,904 in a run of 300 likes — and each one holds a core for
+/// spin catches anything — 52 of 16,904 over some 4,000 likes — and each one holds a core for
 /// the whole window that the peers needed to produce the very message awaited.
 ///
 /// So the broker judges its spins in windows: a window of `window` spins in which fewer than one

@@ -86,7 +86,7 @@ import Testing
 }
 
 /// The services keep each id's item and details once made (`catalogEntry`): asked twice, before
-/// and after likes and watches, every id of every kind answers as the catalog itself does, with
+/// and after a like of each, every id of every kind answers as the catalog itself does, with
 /// only the user's flags set, and an unknown id is still refused.
 @Suite struct MovieServiceCatalogEntryTests {
     @Test func everyIdAnswersAsTheCatalogDoesEveryTime() throws {
