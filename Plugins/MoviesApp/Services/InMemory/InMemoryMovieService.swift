@@ -14,10 +14,10 @@ public final class InMemoryMovieService: MovieService, Sendable {
 
     let catalog: Catalog
     let users = Mutex<[String: UserData]>([:])
-    /// Each id's item and details as the catalog gives them, made on first use: the catalog does
-    /// not change while the services run, and building them searched its arrays one by one on
-    /// every call (a tenth of the services' CPU for a like).
-    private let shown = Mutex<[String: (item: Movies_V1_Item, details: Movies_V1_Details)]>([:])
+    /// Each id's details as the catalog gives them (its item among them), made on first use: the
+    /// catalog does not change while the services run, and building them searched its arrays one
+    /// by one on every call (a tenth of the services' CPU for a like).
+    private let shown = Mutex<[String: Movies_V1_Details]>([:])
     /// Where each user's likes and watched list (`movies-user` records) are kept; nil: memory only.
     let records: RecordStore?
 
@@ -78,16 +78,17 @@ public final class InMemoryMovieService: MovieService, Sendable {
         return next
     }
 
-    /// The item and details of `id` (without the user's flags); nil for an id the catalog lacks.
-    func catalogEntry(_ id: String) -> (item: Movies_V1_Item, details: Movies_V1_Details)? {
+    /// The details of `id` (without the user's flags), its item as `.item`; nil for an id the
+    /// catalog lacks.
+    func catalogEntry(_ id: String) -> Movies_V1_Details? {
         if let known = shown.withLock({ $0[id] }) { return known }
-        guard let item = catalog.item(for: id), let details = catalog.details(for: id) else { return nil }
-        shown.withLock { $0[id] = (item, details) }
-        return (item, details)
+        guard let details = catalog.details(for: id) else { return nil }
+        shown.withLock { $0[id] = details }
+        return details
     }
 
     public func details(id: String, user: String) throws(ServiceFailure) -> Movies_V1_Details {
-        guard var details = catalogEntry(id)?.details else { throw .refused(.unknownItem) }
+        guard var details = catalogEntry(id) else { throw .refused(.unknownItem) }
         let data = users.withLock { $0[user] ?? UserData() }
         details.liked = data.liked.contains(id)
         details.watched = data.watched.contains(id)
