@@ -42,6 +42,7 @@ public final class CloneAgent: Sendable {
         let started = Mutex<Result<Void, CloneStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
+            ThreadName.set("fb-clone-agent")
             do {
                 let loop = try CloneAgentLoop(
                     context: context, endpoints: endpoints, configuration: configuration, shared: shared, ackID: ackID, logger: logger)
@@ -100,29 +101,53 @@ public final class CloneAgent: Sendable {
         bufferingPolicy: AsyncStream<CloneUpdate>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<CloneUpdate> {
         let (stream, continuation) = AsyncStream<CloneUpdate>.makeStream(bufferingPolicy: bufferingPolicy)
+        let observation = observe(prefix: prefix, includeCurrent: includeCurrent, { continuation.yield($0) }, finished: { continuation.finish() })
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    /// Calls `receive` with every change under `prefix`, in order, as soon as the agent applies it:
+    /// on the agent's thread, with no task between (a stream from `updates` costs a wake-up of a
+    /// task per change). With `includeCurrent` it is first called, on this thread and before this
+    /// returns, with the entries held now (as `fromSnapshot` updates); changes the agent applies
+    /// meanwhile wait behind them. Calls never overlap, and none is made under the agent's map
+    /// lock, so `receive` may read the agent (`get`, `entries`).
+    ///
+    /// `receive` holds up the agent, which reads the server on the same thread: it is for taking
+    /// note of a change (into a table under a lock, or a stream of one's own), never for waiting.
+    /// `finished` runs once, when the agent stops. Cancel the observation to stop it sooner; when
+    /// the agent has stopped already, `finished` runs before this returns.
+    @discardableResult
+    public func observe(
+        prefix: String = "", includeCurrent: Bool = true,
+        _ receive: @escaping @Sendable (CloneUpdate) -> Void, finished: @escaping @Sendable () -> Void = {}
+    ) -> CloneObservation {
         let prefixBytes = Array(prefix.utf8)
-        let id: Int? = shared.view.withLock { view in
+        let observer = CloneObserver(prefix: prefixBytes, receive: receive, finished: finished)
+        let registered: (id: Int, current: [CloneUpdate])? = shared.view.withLock { view in
             guard shared.running.load(ordering: .acquiring) else { return nil }
+            var current: [CloneUpdate] = []
             if includeCurrent {
                 for entry in view.store.values.sorted(by: { $0.key < $1.key }) where entry.key.utf8.starts(with: prefixBytes) {
-                    continuation.yield(CloneUpdate(
+                    current.append(CloneUpdate(
                         key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
                         uuid: entry.uuid, isDelete: false, fromSnapshot: true))
                 }
             }
             let id = view.nextListenerID
             view.nextListenerID += 1
-            view.listeners[id] = AgentView.Listener(prefix: prefixBytes, continuation: continuation)
-            return id
+            view.listeners[id] = observer
+            return (id, current)
         }
-        guard let id else {
-            continuation.finish()
-            return stream
+        guard let registered else {
+            observer.end(notify: true)
+            return CloneObservation(cancel: {})
         }
-        continuation.onTermination = { [shared] _ in
-            shared.view.withLock { _ = $0.listeners.removeValue(forKey: id) }
-        }
-        return stream
+        observer.prime(with: registered.current)
+        return CloneObservation(cancel: { [shared] in
+            observer.end(notify: false)
+            shared.view.withLock { _ = $0.listeners.removeValue(forKey: registered.id) }
+        })
     }
 
     /// True when every subtree has its snapshot and the server is heard from.

@@ -109,10 +109,8 @@ extension CloneAgentLoop {
             updates.sort { $0.key < $1.key }
             return view.apply(updates)
         }
-        // Yielded outside the lock (see publishChanges).
-        for (continuation, updates) in deliveries {
-            for update in updates { continuation.yield(update) }
-        }
+        // Delivered outside the lock (see publishChanges).
+        for (observer, updates) in deliveries { observer.deliver(updates) }
         statistics.snapshotsCompleted += 1
         subscriptions[index].phase = .synced
         subscriptions[index].hasSynced = true

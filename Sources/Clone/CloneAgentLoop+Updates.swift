@@ -184,9 +184,7 @@ extension CloneAgentLoop {
     func publishChanges() {
         guard !changes.isEmpty else { return }
         let deliveries = shared.view.withLock { $0.apply(changes) }
-        for (continuation, updates) in deliveries {
-            for update in updates { continuation.yield(update) }
-        }
+        for (observer, updates) in deliveries { observer.deliver(updates) }
         changes.removeAll(keepingCapacity: true)
     }
 }

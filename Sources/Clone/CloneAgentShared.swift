@@ -7,20 +7,15 @@ import ZeroMQ
 /// The agent's map and the streams that follow it. One lock for both, so a new stream's first
 /// entries and the updates that follow them come in order.
 struct AgentView {
-    struct Listener {
-        var prefix: [UInt8]
-        var continuation: AsyncStream<CloneUpdate>.Continuation
-    }
-
     var store: [String: CloneEntry] = [:]
-    var listeners: [Int: Listener] = [:]
+    var listeners: [Int: CloneObserver] = [:]
     var nextListenerID = 0
     /// Which keys' values the map holds (`CloneAgent.keepValues(where:)`); nil: all of them.
     var keeps: (@Sendable (String) -> Bool)?
 
-    /// Applies changes in order; returns, for each stream, the changes whose key its prefix
-    /// matches, for the caller to yield once the lock is released.
-    mutating func apply(_ updates: [CloneUpdate]) -> [(AsyncStream<CloneUpdate>.Continuation, [CloneUpdate])] {
+    /// Applies changes in order; returns, for each observer, the changes whose key its prefix
+    /// matches, for the caller to deliver once the lock is released.
+    mutating func apply(_ updates: [CloneUpdate]) -> [(CloneObserver, [CloneUpdate])] {
         for update in updates {
             if update.isDelete || keeps?(update.key) == false {
                 store.removeValue(forKey: update.key)
@@ -32,7 +27,7 @@ struct AgentView {
         }
         return listeners.values.compactMap { listener in
             let matching = updates.filter { $0.key.utf8.starts(with: listener.prefix) }
-            return matching.isEmpty ? nil : (listener.continuation, matching)
+            return matching.isEmpty ? nil : (listener, matching)
         }
     }
 }
@@ -80,12 +75,12 @@ final class CloneAgentShared: Sendable {
         synced.store(false, ordering: .releasing)
         outbox.withLock { $0.open = false }
         settled.close()
-        // Finished outside the lock: a stream's onTermination takes the same lock to remove its listener.
+        // Ended outside the lock: a stream's onTermination takes the same lock to remove its observer.
         let listeners = view.withLock { view in
             defer { view.listeners.removeAll() }
             return Array(view.listeners.values)
         }
-        for listener in listeners { listener.continuation.finish() }
+        for listener in listeners { listener.end(notify: true) }
         exited.signal()
     }
 

@@ -23,6 +23,7 @@ public enum CloneServer {
         let started = Mutex<Result<Void, CloneStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
+            ThreadName.set("fb-clone-server")
             let loop: CloneServerLoop
             do {
                 loop = try CloneServerLoop(

@@ -58,10 +58,11 @@ public final class SessionClient: Sendable {
     let shared: SharedSessionFeed?
     let store: SessionStore
     let logger: Logger
-    private let following: Mutex<Task<Void, Never>?>
+    /// The client's agent handing the session's changes to `store`, on its thread.
+    private let following: Mutex<CloneObservation?>
     /// False on a shared request pool, which outlives this client.
     private let ownsRequester: Bool
-    private let coordinatorsFollowed = Mutex<Task<Void, Never>?>(nil)
+    private let coordinatorsFollowed = Mutex<CloneObservation?>(nil)
     private let keepingAlive = Mutex<Task<Void, Never>?>(nil)
     private let counter = Atomic<Int>(0)
     private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
@@ -165,10 +166,11 @@ public final class SessionClient: Sendable {
             throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)")
         }
         self.agent = agent
-        // One stream for the session and the schemas, in the agent's order (`/c/` has its own).
-        let updates = agent.updates(prefix: "")
-        following = Mutex(Task { [store] in
-            for await update in updates where !CloneSubtree.allCoordinators.contains(update.key) { store.apply(update) }
+        // The session and the schemas, in the agent's order (`/c/` is followed on its own),
+        // applied on the agent's thread as they come: a view reaches a waiting task with one
+        // wake-up, not two.
+        following = Mutex(agent.observe(prefix: "") { [store] update in
+            if !CloneSubtree.allCoordinators.contains(update.key) { store.apply(update) }
         })
         guard await agent.waitUntilSynced(timeout: options.syncTimeout) else {
             stop()
@@ -209,10 +211,7 @@ public final class SessionClient: Sendable {
         }
         let start = coordinatorsFollowed.withLock { task -> Bool in
             guard task == nil else { return false }
-            let updates = agent.updates(prefix: CloneSubtree.allCoordinators.text)
-            task = Task { [store] in
-                for await update in updates { store.apply(update) }
-            }
+            task = agent.observe(prefix: CloneSubtree.allCoordinators.text) { [store] update in store.apply(update) }
             return true
         }
         guard start else { return }
@@ -234,18 +233,15 @@ public final class SessionClient: Sendable {
         // usually arrived): no stream, no tasks.
         let now = view
         if predicate(now) { return now }
-        // Views and the alarm share one stream: a view is `.some`, the alarm is `nil`.
+        // Views and the alarm share one stream: a view is `.some`, the alarm is `nil`. The store
+        // yields views into it straight from where it applies them.
         let (signals, continuation) = AsyncStream<SessionView?>.makeStream()
-        let feeder = Task { [store] in
-            for await view in store.views() { continuation.yield(view) }
-            continuation.finish()
-        }
+        store.listen(to: continuation, as: { $0 })
         let alarm = Task {
             try? await Task.sleep(for: timeout)
             continuation.yield(nil)
         }
         defer {
-            feeder.cancel()
             alarm.cancel()
             continuation.finish()
         }

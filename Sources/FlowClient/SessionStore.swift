@@ -14,12 +14,18 @@ final class SessionStore: Sendable {
         var keyVersions: [String: UInt64] = [:]
     }
 
+    /// Where views go: a stream's continuation, seen through what it does with them.
+    struct Listener {
+        var yield: @Sendable (SessionView) -> Void
+        var finish: @Sendable () -> Void
+    }
+
     struct State {
         var view: SessionView
         var fences: [String: KeyFence] = [:]
         var events: [SessionEvent] = []
         var eventCount = 0
-        var listeners: [Int: AsyncStream<SessionView>.Continuation] = [:]
+        var listeners: [Int: Listener] = [:]
         var nextListener = 0
     }
 
@@ -46,20 +52,28 @@ final class SessionStore: Sendable {
     /// A stream that starts with the current view and yields every later one.
     func views() -> AsyncStream<SessionView> {
         let (stream, continuation) = AsyncStream<SessionView>.makeStream()
+        listen(to: continuation, as: { $0 })
+        return stream
+    }
+
+    /// Yields `wrap(view)` to `continuation` for the current view and every later one, until the
+    /// stream ends; a stream of another element type can carry other signals beside the views
+    /// (`SessionClient.waitUntil`'s alarm), with no task in between.
+    func listen<Element>(to continuation: AsyncStream<Element>.Continuation, as wrap: @escaping @Sendable (SessionView) -> Element) {
+        let listener = Listener(yield: { continuation.yield(wrap($0)) }, finish: { continuation.finish() })
         let id = delivery.withLock { _ in
             let (id, view) = state.withLock { state in
                 let id = state.nextListener
                 state.nextListener += 1
-                state.listeners[id] = continuation
+                state.listeners[id] = listener
                 return (id, state.view)
             }
-            continuation.yield(view)
+            listener.yield(view)
             return id
         }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
         }
-        return stream
     }
 
     func finish() {
@@ -82,7 +96,7 @@ final class SessionStore: Sendable {
 
     func apply(_ update: CloneUpdate) {
         delivery.withLock { _ in
-            let changed = state.withLock { state -> (SessionView, [AsyncStream<SessionView>.Continuation])? in
+            let changed = state.withLock { state -> (SessionView, [Listener])? in
                 guard apply(update, to: &state) else { return nil }
                 state.view.lastSequence = max(state.view.lastSequence, update.sequence)
                 return (state.view, Array(state.listeners.values))

@@ -15,9 +15,10 @@ public final class SharedSessionFeed: Sendable {
     public let endpoints: BusEndpoints
     let agent: CloneAgent
     private let router = Router()
-    private let dispatching: Mutex<Task<Void, Never>?>
+    /// The agent handing each change to its session's store, on its thread.
+    private let dispatching: Mutex<CloneObservation?>
 
-    /// The sessions followed, behind a lock that the dispatching task shares.
+    /// The sessions followed, behind a lock that the agent's thread takes to hand changes over.
     final class Router: Sendable {
         let table = Mutex<Table>(Table())
     }
@@ -74,14 +75,10 @@ public final class SharedSessionFeed: Sendable {
         } catch {
             throw .cannotConnect(endpoint: endpoints.clone.snapshot, reason: "\(error)")
         }
-        let updates = agent.updates(prefix: "", includeCurrent: false)
-        dispatching = Mutex(nil)
         let router = self.router
-        dispatching.withLock {
-            $0 = Task.detached {
-                for await update in updates { Self.dispatch(update, table: router.table) }
-            }
-        }
+        dispatching = Mutex(agent.observe(prefix: "", includeCurrent: false) { update in
+            Self.dispatch(update, table: router.table)
+        })
         guard await agent.waitUntilSynced(timeout: syncTimeout) else {
             stop()
             throw .noSnapshot(endpoint: endpoints.clone.snapshot, timeout: syncTimeout)

@@ -42,7 +42,10 @@ public final class BusCaller: @unchecked Sendable {
             clients.append(ClientBox(try MajordomoClient(context: context, endpoint: endpoint, configuration: configuration, logger: logger)))
         }
         for (index, box) in clients.enumerated() {
-            let thread = Thread { [unowned self] in self.loop(box.client, logger: logger) }
+            let thread = Thread { [unowned self] in
+                ThreadName.set("fb-call-\(index)")
+                self.loop(box.client, logger: logger)
+            }
             thread.name = "flowbus-caller-\(name)-\(index)"
             thread.start()
         }

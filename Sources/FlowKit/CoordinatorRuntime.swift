@@ -206,10 +206,30 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public func start(until stop: @Sendable () -> Bool = { false }) {
         let deadline = ContinuousClock.now + .seconds(5)
         while !map.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
-        // The owner follows every session. Its stream starts with the values held now (the
-        // view-model states among them), so what restore reads and what the stream brings meet.
-        let sessions = isOwner ? map.changes(in: .allSessions) : nil
+        // The owner follows every session: every value written in one is activity (a client
+        // acting on a view model's screen reaches the owner only this way). Noted where the map
+        // takes the change in, with no task woken per change. It starts with the values held now
+        // (the view-model states among them), so what restore reads and what follows meet; those
+        // wait for restore, which makes the sessions they belong to known.
+        let early = Mutex<(restored: Bool, held: [StateEntry])>((false, []))
+        if isOwner {
+            map.follow(.allSessions) { [self] change in
+                let held = early.withLock { early in
+                    if !early.restored { early.held.append(change) }
+                    return !early.restored
+                }
+                if !held { noteActivity(change) }
+            }
+        }
         restore()
+        if isOwner {
+            let held = early.withLock { early in
+                early.restored = true
+                defer { early.held = [] }
+                return early.held
+            }
+            for change in held { noteActivity(change) }
+        }
         // Restored: the records of this coordinator's own instances are read only by `restore`
         // (the instances in memory are the live copy), and of a session's values the owner reads
         // afterwards only its navigation (to see a late write of its previous incarnation): the
@@ -221,25 +241,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             !key.hasPrefix(ownRecords) && !(owner && (CloneKey.isViewModelText(key) || CloneKey.isSessionMetaText(key)))
         }
         let changes = map.changes(in: .allScreens)
-        var tasks = [Task.detached { [self] in
+        let task = Task.detached { [self] in
             for await change in changes { screenUpdate(change) }
-        }]
-        if let sessions {
-            // Every value written in a session is activity: a client acting on a view model's
-            // screen reaches the owner only this way.
-            tasks.append(Task.detached { [self] in
-                for await change in sessions {
-                    guard let session = change.key.session else { continue }
-                    state.withLock { state in
-                        if case .viewModel(_, let screen) = change.key, !change.isDelete {
-                            noteViewModel(screen, of: session, in: &state)
-                        }
-                        touch(session, in: &state)
-                    }
-                }
-            })
         }
-        watchers.withLock { $0 = tasks }
+        watchers.withLock { $0 = [task] }
     }
 
     /// The owner looks for idle sessions a quarter of the limit apart (at most 5 s): `run` does
@@ -274,6 +279,17 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     }
 
     // MARK: Idle sessions
+
+    /// Notes a change in a session the owner follows: activity, and which view model published.
+    func noteActivity(_ change: StateEntry) {
+        guard let session = change.key.session else { return }
+        state.withLock { state in
+            if case .viewModel(_, let screen) = change.key, !change.isDelete {
+                noteViewModel(screen, of: session, in: &state)
+            }
+            touch(session, in: &state)
+        }
+    }
 
     /// Notes activity in an open session (one the owner knows; a closed one stays closed).
     func touch(_ session: SessionID, in state: inout State) {

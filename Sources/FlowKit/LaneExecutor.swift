@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MessagePath
 
 /// Runs work on a few threads, one piece at a time per lane, in the order it was given: a
 /// coordinator handles one session's requests in order (a retry finds its first try's answer)
@@ -16,6 +17,7 @@ final class LaneExecutor: @unchecked Sendable {
         for index in 0..<max(1, threads) {
             finished.enter()
             let thread = Thread { [self] in
+                ThreadName.set("fb-lane-\(index)")
                 defer { finished.leave() }
                 loop()
             }

@@ -32,6 +32,11 @@ public protocol StateMap: AnyObject, Sendable {
     func delete(_ key: CloneKey) throws(CloneWriteError)
     /// The live values under `subtree` now, then every change after them, in order.
     func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry>
+    /// The same as `changes(in:)`, handed to `receive` where the map takes them in (a Clone
+    /// agent's thread), one at a time, with no task woken per change; until `stop()`. For taking
+    /// note of changes cheaply, under a lock of one's own: `receive` must neither wait nor write
+    /// to this map.
+    func follow(_ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void)
     /// Waits, at most `timeout`, until the writes made so far are safe in the server (confirmed
     /// by it); false when the time ran out. A runtime calls it before answering a request
     /// (`AnswerSettling`), so an answer the caller will not ask again for never outlives the
@@ -71,16 +76,20 @@ extension CloneAgent: StateMap {
     }
 
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
-        let updates = updates(prefix: subtree.text, includeCurrent: true)
-        return AsyncStream { continuation in
-            let task = Task {
-                for await update in updates {
-                    guard let key = try? CloneKey(parsing: update.key) else { continue }
-                    continuation.yield(StateEntry(key: key, value: update.isDelete ? [] : update.value))
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        // Yielded from the agent's thread: no task in between to wake for each change.
+        let (stream, continuation) = AsyncStream<StateEntry>.makeStream()
+        let observation = observe(prefix: subtree.text, includeCurrent: true, { update in
+            guard let key = try? CloneKey(parsing: update.key) else { return }
+            continuation.yield(StateEntry(key: key, value: update.isDelete ? [] : update.value))
+        }, finished: { continuation.finish() })
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    public func follow(_ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void) {
+        observe(prefix: subtree.text, includeCurrent: true) { update in
+            guard let key = try? CloneKey(parsing: update.key) else { return }
+            receive(StateEntry(key: key, value: update.isDelete ? [] : update.value))
         }
     }
 }
@@ -93,7 +102,8 @@ public final class MemoryStateMap: StateMap {
     struct Listener {
         var owner: ObjectIdentifier
         var subtree: CloneSubtree
-        var continuation: AsyncStream<StateEntry>.Continuation
+        var receive: @Sendable (StateEntry) -> Void
+        var finish: @Sendable () -> Void
     }
 
     final class Store: Sendable {
@@ -175,32 +185,18 @@ public final class MemoryStateMap: StateMap {
             let listeners = store.contents.withLock { contents in
                 if entry.isDelete { contents.values[entry.key] = nil } else { contents.values[entry.key] = entry.value }
                 contents.writes.append(entry)
-                return contents.listeners.values.filter { $0.subtree.contains(entry.key) }.map(\.continuation)
+                return contents.listeners.values.filter { $0.subtree.contains(entry.key) }.map(\.receive)
             }
-            for listener in listeners { listener.yield(entry) }
+            for receive in listeners { receive(entry) }
         }
     }
 
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
         let (stream, continuation) = AsyncStream<StateEntry>.makeStream()
-        guard !stopped.load(ordering: .acquiring) else {
+        // The stream has no reader yet: yielding the first values to it wakes no task.
+        guard let id = listen(subtree, { continuation.yield($0) }, finish: { continuation.finish() }) else {
             continuation.finish()
             return stream
-        }
-        let owner = ObjectIdentifier(self)
-        let keep = keeps.withLock { $0 }
-        // Under `delivery`, so no write slips between the values handed first and the listener's
-        // registration. The stream has no reader yet: yielding to it wakes no task.
-        let id = store.delivery.withLock { _ in
-            store.contents.withLock { contents in
-                for (key, value) in contents.values.sorted(by: { $0.key.text < $1.key.text }) where subtree.contains(key) && keep?(key.text) != false {
-                    continuation.yield(StateEntry(key: key, value: value))
-                }
-                let id = contents.nextListener
-                contents.nextListener += 1
-                contents.listeners[id] = Listener(owner: owner, subtree: subtree, continuation: continuation)
-                return id
-            }
         }
         continuation.onTermination = { [store] _ in
             store.contents.withLock { _ = $0.listeners.removeValue(forKey: id) }
@@ -208,13 +204,45 @@ public final class MemoryStateMap: StateMap {
         return stream
     }
 
+    /// Called in order on a queue of the listener's own, as an agent's thread would: never on the
+    /// writer's thread, which may hold a lock of its own that `receive` takes.
+    public func follow(_ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void) {
+        let queue = DispatchQueue(label: "flowbus.memory-map.follow")
+        listen(subtree, { entry in queue.async { receive(entry) } }, finish: {})
+    }
+
+    /// Hands `receive` the values under `subtree` now, then every write there; nil when stopped.
+    @discardableResult
+    private func listen(_ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void, finish: @escaping @Sendable () -> Void) -> Int? {
+        guard !stopped.load(ordering: .acquiring) else { return nil }
+        let owner = ObjectIdentifier(self)
+        let keep = keeps.withLock { $0 }
+        // Under `delivery`, so no write slips between the values handed first and the listener's
+        // registration.
+        return store.delivery.withLock { _ in
+            let (id, current) = store.contents.withLock { contents in
+                let current = contents.values.sorted(by: { $0.key.text < $1.key.text })
+                    .filter { subtree.contains($0.key) && keep?($0.key.text) != false }
+                    .map { StateEntry(key: $0.key, value: $0.value) }
+                let id = contents.nextListener
+                contents.nextListener += 1
+                contents.listeners[id] = Listener(owner: owner, subtree: subtree, receive: receive, finish: finish)
+                return (id, current)
+            }
+            for entry in current { receive(entry) }
+            return id
+        }
+    }
+
     /// Stops this peer: its streams end and its writes fail; the map and other peers carry on.
     public func stop() {
         stopped.store(true, ordering: .releasing)
         let owner = ObjectIdentifier(self)
         let mine = store.contents.withLock { contents in
-            contents.listeners.values.filter { $0.owner == owner }
+            let mine = contents.listeners.filter { $0.value.owner == owner }
+            for id in mine.keys { contents.listeners[id] = nil }
+            return mine.values
         }
-        for listener in mine { listener.continuation.finish() }
+        for listener in mine { listener.finish() }
     }
 }

@@ -23,6 +23,7 @@ public enum MajordomoBroker {
         let outcome = Mutex<Result<[String], BrokerStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
+            ThreadName.set("fb-broker")
             defer {
                 shared.running.store(false, ordering: .releasing)
                 shared.exited.signal()
