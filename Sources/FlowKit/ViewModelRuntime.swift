@@ -358,8 +358,13 @@ public final class ViewModelRuntime: @unchecked Sendable {
         }
     }
 
+    /// The key of the action that wrote the session's state last. Read from the envelope alone:
+    /// the state inside (the screen's data and presentation, kilobytes) is not decoded for it on
+    /// every intent.
     func lastKey(session: SessionID) -> String? {
-        stored(session: session)?.idempotencyKey
+        guard let bytes = map.value(at: .screenMirror(screenName, session)),
+              let envelope = try? Envelope.decodeChecked(bytes), envelope.holds(Flowbus_V1_ViewState.self) else { return nil }
+        return envelope.idempotencyKey
     }
 
     struct Stored {

@@ -161,6 +161,34 @@ struct ViewModelRuntimeSeamTests {
         #expect(total(viewState(map, session: "s1")) == 10)
     }
 
+    /// A replica knows the last action on a session by the key its state carries on the bus, even
+    /// when another replica applied it: a retry of it reaching this one is answered "applied", not
+    /// run again. A value under the state's key that is no view state gives no key.
+    @Test func aReplicaAnswersARetryOfTheLastActionFromTheStatesKey() throws {
+        TallyViewModel.applied = 0
+        let map = MemoryStateMap()
+        let first = try tallyRuntime(map, writer: "vm-tally/0")
+        let second = try tallyRuntime(map.peer(), writer: "vm-tally/1")
+        let made = try intentReply(first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "5"]), session: "s1", key: "k1")))
+        // The next action goes to the other replica; its retry comes back to the first, made on the
+        // version the person saw.
+        let add = intent("add", screen: "tally", fields: ["amount": "2"], version: made.screenVersion)
+        #expect(try intentReply(second.handle(envelope(add, session: "s1", key: "k2"))).applied)
+        #expect(TallyViewModel.applied == 2 && total(viewState(map, session: "s1")) == 7)
+        let retry = try intentReply(first.handle(envelope(add, session: "s1", key: "k2")))
+        #expect(retry.applied, "\(retry)")
+        #expect(TallyViewModel.applied == 2, "the retry of the last action ran again")
+        #expect(total(viewState(map, session: "s1")) == 7)
+
+        // The state's key holding something else (here, another kind of message): no key is read
+        // from it, and the action runs.
+        _ = try intentReply(first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s2", key: "k8")))
+        let foreign = try Envelope.wrapping(Google_Protobuf_StringValue("x"), session: "s2", idempotencyKey: "k9", writer: "elsewhere").encoded()
+        map.inject(.screenMirror(try ScreenName("tally"), try SessionID("s2")), value: foreign)
+        _ = try intentReply(first.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: "s2", key: "k9")))
+        #expect(TallyViewModel.applied == 4, "a key read from a value that is no view state answered the action")
+    }
+
     /// The planted bug the chaos checker must catch: with it, a repeated key is applied again.
     @Test func withTheSkipIdempotencyBugPlantedARepeatedKeyIsAppliedTwice() throws {
         let map = MemoryStateMap()
