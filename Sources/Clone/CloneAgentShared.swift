@@ -4,8 +4,9 @@ import Foundation
 import Synchronization
 import ZeroMQ
 
-/// The agent's map and the streams that follow it. One lock for both, so a new stream's first
-/// entries and the updates that follow them come in order.
+/// The agent's map and the observers that follow it (`CloneAgent.observe`, on which the update
+/// streams are built). One lock for both, so a new observer's first entries and the updates that
+/// follow them come in order.
 struct AgentView {
     var store: [String: CloneEntry] = [:]
     var listeners: [Int: CloneObserver] = [:]

@@ -78,19 +78,25 @@ extension CloneAgent: StateMap {
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
         // Yielded from the agent's thread: no task in between to wake for each change.
         let (stream, continuation) = AsyncStream<StateEntry>.makeStream()
-        let observation = observe(prefix: subtree.text, includeCurrent: true, { update in
-            guard let key = try? CloneKey(parsing: update.key) else { return }
-            continuation.yield(StateEntry(key: key, value: update.isDelete ? [] : update.value))
-        }, finished: { continuation.finish() })
+        let observation = observeEntries(subtree, { continuation.yield($0) }, finished: { continuation.finish() })
         continuation.onTermination = { _ in observation.cancel() }
         return stream
     }
 
     public func follow(_ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void) {
-        observe(prefix: subtree.text, includeCurrent: true) { update in
+        observeEntries(subtree, receive)
+    }
+
+    /// The values under `subtree` now, then every change, as `StateEntry`s (keys that are not
+    /// Flowbus keys left out), on the agent's thread.
+    @discardableResult
+    private func observeEntries(
+        _ subtree: CloneSubtree, _ receive: @escaping @Sendable (StateEntry) -> Void, finished: @escaping @Sendable () -> Void = {}
+    ) -> CloneObservation {
+        observe(prefix: subtree.text, includeCurrent: true, { update in
             guard let key = try? CloneKey(parsing: update.key) else { return }
             receive(StateEntry(key: key, value: update.isDelete ? [] : update.value))
-        }
+        }, finished: finished)
     }
 }
 
