@@ -43,7 +43,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // SQLite for the sample apps' durable data (plugin-side only: the core never links it).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Exact latency percentiles in fixed memory, mergeable across simulator agents.
@@ -59,6 +58,10 @@ let package = Package(
         // fork/exec with PR_SET_PDEATHSIG: the one thing posix_spawn cannot do.
         .target(name: "CFlowHost"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+        // libsodium (Debian's libsodium-dev, which libzmq3-dev brings for CURVE): SHA-256 and
+        // HMAC-SHA256 for session capabilities, the simulator's schedule hash and the apps' passwords.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .target(name: "Digests", dependencies: ["CSodium"], swiftSettings: strictSettings),
         // Manifest, restart policies and the OTP-style supervisor of plugin processes.
         .target(
             name: "Supervision",
@@ -67,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "MessagePath",
-            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Digests", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -110,9 +113,9 @@ let package = Package(
             name: "FlowSim",
             dependencies: [
                 "Clone", "FlowClient", "FlowProtocol", "Majordomo", "MessagePath", "Supervision", "ZeroMQ",
+                "Digests",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -168,6 +171,7 @@ let package = Package(
             dependencies: ["FlowProtocol", "WireCheck", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision"]),
+        .testTarget(name: "DigestsTests", dependencies: ["Digests"]),
         .testTarget(name: "FlowHostTests", dependencies: ["FlowHost", "FlowbusTesting"]),
         .testTarget(name: "FlowChaosTests", dependencies: ["FlowChaos", "FlowHost", "FlowClient", "MessagePath"]),
         .testTarget(name: "FlowSimTests", dependencies: ["FlowSim", "FlowClient", "FlowbusTesting", .product(name: "Histogram", package: "hdrhistogram-swift")]),
@@ -214,7 +218,7 @@ if present("Plugins/AccountKit") {
         // Account rules and password storage shared by the sample apps (plugin-side: the core knows no accounts).
         .target(
             name: "AccountKit",
-            dependencies: ["AppStore", "FlowKit", "FlowProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AppStore", "FlowKit", "FlowProtocol", "Digests"],
             path: "Plugins/AccountKit",
             swiftSettings: strictSettings
         ),
@@ -249,7 +253,6 @@ if present("Plugins/MoviesApp") {
             name: "MoviesApp",
             dependencies: [
                 "FlowKit", "FlowProtocol", "AccountKit", "AppStore",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 
 /// A stored password: PBKDF2-HMAC-SHA256 (one 32-byte block) with a per-user random salt.
@@ -34,18 +34,18 @@ public struct PasswordHash: Sendable, Codable, Equatable {
     /// two SHA-256 blocks instead of four, and no key set-up (a sign-in hashes 4,096 rounds).
     public static func derive(_ password: String, salt: [UInt8], iterations: Int) -> [UInt8] {
         var key = Array(password.utf8)
-        if key.count > SHA256.blockByteCount { key = Array(SHA256.hash(data: key)) }
+        if key.count > SHA256.blockByteCount { key = SHA256.hash(key) }
         key += [UInt8](repeating: 0, count: SHA256.blockByteCount - key.count)
         var inner = SHA256()
-        inner.update(data: key.map { $0 ^ 0x36 })
+        inner.update(key.map { $0 ^ 0x36 })
         var outer = SHA256()
-        outer.update(data: key.map { $0 ^ 0x5c })
+        outer.update(key.map { $0 ^ 0x5c })
         func hmac(_ message: [UInt8]) -> [UInt8] {
             var innerHash = inner
-            innerHash.update(data: message)
+            innerHash.update(message)
             var outerHash = outer
-            outerHash.update(data: Array(innerHash.finalize()))
-            return Array(outerHash.finalize())
+            outerHash.update(innerHash.finalize())
+            return outerHash.finalize()
         }
         var block = hmac(salt + [0, 0, 0, 1])
         var result = block

@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import FlowClient
 import Foundation
 import MessagePath
@@ -80,9 +80,9 @@ public enum SimSchedule {
     public static func hash(_ plan: SimPlan, users: Int) -> String {
         var hasher = SHA256()
         func feed(_ value: UInt64) {
-            withUnsafeBytes(of: value.littleEndian) { hasher.update(bufferPointer: $0) }
+            withUnsafeBytes(of: value.littleEndian) { hasher.update($0) }
         }
-        hasher.update(data: Data(plan.text.utf8))
+        hasher.update(Array(plan.text.utf8))
         feed(plan.seed)
         for user in 0..<users {
             var schedule = UserSchedule(plan: plan, user: user)

@@ -1,4 +1,4 @@
-import Crypto
+import Digests
 import Foundation
 import Synchronization
 
@@ -26,7 +26,7 @@ public enum SessionRight: String, Sendable, CaseIterable {
 /// tokens; a client can only present the ones it was given. Tokens name no expiry: they die with
 /// the key, which a host keeps in its run directory for as long as the directory lives.
 public struct CapabilityKey: Sendable, Equatable {
-    /// The key's 32 bytes (SymmetricKey is not Sendable; one is made per use, which is cheap).
+    /// The key's 32 bytes.
     let bytes: [UInt8]
     /// Bytes of the mac kept in a token.
     static let macBytes = 16
@@ -35,7 +35,9 @@ public struct CapabilityKey: Sendable, Equatable {
 
     /// A fresh random key.
     public static func generate() -> CapabilityKey {
-        CapabilityKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        // The system's generator: getrandom(2) on Linux, arc4random on Apple's systems.
+        var generator = SystemRandomNumberGenerator()
+        return CapabilityKey(bytes: (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     init(bytes: [UInt8]) { self.bytes = bytes }
@@ -104,8 +106,7 @@ public struct CapabilityKey: Sendable, Equatable {
         message += Array(right.rawValue.utf8)
         message.append(0)
         message += Array(session.utf8)
-        let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: bytes))
-        return Array(Array(code).prefix(Self.macBytes))
+        return Array(HMACSHA256.code(for: message, key: bytes).prefix(Self.macBytes))
     }
 }
 
