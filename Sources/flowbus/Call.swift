@@ -9,6 +9,7 @@ struct Call: AsyncParsableCommand {
         discussion: """
         Any app's services answer it, e.g. the demo's mail outbox (there is no real e-mail):
           flowbus call svc.mail outbox email=new@example.com
+
         The reply's result values print one per line; a payload prints as JSON when its app \
         published its schema, else as its kind and size.
         """

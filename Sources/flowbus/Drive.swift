@@ -7,15 +7,19 @@ struct Drive: AsyncParsableCommand {
         abstract: "Plays a YAML script against the app: opens a session, sends intents, waits for screens and states.",
         discussion: """
         A script is a list of steps:
-          - open: {}                                  # a new session (or: - attach: SESSION)
-          - expect: {screen: cart}                    # also tab, stack, modal, phase, message, notice, state, user, coordinators, data, timeout
+          - open: {}                  # a new session (or: - attach: SESSION)
+          - expect: {screen: cart}    # also tab, stack, modal, phase, message,
+                                      # notice, state, user, coordinators, data,
+                                      # timeout
           - send: {action: checkout, fields: {coupon: SPRING}}
-          - call: {service: svc.mail, method: outbox, args: {email: "new-${unique}@x.dev"}, save: {token: token}}
+          - call: {service: svc.mail, method: outbox,
+                   args: {email: "new-${unique}@x.dev"}, save: {token: token}}
           - send: {action: verify, fields: {token: "${token}"}}
           - close
 
         data checks values in the state's data by dotted path over its JSON form, e.g.
-          - expect: {screen: cart, data: {cart.paid: false, cart.items: 3, cart.items.*.id: item:19}}
+          - expect: {screen: cart,
+                     data: {cart.paid: false, cart.items: 3, cart.items.*.id: item:19}}
 
         (a number segment indexes a list, * is any element, a list compares by its length).
         Each expect waits up to --timeout (per step: timeout: 10). On the first failure it prints the \

@@ -6,11 +6,12 @@ struct Trace: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Prints a session's timeline (intents, replies, states, navigation, and which process did each), from the host's history.",
         discussion: """
-        The host records every intent and call to vm.* and coord.* services with its reply and the worker
-        that served it, and every Clone change under /s/<session>/, from the moment it starts; so a session
-        that ran before this command can be traced. It keeps the last 2,000 events of each of its last
-        4,096 sessions (at most 100,000 events in all). `--mermaid FILE` also writes a Mermaid
-        sequenceDiagram (paste it into a Markdown file, or https://mermaid.live).
+        The host records every intent and call to vm.* and coord.* services with its reply and the \
+        worker that served it, and every Clone change under /s/<session>/, from the moment it \
+        starts; so a session that ran before this command can be traced. It keeps the last 2,000 \
+        events of each of its last 4,096 sessions (at most 100,000 events in all). `--mermaid \
+        FILE` also writes a Mermaid sequenceDiagram (paste it into a Markdown file, or \
+        https://mermaid.live).
         """
     )
 

@@ -8,10 +8,11 @@ struct Up: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Starts the host: broker, Clone server, and the manifest's plugins, supervised.",
         discussion: """
-        Without --manifest, runs the manifest of --app, or of the default app of the package's
-        Plugins/apps.yaml. Endpoints default to ipc:// sockets in the run directory; --broker tcp://127.0.0.1:5555 --clone tcp://127.0.0.1:5556 put the broker
-        and the Clone server (ports 5556, 5557, 5558) on TCP. Listening beyond loopback requires
-        --curve-secret and --allow. Stops on Ctrl-C, SIGTERM or `flowbus down`.
+        Without --manifest, runs the manifest of --app, or of the default app of the package's \
+        Plugins/apps.yaml. Endpoints default to ipc:// sockets in the run directory; --broker \
+        tcp://127.0.0.1:5555 --clone tcp://127.0.0.1:5556 put the broker and the Clone server \
+        (ports 5556, 5557, 5558) on TCP. Listening beyond loopback requires --curve-secret and \
+        --allow. Stops on Ctrl-C, SIGTERM or `flowbus down`.
         """
     )
 

@@ -46,18 +46,40 @@ struct ClientOptionsTests {
     }
 
     /// Help text is wrapped by the terminal's width only: a paragraph written with line breaks in
-    /// the source came out broken mid-sentence ("attaches a second driver to a" / "session").
-    @Test(arguments: [["client"], ["keys"], ["call"], ["demo"], ["drive"], []])
-    func helpParagraphsAreNotBrokenMidSentence(command: [String]) async throws {
+    /// the source came out broken mid-sentence ("attaches a second driver to a" / "session"), and
+    /// an example line wider than 80 columns spilled its end onto a line of its own. Every command
+    /// the help lists, nested ones too, at the 80 columns help gets when it is not a terminal.
+    @Test func helpParagraphsAreNotBrokenMidSentence() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
-        let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
-        let prose = help.output.components(separatedBy: "USAGE:")[0].components(separatedBy: "\n")
-        for (line, next) in zip(prose, prose.dropFirst()) {
-            // Indented lines are examples, laid out by hand.
-            guard !line.hasPrefix("  ") else { continue }
-            let ends = line.trimmingCharacters(in: .whitespaces).last.map { ".:;)?`".contains($0) } ?? true
-            let continues = next.first.map { $0.isLetter || $0 == "(" } ?? false
-            #expect(line.count >= 50 || ends || !continues, "a line broken mid-sentence in `flowbus \(command.joined()) --help`: '\(line)' / '\(next)'")
+        func subcommands(_ command: [String]) async throws -> [String] {
+            let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
+            guard let listed = help.output.components(separatedBy: "SUBCOMMANDS:").dropFirst().first else { return [] }
+            return listed.components(separatedBy: "\n").compactMap { line in
+                guard line.hasPrefix("  "), let first = line.dropFirst(2).first, first.isLetter else { return nil }
+                return line.dropFirst(2).split(separator: " ").first.map(String.init)
+            }
+        }
+        var commands: [[String]] = [[]]
+        for name in try await subcommands([]) {
+            commands.append([name])
+            for nested in try await subcommands([name]) { commands.append([name, nested]) }
+        }
+        #expect(commands.count > 20, "the help listed only \(commands)")
+        for command in commands {
+            let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
+            let prose = help.output.components(separatedBy: "USAGE:")[0].components(separatedBy: "\n")
+            let name = (["flowbus"] + command).joined(separator: " ")
+            for (line, next) in zip(prose, prose.dropFirst()) {
+                let continues = !next.isEmpty && !next.hasPrefix(" ")
+                // Indented lines are examples, laid out by hand to fit: what follows one is
+                // another, or a blank line.
+                if line.hasPrefix("  ") {
+                    #expect(!continues, "an example wider than 80 columns in `\(name) --help`: '\(line)' / '\(next)'")
+                    continue
+                }
+                let ends = line.trimmingCharacters(in: .whitespaces).last.map { ".:;)?`".contains($0) } ?? true
+                #expect(line.count >= 50 || ends || !continues, "a line broken mid-sentence in `\(name) --help`: '\(line)' / '\(next)'")
+            }
         }
     }
 }
