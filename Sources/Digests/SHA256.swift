@@ -57,7 +57,7 @@ public enum HMACSHA256 {
         Sodium.prepare()
         var state = crypto_auth_hmacsha256_state()
         // An empty array may have no storage; the init wants a pointer even for no bytes.
-        (key.isEmpty ? [0] : key).withUnsafeBufferPointer { crypto_auth_hmacsha256_init(&state, $0.baseAddress!, key.count) }
+        _ = (key.isEmpty ? [0] : key).withUnsafeBufferPointer { crypto_auth_hmacsha256_init(&state, $0.baseAddress!, key.count) }
         let message = Array(message)
         message.withUnsafeBufferPointer { bytes in
             if let base = bytes.baseAddress, !bytes.isEmpty {
