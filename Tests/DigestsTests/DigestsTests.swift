@@ -1,10 +1,11 @@
 import Digests
+import Foundation
 import Testing
 
 @Suite("SHA-256 and HMAC-SHA256")
 struct DigestsTests {
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     @Test("SHA-256 gives FIPS 180-2's digests, whole or fed in pieces of any size")
