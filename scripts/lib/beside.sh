@@ -1,0 +1,63 @@
+# Sourced by scripts/test and scripts/check-core: two test processes side by side.
+#
+# Within one test process the tests run one at a time (--no-parallel): many suites start a host
+# and its plugins, and check the timing of restarts and heartbeats. Suites that spend most of their
+# time waiting (a fault plan played for seconds, a SIGSTOP held, a Python suite) can run in a
+# second process beside the others without starving them, and the run is shorter by their length.
+
+# beside_require ARGS -- SUITE...: fails, saying what to do, when a suite named to run beside is
+# not among the tests (`swift test list` with ARGS); a renamed suite would otherwise run nowhere.
+beside_require() {
+    local args=() listed suite
+    while [ "$1" != -- ]; do args+=("$1"); shift; done
+    shift
+    listed=$(swift test list --skip-build "${args[@]}" 2>/dev/null)
+    for suite in "$@"; do
+        grep -q "\\.$suite/" <<<"$listed" || {
+            echo "== the suite $suite, named to run beside the others, is not among the tests (renamed or removed?); update the list in $0" >&2
+            return 1
+        }
+    done
+}
+
+# beside_pattern SUITE...: the test filter that matches those suites' tests.
+beside_pattern() {
+    echo "\\.($(IFS='|'; echo "$*"))/"
+}
+
+# beside_run LOG ECHO PATTERN ARGS...: `swift test --skip-build --no-parallel ARGS` without the
+# suites matching PATTERN, and those suites at the same time in a second test process (the build
+# must be done). The first's output goes to LOG, and to stdout too when ECHO is 1; the second's
+# follows it once both have ended. Returns the first failing exit status.
+beside_run() {
+    local log=$1 echo=$2 pattern=$3
+    shift 3
+    local other status=0 other_status=0 pid
+    other=$(mktemp -t flowbus-test-beside.XXXXXX)
+    # --ignore-lock: SwiftPM locks .build even when it builds nothing, and the build is done.
+    swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
+    pid=$!
+    if [ "$echo" = 1 ]; then
+        swift test --skip-build --no-parallel "$@" --skip "$pattern" 2>&1 | tee "$log" || status=$?
+        if grep -q '^[✔✘] Test run with' "$other"; then
+            echo "== the suites beside have finished; their output:"
+        else
+            echo "== waiting for the suites beside ($(grep -v '^✔ Test run with' "$other" | grep -c '^✔ Test .* passed after' || true) of their tests passed so far)"
+        fi
+    else
+        swift test --skip-build --no-parallel "$@" --skip "$pattern" > "$log" 2>&1 || status=$?
+    fi
+    wait "$pid" || other_status=$?
+    [ "$echo" != 1 ] || cat "$other"
+    cat "$other" >> "$log"
+    rm -f "$other"
+    [ "$status" -ne 0 ] || status=$other_status
+    return "$status"
+}
+
+# repeat_failures LOG: the failed tests and expectations in a test run's LOG, to print again at the
+# end of a long run, where a CI log's tail shows them.
+repeat_failures() {
+    grep -E '✘|error:|Expectation failed|recorded an issue' "$1" | grep -v '^✘ Test run with' | head -60 || true
+    grep -E '^✘ Test run with' "$1" || true
+}
