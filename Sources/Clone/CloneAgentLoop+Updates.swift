@@ -3,48 +3,34 @@ import Synchronization
 import ZeroMQ
 
 extension CloneAgentLoop {
-    /// One message of the publisher, as read where the socket holds it.
-    private enum Published {
-        case record(CloneRecord)
-        /// Another kind of message (a HUGZ, a write's confirmation), or a malformed one: decoded
-        /// from its frames.
-        case frames([Frame])
-        case bad(CloneDecodeError)
-        case oversize(bytes: Int)
-    }
-
     func drainSubscriber() throws(ZMQError) {
         let limit = configuration.maxValueBytes + 64 * 1024
         let maxValueBytes = configuration.maxValueBytes
         var handled = 0
-        // An update is decoded from the bytes libzmq holds: no array is made for its key,
-        // sequence, UUID or properties, nor a list of its frames.
+        // An update is decoded from the bytes libzmq holds and applied there: no array is made
+        // for its key, sequence, UUID or properties, nor a list of its frames, and the record is
+        // not moved out through an enum and copied again. Another kind of message (a HUGZ, a
+        // write's confirmation), or a malformed one, comes out as its frames.
         while handled < configuration.batchLimit,
-              let message = try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { parts -> Published in
-                  if parts.truncated { return .oversize(bytes: parts.totalBytes) }
-                  do throws(CloneDecodeError) {
-                      if let record = try CloneMessage.publishedRecord(parts, maxValueBytes: maxValueBytes) { return .record(record) }
-                  } catch {
-                      return .bad(error)
+              let whole = try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { parts -> [Frame]? in
+                  heard()
+                  if parts.truncated {
+                      countBadInput(.oversize(bytes: parts.totalBytes, limit: limit), channel: "subscriber")
+                      return nil
                   }
-                  return .frames(parts.frames)
+                  do throws(CloneDecodeError) {
+                      if let record = try CloneMessage.publishedRecord(parts, maxValueBytes: maxValueBytes) {
+                          received(record)
+                          return nil
+                      }
+                  } catch {
+                      countBadInput(error, channel: "subscriber")
+                      return nil
+                  }
+                  return parts.frames
               }) {
             handled += 1
-            heard()
-            let frames: [Frame]
-            switch message {
-            case .record(let record):
-                received(record)
-                continue
-            case .bad(let error):
-                countBadInput(error, channel: "subscriber")
-                continue
-            case .oversize(let bytes):
-                countBadInput(.oversize(bytes: bytes, limit: limit), channel: "subscriber")
-                continue
-            case .frames(let whole):
-                frames = whole
-            }
+            guard let frames = whole else { continue }
             if frames.first?.starts(with: Self.ackPrefix) == true {
                 confirmed(frames)
                 continue

@@ -23,7 +23,8 @@ public struct CloneEntry: Sendable, Equatable {
     public var text: String { String(decoding: value, as: UTF8.self) }
 }
 
-/// Key bytes with a hash that feeds the whole buffer to the hasher at once.
+/// Key bytes with a hash that feeds the whole buffer to the hasher at once, and equality by
+/// `memcmp` (the standard library's compares a byte at a time: some 7 instructions a byte).
 struct KeyBytes: Hashable {
     var bytes: [UInt8]
 
@@ -33,5 +34,23 @@ struct KeyBytes: Hashable {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
+    static func == (a: KeyBytes, b: KeyBytes) -> Bool { sameBytes(a.bytes, b.bytes) }
+
     var string: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// Whether `a` and `b` hold the same bytes, compared with `memcmp`.
+@inline(__always)
+func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBytes { x in
+        b.withUnsafeBytes { y in x.count == 0 || x.baseAddress == y.baseAddress || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+    }
+}
+
+/// Whether `a` and `b` hold the same bytes, compared with `memcmp`.
+@inline(__always)
+func sameBytes(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBytes { x in x.count == 0 || memcmp(x.baseAddress!, b.baseAddress!, x.count) == 0 }
 }

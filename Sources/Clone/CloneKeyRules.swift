@@ -21,7 +21,18 @@ public enum CloneKeyRules {
     }
 
     public static func validate(key: String) throws(CloneDecodeError) {
-        try validate(key: key.utf8)
+        // A native string's bytes, read in place: walking its UTF8View retains the string at
+        // every step (some 480 instructions for a 12-byte key, on every write).
+        var key = key
+        let failure = key.withUTF8 { bytes -> CloneDecodeError? in
+            do throws(CloneDecodeError) {
+                try validate(key: UnsafeRawBufferPointer(bytes))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Checks a subtree: empty, or `/segment/.../` with non-empty printable segments.

@@ -36,8 +36,23 @@ struct NumberedName: Equatable {
         self.init(Array(text.utf8)[...])
     }
 
-    /// The same, read as bytes: this runs for every write the server takes.
+    /// The same, read as bytes.
     init?(_ bytes: ArraySlice<UInt8>) {
+        guard let (colon, number) = Self.split(bytes) else { return nil }
+        name = Array(bytes[bytes.startIndex..<colon])
+        self.number = number
+    }
+
+    /// The same, the name taken from `names` (an array is made only for a name it does not
+    /// hold): this runs for every write the server takes.
+    init?(_ bytes: ArraySlice<UInt8>, names: inout InternedBytes) {
+        guard let (colon, number) = Self.split(bytes) else { return nil }
+        name = bytes[bytes.startIndex..<colon].withUnsafeBytes { names.interned($0) }
+        self.number = number
+    }
+
+    /// Where the last colon is and the number after it.
+    private static func split(_ bytes: ArraySlice<UInt8>) -> (colon: Int, number: UInt64)? {
         guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > bytes.startIndex, colon < bytes.endIndex - 1,
               bytes.endIndex - colon - 1 <= 20 else { return nil }
         var number: UInt64 = 0
@@ -48,8 +63,7 @@ struct NumberedName: Equatable {
             guard !overflow, !carry else { return nil }
             number = sum
         }
-        name = Array(bytes[bytes.startIndex..<colon])
-        self.number = number
+        return (colon, number)
     }
 
     /// Whether `self` comes before `other` from the same agent or writer.
@@ -67,55 +81,46 @@ typealias RecentDeletes = RecentValues<KeyBytes, WriteOrder>
 extension CloneServerLoop {
     private static let collectorPeer = Array("collector".utf8)
 
-    /// One message of the collector, read where the socket holds it.
-    private enum Collected {
-        case set(AcceptedSet)
-        /// From a peer that may not write: its key, for the log.
-        case refused(key: [UInt8], userID: String?)
-        case bad(CloneDecodeError)
-    }
-
     func drainCollector() throws(ZMQError) {
         var handled = 0
         let access = configuration.access
         let limit = collectorReceiveLimit
-        // A KVSET is read where the socket holds it: arrays are made only for what the store
-        // keeps (key, UUID, properties, value), none for the sequence or a list of frames.
-        while handled < configuration.batchLimit,
-              let message = try collector.receiveParts(
-                dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { parts -> Collected in
-                    // The key is copied only to name it in the log.
+        // A KVSET is read where the socket holds it and handled there: arrays are made only for
+        // what the store keeps (key, UUID, properties, value), none for the sequence or a list of
+        // frames, and the accepted write is not moved out through an enum and copied again.
+        var failure: ZMQError?
+        while handled < configuration.batchLimit, failure == nil,
+              try collector.receiveParts(
+                dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { parts -> Bool in
                     let key = parts.count > 0 ? parts[0] : UnsafeRawBufferPointer(start: nil, count: 0)
                     if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
-                        return .refused(key: Array(key), userID: parts.userID)
+                        statistics.writesRefused += 1
+                        logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: parts.userID, [
+                            "flowbus.key": "\(Array(key).printable)",
+                            "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
+                        ])
+                        return true
                     }
                     if parts.truncated {
-                        return .bad(parts.totalBytes > limit
+                        countBadInput(parts.totalBytes > limit
                             ? .oversize(bytes: parts.totalBytes, limit: limit)
-                            : .wrongFrameCount(command: "KVSET", expected: 5, got: 6))
+                            : .wrongFrameCount(command: "KVSET", expected: 5, got: 6), peer: Self.collectorPeer, channel: "collector")
+                        return true
                     }
+                    var accepted: AcceptedSet
                     do throws(CloneDecodeError) {
-                        var accepted = try validate(parts)
-                        accepted.writer = parts.userID
-                        return .set(accepted)
+                        accepted = try validate(parts)
                     } catch {
-                        return .bad(error)
+                        countBadInput(error, peer: Self.collectorPeer, channel: "collector")
+                        return true
                     }
-                }) {
+                    accepted.writer = parts.userID
+                    do throws(ZMQError) { try deliver(accepted) } catch { failure = error }
+                    return true
+                }) != nil {
             handled += 1
-            switch message {
-            case .refused(let key, let userID):
-                statistics.writesRefused += 1
-                logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: userID, [
-                    "flowbus.key": "\(key.printable)",
-                    "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
-                ])
-            case .bad(let error):
-                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
-            case .set(let accepted):
-                try deliver(accepted)
-            }
         }
+        if let failure { throw failure }
         try sendAcks()
     }
 
@@ -162,11 +167,10 @@ extension CloneServerLoop {
                 ackTo = Array(agent)
             }
             if let text = properties.writeSequence {
-                guard let parsed = WriteOrder(text) else {
+                guard let parsed = WriteOrder(text, names: &writerNames) else {
                     throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text.text)'")
                 }
                 order = parsed
-                order?.name = writerNames.interned(parsed.name)
             }
             if let text = properties.writerGeneration {
                 guard let parsed = WriterGeneration(text) else {
@@ -371,7 +375,7 @@ extension CloneServerLoop {
             // A view model writes each state twice, under `/v/` then `/s/`, the same bytes: the
             // second key shares the first one's array.
             var value = update.value
-            if value == lastStoredValue { value = lastStoredValue } else { lastStoredValue = value }
+            if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
             let stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
             if let replaced = store.updateValue(stored, forKey: key) {
                 account(update.value.count - replaced.value.count, session: session)

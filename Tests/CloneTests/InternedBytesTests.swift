@@ -1,7 +1,8 @@
 @testable import Clone
+import Foundation
 import Testing
 
-@Suite("Byte strings the server keeps once")
+@Suite("Byte strings the server keeps once, and the byte helpers of the hot path")
 struct InternedBytesTests {
     static func address(_ bytes: [UInt8]) -> UnsafeRawPointer? {
         bytes.withUnsafeBytes { $0.baseAddress }
@@ -25,5 +26,72 @@ struct InternedBytesTests {
         for index in 0..<100 { _ = table.interned(Array("agent-\(index)".utf8)) }
         #expect(table.count <= 4)
         #expect(table.interned(Array("agent-99".utf8)) == Array("agent-99".utf8))
+    }
+
+    @Test("bytes read in place are interned as an array is: the held block, else a new array")
+    func fromBuffers() {
+        var table = InternedBytes(capacity: 8)
+        let held = table.interned(Array("agent-a".utf8))
+        let elsewhere = Array("xagent-a".utf8)
+        // A run of writes from one agent, then another agent, then the first again (past the
+        // last-handed-out shortcut, through the table).
+        for _ in 0..<3 {
+            let again = elsewhere.withUnsafeBytes { table.interned(UnsafeRawBufferPointer(rebasing: $0[1...])) }
+            #expect(Self.address(again) == Self.address(held))
+        }
+        let other = Array("agent-b".utf8).withUnsafeBytes { table.interned($0) }
+        #expect(other == Array("agent-b".utf8))
+        #expect(Self.address(other) != Self.address(held))
+        let back = Array("agent-a".utf8).withUnsafeBytes { table.interned($0) }
+        #expect(Self.address(back) == Self.address(held))
+        // Same length, one byte apart; and empty.
+        let near = table.interned(Array("agent-c".utf8))
+        #expect(near == Array("agent-c".utf8) && Self.address(near) != Self.address(other))
+        #expect(table.interned([]) == [])
+        #expect(table.count == 4)
+    }
+
+    @Test("byte equality by memcmp agrees with the arrays' own, whatever their lengths and blocks")
+    func sameBytesAgrees() {
+        let samples: [[UInt8]] = [[], [0], [1], [0, 0], Array("/s/abc/x".utf8), Array("/s/abc/y".utf8), Array(repeating: 7, count: 64)]
+        for a in samples {
+            for b in samples {
+                #expect(sameBytes(a, b) == (a == b))
+                #expect((KeyBytes(a) == KeyBytes(b)) == (a == b))
+                b.withUnsafeBytes { #expect(sameBytes(a, $0) == (a == b)) }
+            }
+        }
+        var copy = samples[6]
+        copy[63] = 8
+        #expect(!sameBytes(samples[6], copy))
+    }
+
+    @Test("a write order's name read through the table is the same name, shared; bad ones are refused alike")
+    func numberedNamesThroughTheTable() {
+        var table = InternedBytes(capacity: 8)
+        let text = Array("0123456789abcdef:17".utf8)
+        let plain = NumberedName(text[...])
+        let first = NumberedName(text[...], names: &table)
+        let second = NumberedName(text[...], names: &table)
+        #expect(first == plain && second == plain)
+        #expect(first?.number == 17)
+        #expect(Self.address(first!.name) == Self.address(second!.name))
+        for bad in ["abc", ":17", "abc:", "abc:1x", "abc:123456789012345678901"] {
+            #expect(NumberedName(Array(bad.utf8)[...], names: &table) == nil, "\(bad)")
+            #expect(NumberedName(Array(bad.utf8)[...]) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a UUID read from a 16-byte frame, as an array, a slice or bytes in place, is the UUID written")
+    func uuidFrames() {
+        let uuid = UUID(uuidString: "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")!
+        let frame = uuid.frame
+        #expect(frame.count == 16 && frame.first == 0x0F && frame.last == 0xF0)
+        #expect(UUID(frame: frame) == uuid)
+        #expect(UUID(frame: ([0xAA] + frame + [0xBB])[1...16]) == uuid)
+        frame.withUnsafeBytes { #expect(UUID(frame: $0) == uuid) }
+        #expect(UUID(frame: Array(frame.dropLast())) == nil)
+        #expect(UUID(frame: frame + [0]) == nil)
+        #expect(UUID(frame: [UInt8]()) == nil)
     }
 }
