@@ -37,6 +37,11 @@ beside_run() {
     # --ignore-lock: SwiftPM locks .build even when it builds nothing, and the build is done.
     swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
     pid=$!
+    # Ctrl-C, or a kill of the script, stops the second process too (a background process of a
+    # script ignores the terminal's Ctrl-C); the caller's own traps are put back afterwards.
+    local previous
+    previous=$(trap -p INT TERM)
+    trap 'kill "$pid" 2>/dev/null; rm -f "$other"; exit 130' INT TERM
     if [ "$echo" = 1 ]; then
         swift test --skip-build --no-parallel "$@" --skip "$pattern" 2>&1 | tee "$log" || status=$?
         if grep -q '^[✔✘] Test run with' "$other"; then
@@ -48,6 +53,8 @@ beside_run() {
         swift test --skip-build --no-parallel "$@" --skip "$pattern" > "$log" 2>&1 || status=$?
     fi
     wait "$pid" || other_status=$?
+    trap - INT TERM
+    [ -z "$previous" ] || eval "$previous"
     [ "$echo" != 1 ] || cat "$other"
     cat "$other" >> "$log"
     rm -f "$other"
