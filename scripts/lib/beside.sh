@@ -34,7 +34,8 @@ beside_run() {
     shift 3
     local other status=0 other_status=0 pid
     other=$(mktemp -t flowbus-test-beside.XXXXXX)
-    # --ignore-lock: SwiftPM locks .build even when it builds nothing, and the build is done.
+    # --ignore-lock, in both: SwiftPM locks .build even when it builds nothing (the build is
+    # done), and a process that takes the lock first makes the other wait for the whole of its run.
     swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
     pid=$!
     # Ctrl-C, or a kill of the script, stops the second process too (a background process of a
@@ -43,14 +44,14 @@ beside_run() {
     previous=$(trap -p INT TERM)
     trap 'kill "$pid" 2>/dev/null; rm -f "$other"; exit 130' INT TERM
     if [ "$echo" = 1 ]; then
-        swift test --skip-build --no-parallel "$@" --skip "$pattern" 2>&1 | tee "$log" || status=$?
+        swift test --skip-build --ignore-lock --no-parallel "$@" --skip "$pattern" 2>&1 | tee "$log" || status=$?
         if grep -q '^[✔✘] Test run with' "$other"; then
             echo "== the suites beside have finished; their output:"
         else
             echo "== waiting for the suites beside ($(grep -v '^✔ Test run with' "$other" | grep -c '^✔ Test .* passed after' || true) of their tests passed so far)"
         fi
     else
-        swift test --skip-build --no-parallel "$@" --skip "$pattern" > "$log" 2>&1 || status=$?
+        swift test --skip-build --ignore-lock --no-parallel "$@" --skip "$pattern" > "$log" 2>&1 || status=$?
     fi
     wait "$pid" || other_status=$?
     trap - INT TERM
