@@ -23,8 +23,10 @@ struct CloneJournalTests {
         try writer.set(key: "/s/a/presence", value: "here".bytes, ttl: .seconds(60))
         #expect(await eventually { writer.statistics.writesConfirmed == 6 })
         let held = await first.server!.entries()
-        let sequence = first.server!.statistics.sequence
         first.server!.stop()
+        // Read once the server has stopped: its counters are published every 20 ms while it runs,
+        // and its last flush, as it stops, gives the sequence of its last update.
+        let sequence = first.server!.statistics.sequence
 
         // A new server on the same file (and endpoints): the map as it was, without the ttl key.
         try first.startServer()
