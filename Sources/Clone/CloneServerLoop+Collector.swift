@@ -96,7 +96,7 @@ extension CloneServerLoop {
                     if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
                         statistics.writesRefused += 1
                         logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: parts.userID, [
-                            "flowbus.key": "\(Array(key).printable)",
+                            "flowbus.key": "\(key.printable)",
                             "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
                         ])
                         return true

@@ -51,9 +51,16 @@ struct ClientOptionsTests {
     /// the help lists, nested ones too, at the 80 columns help gets when it is not a terminal.
     @Test func helpParagraphsAreNotBrokenMidSentence() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable())
+        // Each command's help is asked for once: to list its subcommands, then to be checked.
+        var helps: [[String]: String] = [:]
+        func help(_ command: [String]) async throws -> String {
+            if let known = helps[command] { return known }
+            let text = try await FlowbusProcesses.run(flowbus, command + ["--help"]).output
+            helps[command] = text
+            return text
+        }
         func subcommands(_ command: [String]) async throws -> [String] {
-            let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
-            guard let listed = help.output.components(separatedBy: "SUBCOMMANDS:").dropFirst().first else { return [] }
+            guard let listed = try await help(command).components(separatedBy: "SUBCOMMANDS:").dropFirst().first else { return [] }
             return listed.components(separatedBy: "\n").compactMap { line in
                 guard line.hasPrefix("  "), let first = line.dropFirst(2).first, first.isLetter else { return nil }
                 return line.dropFirst(2).split(separator: " ").first.map(String.init)
@@ -66,8 +73,7 @@ struct ClientOptionsTests {
         }
         #expect(commands.count > 20, "the help listed only \(commands)")
         for command in commands {
-            let help = try await FlowbusProcesses.run(flowbus, command + ["--help"])
-            let prose = help.output.components(separatedBy: "USAGE:")[0].components(separatedBy: "\n")
+            let prose = try await help(command).components(separatedBy: "USAGE:")[0].components(separatedBy: "\n")
             let name = (["flowbus"] + command).joined(separator: " ")
             for (line, next) in zip(prose, prose.dropFirst()) {
                 let continues = !next.isEmpty && !next.hasPrefix(" ")
