@@ -37,6 +37,24 @@ extension ZMQSocket {
         return Array(buffer.prefix(size))
     }
 
+    /// The descriptor libzmq makes readable when it queues this socket a command (`ZMQ_FD`).
+    func mailboxDescriptor() throws(ZMQError) -> Int32 {
+        try int32Option(ZMQ_FD, "ZMQ_FD")
+    }
+
+    /// What the socket is ready for now (`ZMQ_EVENTS`: `ZMQ_POLLIN`, `ZMQ_POLLOUT`), after
+    /// taking in its pending commands; nil when a signal interrupted the call.
+    func pendingEvents() throws(ZMQError) -> Int16? {
+        var value: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, ZMQ_EVENTS, &value, &size) == 0 else {
+            let error = ZMQError.last("zmq_getsockopt(ZMQ_EVENTS)")
+            if error.code == .interrupted { return nil }
+            throw error
+        }
+        return Int16(truncatingIfNeeded: value)
+    }
+
     private func milliseconds(_ duration: Duration?) -> Int32 {
         guard let duration else { return -1 }
         return Int32(clamping: duration.milliseconds)

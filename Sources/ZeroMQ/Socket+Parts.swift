@@ -72,20 +72,23 @@ extension ZMQSocket {
                     zmq_msg_close(slot)
                     throw error
                 }
-                guard received != nil else {
+                guard let received else {
                     // Only the first part can be missing: the rest of a message arrives with it.
+                    // libzmq took in every pending command before saying there was nothing.
                     zmq_msg_close(slot)
+                    drained = true
                     return nil
                 }
                 first = false
                 if readUserID, userID == nil, let text = zmq_msg_gets(slot, "User-Id") { userID = String(cString: text) }
                 more = zmq_msg_more(slot) != 0
-                total += zmq_msg_size(slot)
+                // zmq_msg_recv returns the part's size.
+                let size = Int(received)
+                total += size
                 if slot == spare || total > maxBytes {
                     truncated = true
                     zmq_msg_close(slot)
                 } else {
-                    let size = zmq_msg_size(slot)
                     bytes[kept] = size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(slot), count: size)
                     kept += 1
                 }

@@ -8,7 +8,20 @@ public typealias Frame = [UInt8]
 /// thread (or loop) that uses it, and other code reaches it through a queue or an
 /// inproc pipe. It is closed when released.
 public final class ZMQSocket {
-    let handle: UnsafeMutableRawPointer
+    private let socketHandle: UnsafeMutableRawPointer
+    /// The libzmq socket. Almost every libzmq call on a socket first takes in the commands its
+    /// I/O thread queued for it (among them "a peer's pipe has messages again"), and a command
+    /// taken in that way no longer wakes the socket's `ZMQ_FD`. So every use through this
+    /// property makes `drained` false: `ZMQPoller` must ask the socket itself again.
+    var handle: UnsafeMutableRawPointer {
+        drained = false
+        return socketHandle
+    }
+    /// The last thing done on this socket was a receive that found nothing, or a readiness check
+    /// that found nothing to read. Both took in every pending command, so until something else
+    /// is done on it, only a new command can give it a message, and that command wakes its
+    /// `ZMQ_FD`: `ZMQPoller` can wait on the descriptor without asking libzmq first.
+    var drained = false
     public let type: SocketType
     /// Keeps the context alive while the socket is open, so the context's
     /// termination never waits on a forgotten socket.
@@ -30,7 +43,7 @@ public final class ZMQSocket {
         guard let handle = zmq_socket(context.handle, type.rawValue) else {
             throw ZMQError.last("zmq_socket(\(type))")
         }
-        self.handle = handle
+        self.socketHandle = handle
         self.type = type
         self.context = context
         do {
@@ -158,6 +171,8 @@ public final class ZMQSocket {
         defer { zmq_msg_close(&message) }
         let flags = dontWait ? ZMQ_DONTWAIT : 0
         guard try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
+            // Nothing to read: libzmq took in every pending command before saying so.
+            drained = true
             return nil
         }
         var userID: String?
