@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,6 +162,27 @@ pid_t cflowhost_reap(pid_t pid, int *status_out) {
         result = waitpid(pid, status_out, WNOHANG);
     } while (result < 0 && errno == EINTR);
     return result < 0 ? -errno : result;
+}
+
+int cflowhost_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    long fd = syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0) return -errno;
+    if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) != 0) {
+        int error = errno;
+        close((int)fd);
+        return -error;
+    }
+    return (int)fd;
+#else
+    (void)pid;
+    return -ENOSYS;
+#endif
+}
+
+int cflowhost_wake_fd(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }
 
 int cflowhost_exited(int status) { return WIFEXITED(status); }

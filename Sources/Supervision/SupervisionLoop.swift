@@ -1,11 +1,18 @@
+import CFlowHost
 import Dispatch
 import Foundation
+import Glibc
 import Logging
 import Synchronization
 
 /// The supervisor's state and the loop its own thread runs: every fork and waitpid happens there.
 final class SupervisionLoop: Sendable {
-    static let tick = DispatchTimeInterval.milliseconds(10)
+    /// How often the loop looks at its children when it cannot be told of their exits (no
+    /// pidfd on this kernel): the next tick reaps a crashed one.
+    static let tick = Duration.milliseconds(10)
+    /// How often it looks when every running child has a pidfd, which wakes it at once when the
+    /// child exits: only silent plugins (`killIfHung`) and log sizes are looked for on this beat.
+    static let idleTick = Duration.milliseconds(100)
 
     let book: Mutex<SupervisionBook>
     let settings: SupervisorSettings
@@ -14,8 +21,12 @@ final class SupervisionLoop: Sendable {
     let logDirectory: URL
     let logger: Logger
     let events: AsyncStream<SupervisorEvent>.Continuation
-    /// Signalled to run the next tick at once instead of after the tick interval.
-    private let wake = DispatchSemaphore(value: 0)
+    /// Written to run the next tick at once instead of after the tick interval (an eventfd;
+    /// -1 if none could be made, and the loop then ticks every `tick`).
+    private let wake: Int32
+    /// Loop passes so far, and how many of them a child's exit woke (its pidfd): for tests.
+    let passes = Atomic<Int>(0)
+    let exitWakes = Atomic<Int>(0)
     /// When the log files are next measured (once a second).
     private let nextLogCheck = Atomic<UInt64>(0)
 
@@ -33,6 +44,15 @@ final class SupervisionLoop: Sendable {
         self.logDirectory = logDirectory
         self.logger = logger
         self.events = events
+        let wake = cflowhost_wake_fd()
+        if wake < 0 {
+            logger.warning("the supervisor could not make its wake-up descriptor (\(String(cString: strerror(-wake)))); it looks at its plugins every \(Self.tick) instead of being woken", metadata: ["flowbus.service": "supervisor"])
+        }
+        self.wake = wake
+    }
+
+    deinit {
+        if wake >= 0 { close(wake) }
     }
 
     /// Queues a command for the loop's thread; false once that thread has finished.
@@ -42,12 +62,21 @@ final class SupervisionLoop: Sendable {
             book.commands.append(command)
             return true
         }
-        if accepted { wake.signal() }
+        if accepted { signalWake() }
         return accepted
+    }
+
+    private func signalWake() {
+        guard wake >= 0 else { return }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
     }
 
     /// The thread's body; returns once the supervisor has stopped.
     func run() {
+        // A pidfd for each running child, by pid: it polls readable the moment the child exits.
+        var watched: [pid_t: Int32] = [:]
+        defer { for descriptor in watched.values { close(descriptor) } }
         while true {
             for command in takeCommands(exiting: false) {
                 perform(command)
@@ -61,7 +90,37 @@ final class SupervisionLoop: Sendable {
             }
             reapAndRestart()
             rotateLogsIfDue()
-            _ = wake.wait(timeout: .now() + Self.tick)
+            waitForWork(watching: &watched)
+        }
+    }
+
+    /// Sleeps until a command comes, a watched child exits, a restart is due, or the tick
+    /// passes: `idleTick` when every running child is watched through a pidfd, else `tick`.
+    private func waitForWork(watching watched: inout [pid_t: Int32]) {
+        let (running, restartDue) = book.withLock { book -> ([pid_t], ContinuousClock.Instant?) in
+            (book.instances.compactMap(\.pid), book.instances.compactMap(\.restartDue).min())
+        }
+        for (pid, descriptor) in watched where !running.contains(pid) {
+            close(descriptor)
+            watched[pid] = nil
+        }
+        var everyChildWatched = wake >= 0
+        for pid in running where watched[pid] == nil {
+            let descriptor = cflowhost_pidfd_open(pid)
+            if descriptor >= 0 { watched[pid] = descriptor } else { everyChildWatched = false }
+        }
+        var timeout = everyChildWatched ? Self.idleTick : Self.tick
+        if let restartDue { timeout = min(timeout, max(.zero, restartDue - .now)) }
+        var items = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        items += watched.values.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        // Whole milliseconds, rounded up, so that a restart due in under one does not spin.
+        let milliseconds = Int32(clamping: (timeout + .nanoseconds(999_999)).milliseconds)
+        _ = items.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+        passes.add(1, ordering: .relaxed)
+        if items.dropFirst().contains(where: { $0.revents != 0 }) { exitWakes.add(1, ordering: .relaxed) }
+        if wake >= 0, items[0].revents != 0 {
+            var count: UInt64 = 0
+            _ = read(wake, &count, 8)
         }
     }
 

@@ -10,7 +10,7 @@ import Synchronization
 public final class Supervisor: Sendable {
     /// started → exited → restarting / gaveUp → started …, then stopped; finishes after `stop()`.
     public let events: AsyncStream<SupervisorEvent>
-    private let loop: SupervisionLoop
+    let loop: SupervisionLoop
 
     /// - Parameters:
     ///   - environment: the variables every child gets, before its plugin's `env` and FLOWBUS_*.

@@ -34,6 +34,34 @@ import Testing
         #expect(!isAlive(try #require(status.pid)))
     }
 
+    /// A child's exit wakes the loop through the child's pidfd; it is not left for a tick.
+    @Test func aCrashWakesTheLoopThroughThePidfd() async throws {
+        let directory = try TestDirectory()
+        let manifest = Manifest(supervisor: fastSettings(), plugins: [shellPlugin("crasher", "sleep 0.3; exit 3")], baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        let log = EventLog(supervisor.events)
+        try await onOwnThread { try supervisor.start() }
+        let events = await log.wait { $0.contains { $0.kind == .exited } }
+        #expect(events?.contains { $0.kind == .exited } == true)
+        #expect(supervisor.loop.exitWakes.load(ordering: .relaxed) >= 1)
+        try await onOwnThread { supervisor.stop() }
+    }
+
+    /// With every child watched through its pidfd, an idle supervisor looks at its plugins about
+    /// ten times a second (for silent ones and log sizes), not a hundred.
+    @Test func anIdleSupervisorSeldomWakes() async throws {
+        let directory = try TestDirectory()
+        let manifest = Manifest(plugins: [shellPlugin("idle", "exec sleep 30", replicas: 3)], baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        try await onOwnThread { try supervisor.start() }
+        try await Task.sleep(for: .milliseconds(200))
+        let before = supervisor.loop.passes.load(ordering: .relaxed)
+        try await Task.sleep(for: .seconds(1))
+        let passes = supervisor.loop.passes.load(ordering: .relaxed) - before
+        #expect(passes >= 1 && passes <= 30, "\(passes) passes in a second")
+        try await onOwnThread { supervisor.stop() }
+    }
+
     @Test func givesUpLoudlyWhenIntensityIsExceeded() async throws {
         let directory = try TestDirectory()
         let manifest = Manifest(

@@ -28,6 +28,14 @@ int cflowhost_kill(pid_t pid, int signal);
 /// 0 while it runs, or minus the errno.
 pid_t cflowhost_reap(pid_t pid, int *status_out);
 
+/// pidfd_open(2): a descriptor that polls readable once the process has exited (it does not
+/// reap it); minus the errno when the kernel has none (before Linux 5.3) or refuses.
+int cflowhost_pidfd_open(pid_t pid);
+
+/// An eventfd, non-blocking and close-on-exec, for waking a poll from another thread; minus the
+/// errno on failure.
+int cflowhost_wake_fd(void);
+
 /// The wait status macros, which Swift cannot import.
 int cflowhost_exited(int status);
 int cflowhost_exit_status(int status);
