@@ -98,7 +98,8 @@ final class SupervisionLoop: Sendable {
     /// passes: `idleTick` when every running child is watched through a pidfd, else `tick`.
     private func waitForWork(watching watched: inout [pid_t: Int32]) {
         let (running, restartDue) = book.withLock { book -> ([pid_t], ContinuousClock.Instant?) in
-            (book.instances.compactMap(\.pid), book.instances.compactMap(\.restartDue).min())
+            // Only a plugin backing off waits for its restart; one that gave up keeps its last due time.
+            (book.instances.compactMap(\.pid), book.instances.filter { $0.state == .backingOff }.compactMap(\.restartDue).min())
         }
         for (pid, descriptor) in watched where !running.contains(pid) {
             close(descriptor)

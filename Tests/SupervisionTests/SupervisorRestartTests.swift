@@ -62,6 +62,32 @@ import Testing
         try await onOwnThread { supervisor.stop() }
     }
 
+    /// A plugin whose restart could not even start gives up; the loop then sleeps as an idle one,
+    /// rather than waking at once, again and again, for the restart it no longer waits for.
+    @Test func aPluginThatCouldNotRestartLeavesTheLoopIdle() async throws {
+        let directory = try TestDirectory()
+        let script = directory.url.appendingPathComponent("crash-once.sh")
+        try "#!/bin/sh\nexit 3\n".write(to: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script.path, 0o755) == 0)
+        let spec = PluginSpec(name: "gone", command: script.path, args: [], env: [:], restart: .permanent, replicas: 1, shutdownTimeout: nil)
+        // One restart allowed, 300 ms after the exit: the script is surely gone by then.
+        let settings = SupervisorSettings(intensity: 1, period: .seconds(10), backoff: Backoff(initial: .milliseconds(300), max: .milliseconds(300)), shutdownTimeout: .seconds(2))
+        let manifest = Manifest(supervisor: settings, plugins: [spec], baseDirectory: directory.url)
+        let supervisor = Supervisor(manifest: manifest, logDirectory: directory.logs, logger: quietLogger())
+        let log = EventLog(supervisor.events)
+        try await onOwnThread { try supervisor.start() }
+        // Started (the script is open); gone before the restart falls due.
+        try FileManager.default.removeItem(at: script)
+        let events = await log.wait { $0.contains { $0.kind == .gaveUp } }
+        #expect(events?.contains { $0.kind == .gaveUp } == true)
+        #expect(supervisor.status().first?.state == .failed)
+        let before = supervisor.loop.passes.load(ordering: .relaxed)
+        try await Task.sleep(for: .seconds(1))
+        let passes = supervisor.loop.passes.load(ordering: .relaxed) - before
+        #expect(passes <= 30, "\(passes) passes in a second after giving up")
+        try await onOwnThread { supervisor.stop() }
+    }
+
     @Test func givesUpLoudlyWhenIntensityIsExceeded() async throws {
         let directory = try TestDirectory()
         let manifest = Manifest(
