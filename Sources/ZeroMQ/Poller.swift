@@ -129,9 +129,10 @@ public final class ZMQPoller {
         return true
     }
 
-    /// Busy-polls for up to `duration`: a non-blocking `zmq_poll` in a loop, yielding the CPU to
-    /// any other runnable thread between tries. True as soon as an item is ready (`isReadable`
-    /// then tells which); false when the time ran out, and the caller may block in `poll(timeout:)`.
+    /// Busy-polls for up to `duration`: a non-blocking `poll(timeout: .zero)` in a loop (one
+    /// system call a try once the sockets are drained), yielding the CPU to any other runnable
+    /// thread between tries. True as soon as an item is ready (`isReadable` then tells which);
+    /// false when the time ran out, and the caller may block in `poll(timeout:)`.
     /// A message that arrives while spinning is seen at once, without waking a sleeping thread
     /// (tens of µs on a virtual machine); the price is CPU for at most `duration`.
     public func spin(upTo duration: Duration) throws(ZMQError) -> Bool {

@@ -47,7 +47,7 @@ struct MDPRoundTrip {
                       note: "issue 16: Flowbus's CPU per request (broker defaults) against raw libzmq doing the same two hops each way, in this run"),
             ResultRow("mdp-rtt", "p50, broker busy poll off", unit: "µs", flowbus: sleeping.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
                       target: "≤ 2× raw p50", verdict: sleeping.latency.p50 <= 2 * raw.latency.p50 ? .pass : .miss,
-                      note: "issue 16's target, the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in zmq_poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
+                      note: "issue 16's target, the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in its poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
         ]
     }
 
