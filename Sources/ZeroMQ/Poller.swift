@@ -21,7 +21,14 @@ public struct PollEvents: OptionSet, Sendable {
 /// socket before sleeping only when something was done on it since it was last found with nothing
 /// to read (`ZMQSocket.drained`), and after a wake-up only the sockets whose descriptor woke it.
 public final class ZMQPoller {
-    private var items: [zmq_pollitem_t] = []
+    /// What each item waits for and what the last poll found (`ZMQ_POLLIN`, `ZMQ_POLLOUT`, and
+    /// `ZMQ_POLLERR` for a descriptor), in `zmq_poll`'s terms.
+    private struct Item {
+        var events: Int16
+        var revents: Int16 = 0
+    }
+
+    private var items: [Item] = []
     private var sockets: [ZMQSocket?] = []
     /// What `poll(2)` waits on: each socket's `ZMQ_FD` (readable when libzmq queued it a
     /// command), each plain descriptor as given.
@@ -37,7 +44,7 @@ public final class ZMQPoller {
         // Fails only once the context is terminated; that socket is then asked on every poll,
         // which reports the termination.
         let descriptor = (try? socket.mailboxDescriptor()) ?? -1
-        items.append(zmq_pollitem_t(socket: nil, fd: descriptor, events: events.rawValue, revents: 0))
+        items.append(Item(events: events.rawValue))
         sockets.append(socket)
         descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
         return items.count - 1
@@ -46,23 +53,26 @@ public final class ZMQPoller {
     /// Adds a plain file descriptor (a pipe, a signal fd); returns its index.
     @discardableResult
     public func add(fileDescriptor: Int32, events: PollEvents = .readable) -> Int {
-        items.append(zmq_pollitem_t(socket: nil, fd: fileDescriptor, events: events.rawValue, revents: 0))
+        items.append(Item(events: events.rawValue))
         sockets.append(nil)
-        var wanted: Int16 = 0
-        if events.contains(.readable) { wanted |= Int16(POLLIN) }
-        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
-        descriptors.append(pollfd(fd: fileDescriptor, events: wanted, revents: 0))
+        descriptors.append(pollfd(fd: fileDescriptor, events: Self.pollFlags(events), revents: 0))
         return items.count - 1
     }
 
     /// Changes what an item waits for (for example, writability only while a queue is full).
     public func setEvents(_ events: PollEvents, at index: Int) {
         items[index].events = events.rawValue
+        // A socket's descriptor only ever says "commands came": it is waited on for POLLIN.
         guard sockets[index] == nil else { return }
-        var wanted: Int16 = 0
-        if events.contains(.readable) { wanted |= Int16(POLLIN) }
-        if events.contains(.writable) { wanted |= Int16(POLLOUT) }
-        descriptors[index].events = wanted
+        descriptors[index].events = Self.pollFlags(events)
+    }
+
+    /// `poll(2)`'s flags for a plain descriptor waited on for `events`.
+    private static func pollFlags(_ events: PollEvents) -> Int16 {
+        var flags: Int16 = 0
+        if events.contains(.readable) { flags |= Int16(POLLIN) }
+        if events.contains(.writable) { flags |= Int16(POLLOUT) }
+        return flags
     }
 
     /// Waits until an item is ready or the timeout passes (nil waits forever).

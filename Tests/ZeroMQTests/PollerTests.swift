@@ -5,15 +5,20 @@ import Testing
 @Suite struct PollerTests {
     let context = try! ZMQContext()
 
-    @Test func pollReportsOnlyTheReadableSocket() throws {
+    /// Two bound PULL sockets, and a PUSH connected to the second only.
+    func twoPullsAndAPushToTheSecond() throws -> (first: ZMQSocket, second: ZMQSocket, push: ZMQSocket) {
         let a = ipcEndpoint("a"), b = ipcEndpoint("b")
-        let quiet = try ZMQSocket(context: context, type: .pull)
-        try quiet.bind(a)
-        let busy = try ZMQSocket(context: context, type: .pull)
-        try busy.bind(b)
+        let first = try ZMQSocket(context: context, type: .pull)
+        try first.bind(a)
+        let second = try ZMQSocket(context: context, type: .pull)
+        try second.bind(b)
         let push = try ZMQSocket(context: context, type: .push)
         try push.connect(b)
+        return (first, second, push)
+    }
 
+    @Test func pollReportsOnlyTheReadableSocket() throws {
+        let (quiet, busy, push) = try twoPullsAndAPushToTheSecond()
         let poller = ZMQPoller()
         let quietIndex = poller.add(quiet)
         let busyIndex = poller.add(busy)
@@ -70,13 +75,7 @@ import Testing
     /// A socket last found with nothing to read is not asked again before the wait, and after a
     /// wake-up only the socket whose descriptor woke it is.
     @Test func aDrainedSocketIsLeftToItsDescriptor() throws {
-        let a = ipcEndpoint("a"), b = ipcEndpoint("b")
-        let first = try ZMQSocket(context: context, type: .pull)
-        try first.bind(a)
-        let second = try ZMQSocket(context: context, type: .pull)
-        try second.bind(b)
-        let push = try ZMQSocket(context: context, type: .push)
-        try push.connect(b)
+        let (first, second, push) = try twoPullsAndAPushToTheSecond()
         let poller = ZMQPoller()
         poller.add(first)
         let secondIndex = poller.add(second)
