@@ -86,7 +86,10 @@ struct BrokerBusyPollGovernedTests {
     }
 
     /// A worker that answers at once, and a window long enough to catch its reply even on a loaded
-    /// machine: the broker keeps spinning after every burst.
+    /// machine: the broker keeps spinning after every burst, and its spins catch the next message.
+    /// A burst is one drain of the socket. On a loaded machine the broker may be held up long
+    /// enough for the worker's reply, and the next request, to arrive before it finds the socket
+    /// empty: there may be far fewer spins than the 200 messages (48 seen in CI).
     @Test func aConversationKeepsItSpinning() async throws {
         var configuration = fastBrokerConfiguration()
         configuration.busyPoll = .milliseconds(20)
@@ -102,7 +105,12 @@ struct BrokerBusyPollGovernedTests {
         #expect(replies == 100)
         try await Task.sleep(for: .milliseconds(120))
         let statistics = fixture.broker.statistics
-        #expect(statistics.busyPollsSkipped == 0, "\(statistics.busyPolls) spins, \(statistics.busyPollHits) caught")
-        #expect(statistics.busyPolls >= 100)
+        let summary = "\(statistics.busyPolls) spins, \(statistics.busyPollHits) caught, \(statistics.busyPollsSkipped) skipped"
+        #expect(statistics.busyPollsSkipped == 0, "\(summary)")
+        // Every round trip ends in a reply after which the broker spins, unless the next request
+        // came in the same drain; at least a tenth of them must have been spun after.
+        #expect(statistics.busyPolls >= 10, "\(summary)")
+        // The spins are what keep the governor on: most of them catch the next message.
+        #expect(statistics.busyPollHits * 2 >= statistics.busyPolls, "\(summary)")
     }
 }
