@@ -33,10 +33,16 @@ public enum FlowPlugin {
         logger[metadataKey: "flowbus.pid"] = "\(getpid())"
 
         let stopping = Atomic<Bool>(false)
+        // The bus, once made: the stop is announced to its serving loops, which then sleep
+        // until there is something to do.
+        let announced = Mutex<PluginBus?>(nil)
         let signalSources = [SIGTERM, SIGINT].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stopping.store(true, ordering: .relaxed) }
+            source.setEventHandler {
+                stopping.store(true, ordering: .relaxed)
+                announced.withLock { $0 }?.announceStop()
+            }
             source.resume()
             return source
         }
@@ -49,6 +55,10 @@ public enum FlowPlugin {
         defer { withExtendedLifetime((signalSources, faultSource)) {} }
         do {
             let bus = try PluginBus(environment: environment, logger: logger)
+            bus.stopWillBeAnnounced()
+            announced.withLock { $0 = bus }
+            // A signal that came before the bus existed is announced now.
+            if stopping.load(ordering: .relaxed) { bus.announceStop() }
             try body(bus) { stopping.load(ordering: .relaxed) }
             return 0
         } catch {

@@ -2,6 +2,7 @@ import Clone
 import FlowProtocol
 import Foundation
 import Logging
+import MessagePath
 import Majordomo
 import Synchronization
 import ZeroMQ
@@ -13,11 +14,48 @@ public final class PluginBus: Sendable {
     public let context: ZMQContext
     public let logger: Logger
     private let workerCounter = Atomic<Int>(0)
+    private let stopAnnouncements = Mutex(StopAnnouncements())
+
+    private struct StopAnnouncements {
+        var announced = false
+        var stopped = false
+        var wakes: [WakeSignal] = []
+    }
 
     public init(environment: PluginEnvironment, logger: Logger) throws(ZMQError) {
         self.environment = environment
         self.context = try ZMQContext()
         self.logger = logger
+    }
+
+    /// Says that whoever decides when this process stops will call `announceStop()` (as
+    /// `FlowPlugin.run` does on SIGTERM or SIGINT). The serving loops then sleep until a request,
+    /// a heartbeat or the announcement, instead of waking every 100 ms to look at their stop
+    /// condition: ten wake-ups a second per loop in an idle plugin.
+    public func stopWillBeAnnounced() {
+        stopAnnouncements.withLock { $0.announced = true }
+    }
+
+    /// Wakes every signal registered with `wakeOnStop`, now and for any registered later. Call
+    /// it after making the loops' stop condition true.
+    public func announceStop() {
+        let wakes = stopAnnouncements.withLock { state in
+            state.stopped = true
+            return state.wakes
+        }
+        for wake in wakes { wake.wake() }
+    }
+
+    /// Registers `wake` to be woken by `announceStop()`. True when the stop will be announced
+    /// (`stopWillBeAnnounced`): the caller's loop may then wait without a timeout for its stop
+    /// check. False when nobody said so: it must keep looking at its stop condition itself.
+    public func wakeOnStop(_ wake: WakeSignal) -> Bool {
+        stopAnnouncements.withLock { state in
+            guard state.announced else { return false }
+            state.wakes.append(wake)
+            if state.stopped { wake.wake() }
+            return true
+        }
     }
 
     public func clientConfiguration(timeout: Duration = .seconds(2), tries: Int = 3, timeoutCap: Duration? = nil) -> ClientConfiguration {

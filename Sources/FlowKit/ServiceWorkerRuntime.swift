@@ -2,6 +2,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import Majordomo
+import MessagePath
 import ZeroMQ
 import Synchronization
 
@@ -23,20 +24,29 @@ public enum ServiceWorkerRuntime {
         let box = HandlersBox(handlers)
         var threads: [Thread] = []
         let finished = DispatchGroup()
-        for service in handlers.keys.sorted() {
+        // One wake-up per service thread: woken by the bus's stop announcement, and by a
+        // service whose store failed, so every thread sleeps until it has something to do.
+        var wakes: [WakeSignal] = []
+        for _ in handlers.keys {
+            do { wakes.append(try WakeSignal()) } catch { throw PluginEnvironmentError("the services could not make their wake-up pipes: \(error)") }
+        }
+        let stopIsAnnounced = wakes.allSatisfy { bus.wakeOnStop($0) }
+        let allWakes = wakes
+        for (service, wake) in zip(handlers.keys.sorted(), wakes) {
             let lanes = try MajordomoWorkerLanes(
                 context: bus.context, endpoint: bus.environment.broker, service: service, count: bus.environment.lanes,
                 configuration: bus.workerConfiguration(), logger: bus.logger)
             let lanesBox = LanesBox(lanes)
             finished.enter()
             let thread = Thread {
+                ThreadName.set("fb-\(service)")
                 defer { finished.leave() }
                 guard let handler = box.handlers[service] else { return }
                 let writer = bus.environment.writer
                 // The lanes of one service run on this thread, so a retry is handled after its first try.
                 let replies = store ?? InMemoryServiceReplies()
                 do {
-                    try lanesBox.lanes.run(until: { stop() || failed.load(ordering: .relaxed) }) { request in
+                    try lanesBox.lanes.run(until: { stop() || failed.load(ordering: .relaxed) }, wake: stopIsAnnounced ? wake : nil) { request in
                         let answer = respond(to: request.body, service: service, handler: handler, replies: replies, writer: writer)
                         if let failure = answer.storeFailure {
                             bus.logger.critical("the reply store failed; stopping the services so they restart from what it holds", metadata: [
@@ -44,6 +54,7 @@ public enum ServiceWorkerRuntime {
                             ])
                             failures.withLock { $0.append("\(service): the reply store failed: \(failure)") }
                             failed.store(true, ordering: .relaxed)
+                            for other in allWakes { other.wake() }
                         }
                         return answer.frames
                     }

@@ -10,7 +10,9 @@ import ZeroMQ
 /// `LaneExecutor`, one at a time per session. A session waiting on another process holds up no
 /// other session, and one session's requests, retries included, are answered in order. Each
 /// answer waits for its writes (`AnswerSettling`); a handler past the worker's busy limit stops
-/// the heartbeats (`LaneExecutor.stopsHeartbeats`).
+/// the heartbeats (`LaneExecutor.stopsHeartbeats`). Idle, and with its stop announced by the bus
+/// (`PluginBus.wakeOnStop`), the loop sleeps until a request, a heartbeat or the stop; with work
+/// on the lanes, or a stop nobody announces, it looks every 100 ms.
 enum SessionLaneServer {
     /// Serves `service` until `stop` returns true. `ready` runs once the worker exists, before
     /// the first request is read; `malformed` counts a request that is not one envelope (it is
@@ -27,19 +29,24 @@ enum SessionLaneServer {
         let wake: WakeSignal
         do { wake = try WakeSignal() } catch { throw PluginEnvironmentError("\(service) could not make its wake-up pipe: \(error)") }
         worker.watch(wake)
+        let stopIsAnnounced = bus.wakeOnStop(wake)
         let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
         let settling = AnswerSettling(map: map, service: service, logger: logger)
         let executor = LaneExecutor(name: service, threads: threads)
         ready()
         var hungLogged = false
+        // Requests handed to the lanes and not yet answered: while there are any, the loop
+        // wakes every 100 ms to see whether one has run past the busy limit.
+        var outstanding = 0
         while !stop() {
             if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
-            let request = try worker.receive(timeout: .milliseconds(100))
+            let request = try worker.receive(timeout: outstanding == 0 && stopIsAnnounced ? nil : .milliseconds(100))
             for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
                 worker.reply(to: reply.request, body: reply.frames)
+                outstanding -= 1
             }
             guard let request else { continue }
             switch EnvelopeService.request(in: request.body, writer: writer) {
@@ -47,6 +54,7 @@ enum SessionLaneServer {
                 malformed()
                 worker.reply(to: request, body: answer)
             case .envelope(let envelope):
+                outstanding += 1
                 executor.run(lane: envelope.session) {
                     let answer = settling.settled([(try? handle(envelope, request).encoded()) ?? []])
                     answered.withLock { $0.append((request, answer)) }

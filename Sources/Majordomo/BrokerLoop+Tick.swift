@@ -71,7 +71,7 @@ extension BrokerLoop {
         statistics.takenAt = wallNow
         let infos = workers.values.map { worker in
             WorkerInfo(
-                routingID: worker.identity.printable,
+                routingID: worker.printableIdentity,
                 service: worker.service.displayName,
                 lastHeard: wallNow.addingTimeInterval(-now.since(worker.lastHeard).seconds),
                 requestsServed: worker.served,

@@ -35,6 +35,9 @@ final class ServiceEntry {
 /// One registered worker. Lives on the broker thread.
 final class WorkerEntry {
     let identity: Frame
+    /// `identity` as `BrokerHandle.workers` shows it, made once: the statistics published ten
+    /// times a second list every worker, and a routing id in hex is a string per byte.
+    private(set) lazy var printableIdentity = identity.printable
     let service: ServiceEntry
     var lastHeard: MonotonicTime
     var lastSent: MonotonicTime

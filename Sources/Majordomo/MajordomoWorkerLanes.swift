@@ -38,28 +38,33 @@ public final class MajordomoWorkerLanes {
         return index == 0 ? id : "\(id)-\(index)"
     }
 
-    /// Serves every lane until `stop` returns true (checked at least every 100 ms), then
-    /// disconnects them all. The handler runs on this thread, one request at a time, while
-    /// another keeps every lane's heartbeats going (see `WorkerConfiguration.busyLimit`).
-    public func run(until stop: () -> Bool, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
+    /// Serves every lane until `stop` returns true, then disconnects them all. The handler runs
+    /// on this thread, one request at a time, while another keeps every lane's heartbeats going
+    /// (see `WorkerConfiguration.busyLimit`). `stop` is checked at least every 100 ms; with a
+    /// `wake` that is woken whenever `stop` may have become true, only after a request, a
+    /// heartbeat or a wake-up, so an idle service does not wake ten times a second for nothing.
+    public func run(until stop: () -> Bool, wake: WakeSignal? = nil, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
         defer { lanes.forEach { $0.disconnect() } }
         var poller = ZMQPoller()
-        var polledSockets: [ObjectIdentifier?] = []
+        var polledSockets: [ObjectIdentifier?]? = nil
+        var wakeIndex: Int?
         while !stop() {
             // A lane that reconnected has a new socket; poll the current ones.
             let sockets = lanes.map { $0.socket.map(ObjectIdentifier.init) }
             if sockets != polledSockets {
                 poller = ZMQPoller()
                 for lane in lanes { if let socket = lane.socket { poller.add(socket) } }
+                wakeIndex = wake.map { poller.add(fileDescriptor: $0.fileDescriptor) }
                 polledSockets = sockets
             }
             var now = MonotonicTime.now()
-            var wait = Duration.milliseconds(100)
+            var wait = wake == nil ? Duration.milliseconds(100) : .seconds(3600)
             for lane in lanes {
                 wait = min(wait, lane.reconnectAt.map { now.until($0) } ?? now.until(lane.nextHeartbeat))
             }
             do {
                 try poller.poll(timeout: wait)
+                if let wakeIndex, let wake, poller.isReadable(wakeIndex) { wake.drain() }
             } catch {
                 if error.code == .terminated { throw .transport(error, endpoint: lanes[0].endpoint) }
             }
