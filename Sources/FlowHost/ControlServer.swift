@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MessagePath
 import Synchronization
 import ZeroMQ
 
@@ -9,15 +10,21 @@ final class ControlServer: Sendable {
 
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Wakes the serving thread for `stop()`: it sleeps until a request or this, not waking to
+    /// look at `stopping` (it woke 20 times a second for that, idle).
+    private let wake: WakeSignal
 
-    private init() {}
+    private init(wake: WakeSignal) {
+        self.wake = wake
+    }
 
     /// Binds `endpoint` and answers each request with `handler` until `stop()`.
     static func start(context: ZMQContext, endpoint: String, logger: Logger, handler: @escaping Handler) throws -> ControlServer {
-        let server = ControlServer()
+        let server = ControlServer(wake: try WakeSignal())
         let bound = DispatchSemaphore(value: 0)
         let bindError = Mutex<(any Error)?>(nil)
         let thread = Thread {
+            ThreadName.set("fb-control")
             defer { server.finished.signal() }
             let socket: ZMQSocket
             do {
@@ -41,15 +48,17 @@ final class ControlServer: Sendable {
 
     func stop() {
         stopping.store(true, ordering: .relaxed)
+        wake.wake()
         finished.wait()
     }
 
     private func serve(_ socket: ZMQSocket, logger: Logger, handler: Handler) {
         let poller = ZMQPoller()
         poller.add(socket)
+        poller.add(fileDescriptor: wake.fileDescriptor)
         while !stopping.load(ordering: .relaxed) {
             do {
-                guard try poller.poll(timeout: .milliseconds(50)) > 0 else { continue }
+                guard try poller.poll(timeout: nil) > 0 else { continue }
                 while let frames = try socket.receiveMessage(dontWait: true) {
                     // A REQ peer sends [identity, empty, body]; a DEALER may omit the delimiter.
                     guard frames.count >= 2, let body = frames.last else { continue }

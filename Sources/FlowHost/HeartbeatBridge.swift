@@ -1,5 +1,6 @@
 import Foundation
 import Majordomo
+import MessagePath
 import Supervision
 import Synchronization
 
@@ -14,9 +15,12 @@ final class HeartbeatBridge: Sendable {
     static func start(broker: BrokerHandle, supervisor: Supervisor, interval: Duration = .milliseconds(250)) -> HeartbeatBridge {
         let bridge = HeartbeatBridge()
         let thread = Thread {
+            ThreadName.set("fb-heartbeats")
             defer { bridge.finished.signal() }
             while !bridge.stopping.load(ordering: .relaxed) {
-                for worker in broker.workers {
+                // What the broker published last: asking for a fresh list would wake the broker
+                // and spin here until it published, four times a second for nothing.
+                for worker in broker.lastWorkers {
                     if let pid = pid(fromRoutingID: worker.routingID) {
                         _ = supervisor.recordHeartbeat(pid: pid, at: worker.lastHeard)
                     }

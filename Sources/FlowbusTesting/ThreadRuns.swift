@@ -22,6 +22,9 @@ public final class ThreadRuns: Sendable {
         path.withLock { $0 = "/proc/\(task)/schedstat" }
     }
 
+    /// The followed thread's `/proc` path, which names it in this process (nil before `mark`).
+    public var task: String? { path.withLock { $0 } }
+
     /// Times scheduled in so far; nil before `mark`, or once the thread has ended.
     public func runs() -> Int? {
         guard let path = path.withLock({ $0 }), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }

@@ -66,6 +66,13 @@ public final class BrokerHandle: Sendable {
         return shared.published.withLock { $0.workers }
     }
 
+    /// The live workers the broker last published (at most one `statisticsInterval` old); never
+    /// waits, and wakes nothing: for a reader that looks often, such as the host's heartbeat
+    /// bridge four times a second.
+    public var lastWorkers: [WorkerInfo] {
+        shared.published.withLock { $0.workers }
+    }
+
     /// Whether the broker thread is still serving.
     public var isRunning: Bool { shared.running.load(ordering: .acquiring) }
 
