@@ -18,12 +18,21 @@ extension BrokerLoop {
         nextTick = now + configuration.statisticsInterval
     }
 
+    /// Heartbeats the quiet workers and expires the silent ones. A quiet worker gets its heartbeat
+    /// at the last tick before one falls due, so never later than the interval; in a tick where
+    /// any does, every worker past half its interval gets one too. The idle workers' heartbeats
+    /// then go out together, and, as a worker answers one at once when its own is due within half
+    /// an interval, their heartbeats come back together: one wake-up of the broker for all of
+    /// them rather than one each.
     private func heartbeatWorkers(expiring: Bool) {
         var dead: [WorkerEntry] = []
+        let due = heartbeatInterval - min(configuration.statisticsInterval, heartbeatInterval / 4)
+        let early = heartbeatInterval / 2
+        let anyDue = workers.values.contains { now.since($0.lastSent) >= due && now.since($0.lastHeard) < workerExpiry }
         for worker in workers.values {
             if now.since(worker.lastHeard) >= workerExpiry {
                 if expiring { dead.append(worker) } else { tally.expiriesPostponed += 1 }
-            } else if now.since(worker.lastSent) >= heartbeatInterval {
+            } else if anyDue && now.since(worker.lastSent) >= early {
                 // Only idle or quiet workers get here: a REQUEST sent recently already counts as a heartbeat.
                 let unroutableBefore = tally.unroutable
                 if sendWorkerCommand(MDP.heartbeatFrame, to: worker.identity) {

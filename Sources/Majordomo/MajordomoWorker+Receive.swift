@@ -80,6 +80,10 @@ extension MajordomoWorker {
         case .worker(.heartbeat):
             lastHeard = now
             backoff = configuration.reconnectInitial
+            // Our own heartbeat falls due within half an interval: send it now, in this wake-up,
+            // rather than wake again for it. The broker then hears from its idle workers in one
+            // burst after its own heartbeats (it sends them together), not one wake-up each.
+            if nextHeartbeat.since(now) < configuration.heartbeatInterval / 2 { send(heartbeatFrames, now: now) }
         case .worker(.disconnect):
             scheduleReconnect("the broker sent DISCONNECT", now: now)
         default:
