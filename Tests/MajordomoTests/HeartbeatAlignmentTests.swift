@@ -52,7 +52,8 @@ struct HeartbeatAlignmentTests {
     }
 
     /// Two idle workers that registered 200 ms apart get their heartbeats from the broker in the
-    /// same tick once it has sent one of them a heartbeat.
+    /// same tick once it has sent one of them a heartbeat (ticks are 50 ms apart here; without the
+    /// change they stay 200 ms apart).
     @Test func theBrokerHeartbeatsItsIdleWorkersTogether() async throws {
         var configuration = fastBrokerConfiguration()
         configuration.heartbeatInterval = .milliseconds(400)
@@ -91,6 +92,6 @@ struct HeartbeatAlignmentTests {
             return recent.map { moment in came[0].map { abs(Self.seconds($0 - moment)) }.min().map { .seconds($0) } ?? .seconds(10) }
         }
         #expect(!gaps.isEmpty, "no heartbeats in the last second")
-        #expect(gaps.allSatisfy { $0 < .milliseconds(25) }, "heartbeats apart by \(gaps)")
+        #expect(gaps.allSatisfy { $0 < .milliseconds(40) }, "heartbeats apart by \(gaps)")
     }
 }
