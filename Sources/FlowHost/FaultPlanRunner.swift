@@ -78,7 +78,23 @@ final class FaultPlanRunner: Sendable {
         var stopped: [Int: InstanceID] = [:]
         /// The instances it gave a fault order.
         var ordered: Set<InstanceID> = []
+        /// Kills and stops aimed at a plugin that was restarting: sent once it runs again.
+        var pending: [PendingSignal] = []
     }
+
+    /// A signal for a plugin between two processes (killed or crashed, not yet restarted).
+    private struct PendingSignal {
+        var number: Int32
+        var instance: InstanceID
+        var event: Int
+        var effect: String
+        var since: ContinuousClock.Instant
+        /// A kill waits this long; a stop, until its own end (`resume`).
+        var until: ContinuousClock.Instant?
+    }
+
+    /// How long a kill waits for a restarting plugin's next process.
+    static let killWaitsForRestart = Duration.seconds(2)
 
     private func play() {
         let steps = timeline()
@@ -92,16 +108,18 @@ final class FaultPlanRunner: Sendable {
                 signalled = true
                 begun.signal()
             }
-            guard wait(until: start + .milliseconds(at)) else { break }
+            guard wait(until: start + .milliseconds(at), &undo) else { break }
             perform(step, &undo)
         }
         if !signalled { begun.signal() }
         // Open-ended events last until the run's end (or a cancel).
         if let end {
-            _ = wait(until: end)
-        } else if plan.events.contains(where: \.isOpenEnded) {
-            _ = wait(until: nil)
+            _ = wait(until: end, &undo)
+        } else if plan.events.contains(where: \.isOpenEnded) || !undo.pending.isEmpty {
+            _ = wait(until: nil, &undo)
         }
+        for pending in undo.pending { giveUp(pending, reason: "the plan ended first") }
+        undo.pending = []
         for id in undo.installed { faults.remove(id: id) }
         for event in undo.stopped.keys.sorted() { perform(.resume(event: event), &undo) }
         if !undo.ordered.isEmpty {
@@ -112,15 +130,54 @@ final class FaultPlanRunner: Sendable {
         logger.info("fault plan ended", metadata: ["flowbus.plan": "\(plan.name)", "flowbus.cancelled": "\(cancelled.load(ordering: .relaxed))"])
     }
 
-    /// Sleeps until `deadline` (nil: until cancelled) in short naps; false if cancelled first.
-    private func wait(until deadline: ContinuousClock.Instant?) -> Bool {
+    /// Sleeps until `deadline` in short naps, sending the pending signals whose plugin runs again
+    /// meanwhile; false if cancelled first. Nil: until cancelled, or, for a plan without open-ended
+    /// events, until no signal is pending.
+    private func wait(until deadline: ContinuousClock.Instant?, _ undo: inout Undo) -> Bool {
+        let openEnded = plan.events.contains(where: \.isOpenEnded)
         while !cancelled.load(ordering: .acquiring) {
+            if !undo.pending.isEmpty { retryPending(&undo) }
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return true }
-            let left = deadline.map { $0 - now } ?? .milliseconds(50)
-            Thread.sleep(forTimeInterval: min(left, .milliseconds(50)).secondsValue)
+            if deadline == nil, !openEnded, undo.pending.isEmpty { return true }
+            // A restarted plugin is aimed at within 10 ms of its start.
+            let nap: Duration = undo.pending.isEmpty ? .milliseconds(50) : .milliseconds(10)
+            let left = deadline.map { $0 - now } ?? nap
+            Thread.sleep(forTimeInterval: min(left, nap).secondsValue)
         }
         return false
+    }
+
+    /// Sends each pending signal whose plugin runs again; drops those past their wait.
+    private func retryPending(_ undo: inout Undo) {
+        var waiting: [PendingSignal] = []
+        for pending in undo.pending {
+            do {
+                try processes.signal(pending.number, pending.instance)
+                let late = (ContinuousClock.now - pending.since).components
+                let milliseconds = late.seconds * 1000 + late.attoseconds / 1_000_000_000_000_000
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(pending.instance),
+                              effect: "\(pending.effect), \(milliseconds) ms late: it was restarting")
+                if pending.number == SIGSTOP { undo.stopped[pending.event] = pending.instance }
+            } catch .notRunning {
+                if let until = pending.until, ContinuousClock.now >= until {
+                    giveUp(pending, reason: "it did not run again within \(DurationText.format(Self.killWaitsForRestart))")
+                } else {
+                    waiting.append(pending)
+                }
+            } catch {
+                logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(Self.subject(pending.instance))", "flowbus.error": "\(error)"])
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(pending.instance), effect: "\(pending.effect) failed: \(error)")
+            }
+        }
+        undo.pending = waiting
+    }
+
+    private func giveUp(_ pending: PendingSignal, reason: String) {
+        let subject = Self.subject(pending.instance)
+        logger.warning("fault plan: a plugin did not run again in time", metadata: ["flowbus.plugin": "\(subject)", "flowbus.fault": "\(pending.effect)"])
+        faults.record(scope: .process, rule: plan.name, subject: subject,
+                      effect: "\(pending.effect) failed: the plugin was restarting and \(reason); give the plugin's restart more time in the plan")
     }
 
     private func perform(_ step: Step, _ undo: inout Undo) {
@@ -151,9 +208,27 @@ final class FaultPlanRunner: Sendable {
                     return
                 }
             }
-            if send(number, instance, effect: effect), number == SIGSTOP { undo.stopped[event] = instance }
+            do {
+                try processes.signal(number, instance)
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(instance), effect: effect)
+                if number == SIGSTOP { undo.stopped[event] = instance }
+            } catch .notRunning {
+                // Killed or crashed, and not yet restarted: aimed at its next process.
+                logger.info("fault plan: the plugin is restarting; its fault waits for the next process",
+                            metadata: ["flowbus.plugin": "\(Self.subject(instance))", "flowbus.fault": "\(effect)"])
+                let now = ContinuousClock.now
+                undo.pending.append(PendingSignal(number: number, instance: instance, event: event, effect: effect, since: now,
+                                                  until: number == SIGSTOP ? nil : now + Self.killWaitsForRestart))
+            } catch {
+                logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(Self.subject(instance))", "flowbus.error": "\(error)"])
+                faults.record(scope: .process, rule: plan.name, subject: Self.subject(instance), effect: "\(effect) failed: \(error)")
+            }
         case .resume(let event):
-            if let instance = undo.stopped.removeValue(forKey: event) { send(SIGCONT, instance, effect: "continue") }
+            if let instance = undo.stopped.removeValue(forKey: event) {
+                send(SIGCONT, instance, effect: "continue")
+            } else if let index = undo.pending.firstIndex(where: { $0.event == event }) {
+                giveUp(undo.pending.remove(at: index), reason: "its stop's time was over first")
+            }
         case .clock(let plugin, let replica, let skew):
             let now = ProcessFaultOrder.nowUnixMilliseconds()
             order(plugin, replica, effect: skew.map { "clock " + FaultPlanEvent.text($0) } ?? "clock put right", &undo) { order in

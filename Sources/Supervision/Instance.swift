@@ -33,7 +33,8 @@ struct Instance {
         return PluginStatus(
             name: id.plugin, replica: id.replica, pid: pid, state: state, restarts: restarts,
             lastExitReason: lastExit?.description, startedAt: startedAt,
-            uptime: running ? (startedAtInstant.map { (now - $0).seconds } ?? 0) : 0,
+            // `now` may be read just before a start that the status then shows: never below zero.
+            uptime: running ? max(0, startedAtInstant.map { (now - $0).seconds } ?? 0) : 0,
             lastHeartbeat: lastHeartbeat, hangs: hangs, incarnation: incarnation, logPath: logPath
         )
     }

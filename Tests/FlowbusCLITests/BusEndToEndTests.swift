@@ -184,6 +184,44 @@ struct BusEndToEndTests {
         #expect(refused.status != 0 && refused.output.contains("the plan names plugin nosuch, which this host does not run"), "\(refused.output)")
     }
 
+    @Test("a stop aimed at a plugin that is restarting waits for its next process, and ends at its own time", .timeLimit(.minutes(1)))
+    func aStopWaitsForTheRestart() async throws {
+        // The first restart comes 700 ms after the kill: the stop, 100 ms after it, finds no process.
+        let manifest = echoManifest([("echo", 1)]).replacingOccurrences(of: "initial: 50ms", with: "initial: 700ms")
+        let host = try await HostFixture.start(manifest: manifest)
+        defer { Task { try? await host.stop() } }
+        try await Self.waitForEcho(host)
+        let file = host.runDirectory + "/plan.yaml"
+        try """
+            name: kill-then-stop
+            seed: 5
+            duration: 3s
+            faults:
+              - kill: {plugin: echo}
+                at: 200ms
+              - stop: {plugin: echo}
+                at: 300ms
+                for: 1700ms
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        let play = try await host.run(["fault", "plan", file])
+        #expect(play.status == 0, "\(play.output)")
+        // Restarted at about 1 s, stopped as it started; its stop ends at 2 s.
+        try await Task.sleep(until: started + .milliseconds(1600))
+        let echo = try #require(try await host.plugins().first { $0["name"] as? String == "echo" })
+        let pid = try #require(echo["pid"] as? Int, "echo has not restarted: \(echo)")
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let processState = stat.split(separator: ")").last?.split(separator: " ").first
+        #expect(processState == "T", "the restarted echo (pid \(pid)) is not stopped: \(stat)")
+        try await Task.sleep(until: started + .milliseconds(3200))
+        let decisions = try await host.run(["fault", "decisions"])
+        #expect(decisions.output.contains("process echo/0 kill"), "\(decisions.output)")
+        #expect(decisions.output.contains("process echo/0 stop, ") && decisions.output.contains("ms late: it was restarting"), "\(decisions.output)")
+        #expect(decisions.output.contains("process echo/0 continue"), "\(decisions.output)")
+        #expect(!decisions.output.contains("failed"), "\(decisions.output)")
+        #expect(try await onThread { try Self.pipelined(host, count: 10) } == 10, "the echo serves again once continued")
+    }
+
     @Test("an echo plugin started with --credit 8 holds up to 8 requests at once, and ps --json shows its credit; --broker-busy-poll-us 0 turns busy polling off", .timeLimit(.minutes(1)))
     func creditThroughTheHost() async throws {
         let host = try await HostFixture.start(

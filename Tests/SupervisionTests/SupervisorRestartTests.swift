@@ -128,6 +128,15 @@ import Testing
         #expect(Instance.backoffDelay(crashes: 10_000, backoff: backoff) == .seconds(1))
     }
 
+    @Test("a status read just before the start it shows gives an uptime of zero, never below (ps showed -0.0s)")
+    func uptimeIsNeverNegative() {
+        var instance = Instance(spec: shellPlugin("a", "true"), replica: 0, logDirectory: URL(fileURLWithPath: "/tmp"))
+        let before = ContinuousClock.now
+        instance.markStarted(pid: 1, now: before + .milliseconds(3))
+        #expect(instance.status(now: before).uptime == 0)
+        #expect(instance.status(now: before + .milliseconds(1003)).uptime == 1)
+    }
+
     @Test func forgetsOldCrashesOnceTheInstanceStaysUpLongerThanThePeriod() {
         let settings = SupervisorSettings(intensity: 1, period: .seconds(10), backoff: Backoff(initial: .milliseconds(100), max: .seconds(5)))
         var instance = Instance(spec: shellPlugin("a", "true"), replica: 0, logDirectory: URL(fileURLWithPath: "/tmp"))

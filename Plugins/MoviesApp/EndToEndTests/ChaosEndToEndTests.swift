@@ -58,7 +58,9 @@ struct ChaosEndToEndTests {
         let decisions = try await Self.passingRun("every-plugin")
         // Each of the 18 plugins was killed once and stopped once.
         #expect(decisions.components(separatedBy: " kill\n").count - 1 == 18, "\(decisions)")
-        #expect(decisions.components(separatedBy: " stop\n").count - 1 == 18, "\(decisions)")
+        // A stop aimed at a plugin still restarting from its kill waits for the next process ("stop, 37 ms late").
+        let stops = decisions.split(separator: "\n").filter { $0.hasSuffix(" stop") || $0.contains(" stop, ") && $0.hasSuffix("ms late: it was restarting") }
+        #expect(stops.count == 18, "\(decisions)")
     }
 
     @Test("heartbeats held back and clocks jumped and drifting: nothing lost or applied twice, every journey ends on its screen",
