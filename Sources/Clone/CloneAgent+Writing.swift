@@ -8,6 +8,27 @@ extension CloneAgent {
     /// The write is queued until the collector is reachable; returns the UUID.
     @discardableResult
     public func set(key: String, value: [UInt8], ttl: Duration? = nil, properties: CloneProperties = []) throws(CloneWriteError) -> UUID {
+        let write = try prepare(key: key, value: value, ttl: ttl, properties: properties)
+        try enqueue([write.frames])
+        return write.uuid
+    }
+
+    /// One KVSET per key, all with `value` and `properties`, each with its own UUID, queued
+    /// together: the agent's thread is woken once for all of them, and sends them in one go (a
+    /// view model's two copies of a state). None is queued when one key is refused.
+    @discardableResult
+    public func set(keys: [String], value: [UInt8], properties: CloneProperties = []) throws(CloneWriteError) -> [UUID] {
+        var writes: [(uuid: UUID, frames: (UInt64) -> [Frame])] = []
+        writes.reserveCapacity(keys.count)
+        for key in keys { writes.append(try prepare(key: key, value: value, ttl: nil, properties: properties)) }
+        try enqueue(writes.map(\.frames))
+        return writes.map(\.uuid)
+    }
+
+    /// Checks a write and makes every byte of its frames but the count, which `enqueue` fills in.
+    private func prepare(
+        key: String, value: [UInt8], ttl: Duration?, properties: CloneProperties
+    ) throws(CloneWriteError) -> (uuid: UUID, frames: (UInt64) -> [Frame]) {
         do {
             try CloneKeyRules.validate(key: key)
         } catch {
@@ -31,8 +52,7 @@ extension CloneAgent {
         let uuidFrame = uuid.frame
         // Numbered in the order they are queued, which is the order they are sent: only the
         // count is filled in under the queue's lock, every other byte is ready.
-        try enqueue { sequence in lines.frames(key: keyFrame, uuid: uuidFrame, value: value, count: sequence) }
-        return uuid
+        return (uuid, { sequence in lines.frames(key: keyFrame, uuid: uuidFrame, value: value, count: sequence) })
     }
 
     /// How many writes this agent has made: the number of the last one.
@@ -67,17 +87,21 @@ extension CloneAgent {
         try set(key: key, value: [])
     }
 
-    private func enqueue(_ frames: (UInt64) -> [Frame]) throws(CloneWriteError) {
+    private func enqueue(_ writes: [(UInt64) -> [Frame]]) throws(CloneWriteError) {
+        guard !writes.isEmpty else { return }
         let limit = maxHeldWrites
         let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
             guard outbox.open else { return .failure(.stopped) }
             let waiting = outbox.frames.count + outbox.held
-            guard waiting < limit else { return .failure(.backlogFull(held: waiting)) }
-            outbox.written += 1
-            outbox.frames.append(frames(outbox.written))
-            return .success(outbox.frames.count == 1)
+            guard waiting + writes.count <= limit else { return .failure(.backlogFull(held: waiting)) }
+            let wasEmpty = outbox.frames.isEmpty
+            for frames in writes {
+                outbox.written += 1
+                outbox.frames.append(frames(outbox.written))
+            }
+            return .success(wasEmpty)
         }
-        // Only the first write into an empty outbox wakes the thread: it takes the whole outbox.
+        // Only writes into an empty outbox wake the thread: it takes the whole outbox.
         if try outcome.get() { shared.wake.wake() }
     }
 

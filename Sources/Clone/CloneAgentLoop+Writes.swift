@@ -24,6 +24,7 @@ extension CloneAgentLoop {
             outbox.held = held + taken.count
         }
         guard !taken.isEmpty else { return }
+        statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
         // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued.
         for frames in taken {

@@ -65,10 +65,11 @@ final class CloneAgentLoop {
     var heldWrites: [HeldWrite] = []
     /// How many writes the outbox gave this thread (the last one's number).
     var writesTaken: UInt64 = 0
-    /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters.
-    var writesSettled: UInt64 = 0 {
-        didSet { if writesSettled != oldValue { shared.settled.advance(to: writesSettled) } }
-    }
+    /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters
+    /// by `announceSettled`, once this pass's changes are in the map: a writer that waited for
+    /// its write then reads it back (the server publishes a write before it confirms it).
+    var writesSettled: UInt64 = 0
+    private var settledAnnounced: UInt64 = 0
     var heldStart = 0
     var writeBlocked = false
     /// `ACK/<agent id>` when writes are confirmed (`CloneAgentConfiguration.confirmWrites`).
@@ -152,6 +153,7 @@ final class CloneAgentLoop {
                 try checkTimers(now: now)
                 try requestNextSnapshot(now: now)
                 publishChanges()
+                announceSettled()
                 if nextFlush <= now { flushStatistics(now: now) }
             } catch {
                 if error.code == .terminated { break }
@@ -159,7 +161,15 @@ final class CloneAgentLoop {
             }
         }
         publishChanges()
+        announceSettled()
         flushStatistics(now: .now())
+    }
+
+    /// Tells the threads waiting on the writes' settlement how far it got.
+    func announceSettled() {
+        guard writesSettled != settledAnnounced else { return }
+        settledAnnounced = writesSettled
+        shared.settled.advance(to: writesSettled)
     }
 
     private func pollTimeout() -> Duration {

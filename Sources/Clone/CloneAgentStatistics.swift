@@ -29,6 +29,8 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var faultDropped = 0
     /// KVSETs handed to `set`/`delete`.
     public var writesQueued = 0
+    /// Times the agent's thread took writes from the queue (writes queued together go in one).
+    public var outboxTakes = 0
     /// KVSETs sent to the collector.
     public var writesSent = 0
     /// KVSETs waiting now for the collector (not connected yet, or its queue is full).

@@ -38,13 +38,29 @@ enum SessionLaneServer {
         let answered = Locked<[HeldAnswer]>([])
         let settling = AnswerSettling(service: service, logger: logger)
         var holding = HeldAnswers()
+        // One request per session at a time, from its handing to a lane until its answer is sent:
+        // a handler reads what the earlier ones of its session wrote (the agent's copy holds a
+        // write once it is confirmed), so the next one of the session waits here meanwhile,
+        // while the lanes serve other sessions.
+        var sessions = SessionTurns()
         let executor = LaneExecutor(name: service, threads: threads)
         ready()
         var hungLogged = false
-        // Requests handed to the lanes and not yet answered: while there are any, the loop
-        // wakes every 100 ms to see whether one has run past the busy limit (or its writes past
-        // their time).
+        // Requests taken and not yet answered: while there are any, the loop wakes every 100 ms
+        // to see whether one has run past the busy limit (or its writes past their time).
         var outstanding = 0
+        func dispatch(_ envelope: Envelope, _ request: MajordomoRequest) {
+            let session = envelope.session
+            executor.run(lane: session) {
+                let answer = [(try? handle(envelope, request).encoded()) ?? []]
+                let held = HeldAnswer(request: request, session: session, frames: answer, mark: map.writesMade,
+                                      deadline: .now + AnswerSettling.timeout)
+                answered.withLock { $0.append(held) }
+                // The loop is woken once the answer can go (at once when its writes are
+                // confirmed already), not now to find it waiting and again later.
+                map.wake(wake, whenSettledThrough: held.mark)
+            }
+        }
         while !stop() {
             if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -52,7 +68,10 @@ enum SessionLaneServer {
             }
             let request = try worker.receive(timeout: outstanding == 0 && stopIsAnnounced ? nil : .milliseconds(100))
             holding.take(answered.withLock { answers in defer { answers.removeAll() }; return answers })
-            outstanding -= holding.send(worker: worker, map: map, wake: wake, settling: settling)
+            for session in holding.send(worker: worker, map: map, wake: wake, settling: settling) {
+                outstanding -= 1
+                if let next = sessions.finished(session) { dispatch(next.envelope, next.request) }
+            }
             guard let request else { continue }
             switch EnvelopeService.request(in: request.body, writer: writer) {
             case .malformed(let answer):
@@ -60,19 +79,12 @@ enum SessionLaneServer {
                 worker.reply(to: request, body: answer)
             case .envelope(let envelope):
                 outstanding += 1
-                executor.run(lane: envelope.session) {
-                    let answer = [(try? handle(envelope, request).encoded()) ?? []]
-                    let held = HeldAnswer(request: request, frames: answer, mark: map.writesMade,
-                                          deadline: .now + AnswerSettling.timeout)
-                    answered.withLock { $0.append(held) }
-                    // The loop is woken once the answer can go (at once when its writes are
-                    // confirmed already), not now to find it waiting and again later.
-                    map.wake(wake, whenSettledThrough: held.mark)
-                }
+                if sessions.begin(envelope, request) { dispatch(envelope, request) }
             }
         }
         executor.stop()
-        // Stopping: what the lanes answered goes once its writes are confirmed, within its time.
+        // Stopping: what the lanes answered goes once its writes are confirmed, within its time;
+        // requests that waited for their session's turn are left to their callers' retries.
         holding.take(answered.withLock { $0 })
         while !holding.isEmpty {
             _ = holding.send(worker: worker, map: map, wake: wake, settling: settling)
@@ -82,9 +94,39 @@ enum SessionLaneServer {
     }
 }
 
+/// Which sessions have a request on the lanes or an answer held, and the requests of theirs that
+/// came meanwhile, in order.
+struct SessionTurns {
+    private var waiting: [String: [(envelope: Envelope, request: MajordomoRequest)]] = [:]
+
+    /// True when the session has nothing in hand, so the request goes to the lanes now; else it
+    /// waits for `finished`.
+    mutating func begin(_ envelope: Envelope, _ request: MajordomoRequest) -> Bool {
+        if waiting[envelope.session] == nil {
+            waiting[envelope.session] = []
+            return true
+        }
+        waiting[envelope.session]!.append((envelope, request))
+        return false
+    }
+
+    /// The session's request was answered: its next one, if any, to go to the lanes now.
+    mutating func finished(_ session: String) -> (envelope: Envelope, request: MajordomoRequest)? {
+        guard var queue = waiting[session] else { return nil }
+        guard !queue.isEmpty else {
+            waiting[session] = nil
+            return nil
+        }
+        let next = queue.removeFirst()
+        waiting[session] = queue
+        return next
+    }
+}
+
 /// An answer made on a lane, waiting for the writes it stands for.
 struct HeldAnswer {
     var request: MajordomoRequest
+    var session: String
     var frames: [Frame]
     /// The map's `writesMade` once the handler returned.
     var mark: UInt64
@@ -108,11 +150,11 @@ struct HeldAnswers {
 
     /// Sends the answers whose writes are confirmed, and, in place of those past their time or
     /// whose map stopped, `ErrorReply.unsettledFrame`; asks the map to wake `wake` when the
-    /// lowest mark still held is confirmed. Returns how many went.
-    mutating func send(worker: MajordomoWorker, map: any StateMap, wake: WakeSignal, settling: AnswerSettling) -> Int {
-        guard !answers.isEmpty else { return 0 }
+    /// lowest mark still held is confirmed. Returns the sessions of those that went, in order.
+    mutating func send(worker: MajordomoWorker, map: any StateMap, wake: WakeSignal, settling: AnswerSettling) -> [String] {
+        guard !answers.isEmpty else { return [] }
         let now = ContinuousClock.now
-        var sent = 0
+        var sent: [String] = []
         var waiting: [HeldAnswer] = []
         var lowest: UInt64?
         for answer in answers {
@@ -128,7 +170,7 @@ struct HeldAnswers {
                 lowest = min(lowest ?? answer.mark, answer.mark)
                 continue
             }
-            sent += 1
+            sent.append(answer.session)
         }
         answers = waiting
         if let lowest, wakeAskedAt != lowest {

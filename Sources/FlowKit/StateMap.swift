@@ -30,6 +30,9 @@ public protocol StateMap: AnyObject, Sendable {
     /// The live (non-empty) values under `subtree` whose keys are Flowbus keys, sorted by key.
     func entries(in subtree: CloneSubtree) -> [StateEntry]
     func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError)
+    /// `value` under each of `keys`, queued together (a Clone agent wakes its thread once for
+    /// them all); none is written when one key is refused.
+    func set(_ keys: [CloneKey], value: [UInt8]) throws(CloneWriteError)
     func delete(_ key: CloneKey) throws(CloneWriteError)
     /// The live values under `subtree` now, then every change after them, in order.
     func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry>
@@ -60,6 +63,12 @@ public protocol StateMap: AnyObject, Sendable {
 }
 
 
+extension StateMap {
+    public func set(_ keys: [CloneKey], value: [UInt8]) throws(CloneWriteError) {
+        for key in keys { try set(key, value: value) }
+    }
+}
+
 extension CloneAgent: StateMap {
     public func value(at key: CloneKey) -> [UInt8]? {
         guard let entry = get(key.text), !entry.value.isEmpty else { return nil }
@@ -75,6 +84,10 @@ extension CloneAgent: StateMap {
 
     public func set(_ key: CloneKey, value: [UInt8]) throws(CloneWriteError) {
         _ = try set(key: key.text, value: value)
+    }
+
+    public func set(_ keys: [CloneKey], value: [UInt8]) throws(CloneWriteError) {
+        _ = try set(keys: keys.map(\.text), value: value)
     }
 
     public func delete(_ key: CloneKey) throws(CloneWriteError) {

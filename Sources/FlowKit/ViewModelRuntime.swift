@@ -271,7 +271,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
             let bytes = try Envelope.wrapping(
                 value, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation, keyVersion: value.screenVersion
             ).encoded()
-            for clone in CloneKey.viewModelKeys(session: session, screen: screenName) { try map.set(clone, value: bytes) }
+            try map.set(CloneKey.viewModelKeys(session: session, screen: screenName), value: bytes)
         } catch {
             logger.error("an appear was not recorded with the state", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
         }
@@ -478,7 +478,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
                 value, session: session.text, idempotencyKey: currentKey, writer: writer,
                 incarnation: incarnation, keyVersion: version
             ).encoded()
-            for key in CloneKey.viewModelKeys(session: session, screen: screenName) { try map.set(key, value: bytes) }
+            try map.set(CloneKey.viewModelKeys(session: session, screen: screenName), value: bytes)
         } catch {
             logger.error("state not published", metadata: ["flowbus.session": "\(session)", "flowbus.error": "\(error)"])
         }

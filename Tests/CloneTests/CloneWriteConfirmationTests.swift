@@ -1,4 +1,5 @@
 import Clone
+import FlowbusTesting
 import Foundation
 import Glibc
 import MessagePath
@@ -117,6 +118,47 @@ struct CloneWriteConfirmationTests {
         writer.stop()
         #expect(woken(pipe), "the agent stopped, the pipe not woken")
         #expect(writer.settlement(through: writer.writesMade) == .stopped)
+    }
+
+    /// `set(keys:value:)`: a value under several keys (a view model's two copies of a state) is
+    /// queued at once, so the agent's thread takes the writes in one go; a refused key refuses all.
+    @Test func writesQueuedTogetherAreTakenTogether() async throws {
+        let fixture = try CloneFixture()
+        let reader = try await fixture.syncedAgent(["/pair/"])
+        let writer = try await fixture.syncedAgent(["/other/"]) { $0.confirmWrites = true }
+        let before = writer.statistics.outboxTakes
+        for index in 0..<20 {
+            let uuids = try writer.set(keys: ["/pair/v/\(index)", "/pair/s/\(index)"], value: "state \(index)".bytes)
+            #expect(Set(uuids).count == 2)
+            // Taken and confirmed before the next pair is queued.
+            #expect(writer.settle(timeout: .seconds(5)))
+        }
+        #expect(await eventually { reader.textMap(prefix: "/pair/").count == 40 })
+        #expect(reader.text("/pair/v/7") == "state 7" && reader.text("/pair/s/7") == "state 7")
+        #expect(await eventually { writer.statistics.writesQueued >= 40 })
+        #expect(writer.statistics.outboxTakes - before == 20, "each pair was not taken in one go: \(writer.statistics)")
+        let made = writer.writesMade
+        #expect(throws: CloneWriteError.self) { try writer.set(keys: ["/pair/ok", "no leading slash"], value: "x".bytes) }
+        #expect(writer.writesMade == made, "a pair with a refused key was partly queued")
+    }
+
+    /// A writer that follows its own keys reads a write back once it is settled: the server
+    /// publishes it before confirming it, and the agent says it settled only once the update is in
+    /// its map (a view model reads its last state back on the next intent of the session).
+    @Test func aSettledWriteIsReadBack() async throws {
+        let fixture = try CloneFixture()
+        let writer = try await fixture.syncedAgent(["/mine/"]) { $0.confirmWrites = true }
+        let unread = try await onThread {
+            var unread: [Int] = []
+            for index in 0..<300 {
+                let value = "value \(index)".bytes
+                try writer.set(key: "/mine/state", value: value)
+                guard writer.settle(timeout: .seconds(5)) else { return [-index] }
+                if writer.get("/mine/state")?.value != value { unread.append(index) }
+            }
+            return unread
+        }
+        #expect(unread.isEmpty, "settled but not yet in the writer's map: writes \(unread)")
     }
 
     @Test func aWriteSentTwiceIsAppliedOnceAndConfirmedTwice() async throws {

@@ -110,8 +110,8 @@ struct HeldAnswerTests {
             client = try MajordomoClient(context: broker.context, endpoint: broker.endpoint, logger: StopAnnouncementTests.quiet)
         }
 
-        func send(session: String) throws {
-            let body = try Envelope.wrapping(Google_Protobuf_StringValue(session), session: session, idempotencyKey: "k-\(session)", writer: "test/0").encoded()
+        func send(session: String, key: String? = nil) throws {
+            let body = try Envelope.wrapping(Google_Protobuf_StringValue(session), session: session, idempotencyKey: key ?? "k-\(session)", writer: "test/0").encoded()
             try client.send(service: "vm.held", body: [body])
         }
 
@@ -123,6 +123,8 @@ struct HeldAnswerTests {
         }
 
         func mark(of session: String) -> UInt64? { ran.withLock { $0.first { $0.session == session }?.mark } }
+
+        func runs(of session: String) -> [UInt64] { ran.withLock { $0.filter { $0.session == session }.map(\.mark) } }
 
         func stop() async {
             stopping.withLock { $0 = true }
@@ -152,6 +154,32 @@ struct HeldAnswerTests {
             #expect(try served.answer(within: .milliseconds(200)) == nil)
             served.map.confirm(through: second)
             #expect(try served.answer(within: .seconds(1)) == "s2")
+        }
+        await served.stop()
+    }
+
+    @Test("a session's next request waits until its last answer went: a handler reads back what the one before it wrote")
+    func aSessionsNextRequestWaitsForItsLastAnswer() async throws {
+        let served = try await Served()
+        try await onThread {
+            try served.send(session: "s1", key: "a")
+            try served.send(session: "s1", key: "b")
+            try served.send(session: "s2")
+            // s2 runs; s1's second request does not, while s1's first answer waits.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while served.mark(of: "s2") == nil, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            #expect(served.mark(of: "s2") != nil, "another session was held up")
+            Thread.sleep(forTimeInterval: 0.3)
+            let first = try #require(served.runs(of: "s1").first)
+            #expect(served.runs(of: "s1").count == 1, "s1's next request ran before its last answer went")
+            served.map.confirm(through: first)
+            #expect(try served.answer(within: .seconds(1)) == "s1")
+            let again = ContinuousClock.now + .seconds(1)
+            while served.runs(of: "s1").count < 2, ContinuousClock.now < again { Thread.sleep(forTimeInterval: 0.005) }
+            #expect(served.runs(of: "s1").count == 2, "s1's next request did not run once its last answer went")
+            served.map.confirm(through: served.map.writesMade)
+            let rest = [try served.answer(within: .seconds(1)), try served.answer(within: .seconds(1))]
+            #expect(Set(rest.compactMap { $0 }) == ["s1", "s2"], "\(rest)")
         }
         await served.stop()
     }
