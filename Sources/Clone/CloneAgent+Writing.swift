@@ -68,19 +68,6 @@ extension CloneAgent {
         return shared.settled.wait(for: mark, until: Date(timeIntervalSinceNow: timeout.seconds))
     }
 
-    /// Where the writes up to `mark` (a `writesMade`) stand, without waiting: settled as
-    /// `settle` means it, still waiting, or never to be (the agent stopped first).
-    public func settlement(through mark: UInt64) -> CloneSettlement {
-        shared.settled.settlement(through: mark)
-    }
-
-    /// Wakes `signal` once the writes up to `mark` are settled or the agent stops (at once when
-    /// they are): for a loop that sleeps on its own wake-up pipe instead of a thread that waits in
-    /// `settle`, so no thread is parked per answer.
-    public func wake(_ signal: WakeSignal, whenSettledThrough mark: UInt64) {
-        shared.settled.wake(signal, at: mark)
-    }
-
     /// Deletes a key (a KVSET with an empty value).
     @discardableResult
     public func delete(key: String) throws(CloneWriteError) -> UUID {

@@ -96,57 +96,24 @@ final class CloneAgentShared: Sendable {
     }
 }
 
-/// How far an agent's writes are settled, for threads that wait on it (`CloneAgent.settle`) and
-/// for loops that sleep on a wake-up pipe until it gets somewhere (`CloneAgent.wake(_:whenSettledThrough:)`).
+/// How far an agent's writes are settled, for threads that wait on it (`CloneAgent.settle`).
 final class SettledMark: @unchecked Sendable {
     private let condition = NSCondition()
     private var through: UInt64 = 0
     private var closed = false
-    /// Pipes to wake once `through` reaches their mark (or the agent stops), then forgotten.
-    private var sleepers: [(mark: UInt64, signal: WakeSignal)] = []
 
     func advance(to mark: UInt64) {
         condition.lock()
         through = mark
         condition.broadcast()
-        var due: [WakeSignal] = []
-        if !sleepers.isEmpty {
-            sleepers.removeAll { sleeper in
-                guard sleeper.mark <= mark else { return false }
-                due.append(sleeper.signal)
-                return true
-            }
-        }
         condition.unlock()
-        for signal in due { signal.wake() }
     }
 
     func close() {
         condition.lock()
         closed = true
         condition.broadcast()
-        let due = sleepers.map(\.signal)
-        sleepers = []
         condition.unlock()
-        for signal in due { signal.wake() }
-    }
-
-    /// Where the writes up to `mark` stand, without waiting.
-    func settlement(through mark: UInt64) -> CloneSettlement {
-        condition.lock()
-        defer { condition.unlock() }
-        if through >= mark { return .settled }
-        return closed ? .stopped : .waiting
-    }
-
-    /// Wakes `signal` once `mark` is settled or the agent stops: at once if it already is. One
-    /// wake-up per call; a pipe asked for twice is woken once per call.
-    func wake(_ signal: WakeSignal, at mark: UInt64) {
-        condition.lock()
-        let now = through >= mark || closed
-        if !now { sleepers.append((mark, signal)) }
-        condition.unlock()
-        if now { signal.wake() }
     }
 
     /// Waits until `mark` is settled; false when the time ran out or the agent stopped first.

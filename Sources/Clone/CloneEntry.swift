@@ -54,13 +54,3 @@ func sameBytes(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
     guard a.count == b.count else { return false }
     return a.withUnsafeBytes { x in x.count == 0 || memcmp(x.baseAddress!, b.baseAddress!, x.count) == 0 }
 }
-
-/// Where an agent's writes up to a mark stand (`CloneAgent.settlement(through:)`).
-public enum CloneSettlement: Sendable, Equatable {
-    /// Confirmed by the server (or, without confirmations, sent), or replaced or given up.
-    case settled
-    /// Not yet.
-    case waiting
-    /// Never: the agent stopped first.
-    case stopped
-}

@@ -3,10 +3,9 @@ import Logging
 import ZeroMQ
 import Synchronization
 
-/// What holds a runtime's answer until the writes it stands for are in the Clone server
-/// (`SessionLaneServer` keeps the answers, `StateMap.settlement(through:)` says when): a caller
-/// told "done" does not ask again, so a kill right after the answer must not lose them. An
-/// answer waits at most `timeout`; when the writes are still unconfirmed then, the
+/// Holds a runtime's answer until the writes it stands for are in the Clone server
+/// (`StateMap.settle`): a caller told "done" does not ask again, so a kill right after the answer
+/// must not lose them. Waits at most `timeout`; when the writes are still unconfirmed then, the
 /// answer is not sent: `ErrorReply.unsettledFrame` goes instead, and the caller asks again with
 /// the same key. This process answers that retry from memory once the writes are confirmed (they
 /// are sent again until they are); a restarted one, which never saw them, applies it afresh.
@@ -14,11 +13,13 @@ final class AnswerSettling: Sendable {
     /// A host without faults confirms in about a millisecond.
     static let timeout: Duration = .seconds(2)
 
+    private let map: any StateMap
     private let service: String
     private let logger: Logger
     private let unsettled = Atomic<Int>(0)
 
-    init(service: String, logger: Logger) {
+    init(map: any StateMap, service: String, logger: Logger) {
+        self.map = map
         self.service = service
         self.logger = logger
     }
@@ -26,10 +27,10 @@ final class AnswerSettling: Sendable {
     /// Answers held back because their writes were not confirmed in time.
     var unsettledAnswers: Int { unsettled.load(ordering: .relaxed) }
 
-    /// What goes instead of an answer whose writes were not confirmed within `timeout` (or whose
-    /// map stopped first): `ErrorReply.unsettledFrame`, said in the log the first time and every
-    /// hundredth.
-    func heldBack() -> [Frame] {
+    /// `answer` once the map's writes so far are confirmed; `ErrorReply.unsettledFrame` when they
+    /// are not within `timeout` (said in the log the first time and every hundredth).
+    func settled(_ answer: [Frame]) -> [Frame] {
+        guard !map.settle(timeout: Self.timeout) else { return answer }
         let count = unsettled.add(1, ordering: .relaxed).newValue
         if count == 1 || count % 100 == 0 {
             logger.warning("held an answer back: the clone server has not confirmed the writes of \(service) (no confirmation in \(Self.timeout)); the caller is told to ask again, and they are still sent again until confirmed", metadata: [

@@ -1,7 +1,6 @@
 import Clone
 import FlowProtocol
 import Foundation
-import MessagePath
 import Synchronization
 
 /// One value of the state map under a Flowbus key.
@@ -46,15 +45,6 @@ public protocol StateMap: AnyObject, Sendable {
     /// (`AnswerSettling`), so an answer the caller will not ask again for never outlives the
     /// writes it stands for.
     func settle(timeout: Duration) -> Bool
-    /// A mark for the writes made so far, for `settlement(through:)` and `wake(_:whenSettledThrough:)`.
-    var writesMade: UInt64 { get }
-    /// Where the writes up to `mark` stand, without waiting: confirmed by the server, not yet,
-    /// or never (the map stopped first).
-    func settlement(through mark: UInt64) -> CloneSettlement
-    /// Wakes `signal` once the writes up to `mark` are confirmed or the map stops (at once when
-    /// they are): a loop that holds answers sleeps on its own pipe instead of parking a thread
-    /// in `settle` per answer (`SessionLaneServer`).
-    func wake(_ signal: WakeSignal, whenSettledThrough mark: UInt64)
     /// From now on this copy holds only the values of keys (as text) that `keep` accepts; the
     /// others still come as changes, but `value(at:)`, `entries(in:)` and a new stream's first
     /// values no longer show them (`CloneAgent.keepValues(where:)`).
@@ -199,14 +189,6 @@ public final class MemoryStateMap: StateMap {
 
     /// Every write is in the map at once.
     public func settle(timeout: Duration) -> Bool { !stopped.load(ordering: .acquiring) }
-
-    public var writesMade: UInt64 { 0 }
-
-    public func settlement(through mark: UInt64) -> CloneSettlement {
-        stopped.load(ordering: .acquiring) ? .stopped : .settled
-    }
-
-    public func wake(_ signal: WakeSignal, whenSettledThrough mark: UInt64) { signal.wake() }
 
     /// Every write to the map in order, deletes included, by any peer.
     public var writes: [StateEntry] { store.contents.withLock { $0.writes } }

@@ -82,44 +82,6 @@ struct CloneWriteConfirmationTests {
         #expect(!writer.settle(through: 5, timeout: .seconds(1)))
     }
 
-    /// `settlement(through:)` and `wake(_:whenSettledThrough:)`: what a loop that holds answers
-    /// reads and sleeps on instead of parking a thread in `settle`.
-    @Test func aPipeIsWokenOnceTheWritesUpToItsMarkAreConfirmed() async throws {
-        let fixture = try CloneFixture()
-        let writer = try await fixture.syncedAgent(["/other/"]) { configuration in
-            configuration.confirmWrites = true
-            configuration.confirmAfter = .milliseconds(100)
-        }
-        func woken(_ signal: WakeSignal) -> Bool {
-            var descriptor = pollfd(fd: signal.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            return poll(&descriptor, 1, 0) == 1
-        }
-        try fixture.faults.install(FaultRule(id: "lose", scope: .key, prefix: "/s/lost/", action: .drop))
-        try writer.set(key: "/s/lost/a", value: "a".bytes)
-        let mark = writer.writesMade
-        let pipe = try WakeSignal()
-        writer.wake(pipe, whenSettledThrough: mark)
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(writer.settlement(through: mark) == .waiting)
-        #expect(!woken(pipe), "woken while the write was being dropped")
-        fixture.faults.removeAll()
-        #expect(await eventually(timeout: .seconds(5)) { woken(pipe) }, "the write was confirmed, the pipe not woken")
-        #expect(writer.settlement(through: mark) == .settled)
-        // Asked for a mark already settled: woken at once.
-        pipe.drain()
-        writer.wake(pipe, whenSettledThrough: mark)
-        #expect(woken(pipe))
-        // A mark never to be settled: woken when the agent stops, and told so.
-        pipe.drain()
-        try fixture.faults.install(FaultRule(id: "lose again", scope: .key, prefix: "/s/lost/", action: .drop))
-        try writer.set(key: "/s/lost/b", value: "b".bytes)
-        writer.wake(pipe, whenSettledThrough: writer.writesMade)
-        #expect(!woken(pipe))
-        writer.stop()
-        #expect(woken(pipe), "the agent stopped, the pipe not woken")
-        #expect(writer.settlement(through: writer.writesMade) == .stopped)
-    }
-
     /// `set(keys:value:)`: a value under several keys (a view model's two copies of a state) is
     /// queued at once, so the agent's thread takes the writes in one go; a refused key refuses all.
     @Test func writesQueuedTogetherAreTakenTogether() async throws {
