@@ -38,6 +38,14 @@ beside_run() {
     # done), and a process that takes the lock first makes the other wait for the whole of its run.
     swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
     pid=$!
+    # The first starts its tests before the second opens the build database: two at once have
+    # met "unable to attach DB: database is locked", and one then ran no tests at all.
+    local waited=0
+    while [ "$waited" -lt 300 ] && kill -0 "$pid" 2>/dev/null \
+        && ! grep -q -e "^Test Suite '" -e '^◇ Test run started' "$other"; do
+        sleep 0.2
+        waited=$((waited + 1))
+    done
     # Ctrl-C, or a kill of the script, stops the second process too (a background process of a
     # script ignores the terminal's Ctrl-C); the caller's own traps are put back afterwards.
     local previous
