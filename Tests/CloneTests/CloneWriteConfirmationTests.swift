@@ -1,7 +1,6 @@
 import Clone
 import FlowbusTesting
 import Foundation
-import Glibc
 import MessagePath
 import Testing
 import ZeroMQ
