@@ -166,8 +166,7 @@ final class FaultPlanRunner: Sendable {
                     waiting.append(pending)
                 }
             } catch {
-                logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(Self.subject(pending.instance))", "flowbus.error": "\(error)"])
-                faults.record(scope: .process, rule: plan.name, subject: Self.subject(pending.instance), effect: "\(pending.effect) failed: \(error)")
+                signalFailed(pending.effect, pending.instance, error)
             }
         }
         undo.pending = waiting
@@ -220,8 +219,7 @@ final class FaultPlanRunner: Sendable {
                 undo.pending.append(PendingSignal(number: number, instance: instance, event: event, effect: effect, since: now,
                                                   until: number == SIGSTOP ? nil : now + Self.killWaitsForRestart))
             } catch {
-                logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(Self.subject(instance))", "flowbus.error": "\(error)"])
-                faults.record(scope: .process, rule: plan.name, subject: Self.subject(instance), effect: "\(effect) failed: \(error)")
+                signalFailed(effect, instance, error)
             }
         case .resume(let event):
             if let instance = undo.stopped.removeValue(forKey: event) {
@@ -263,10 +261,16 @@ final class FaultPlanRunner: Sendable {
             faults.record(scope: .process, rule: plan.name, subject: subject, effect: effect)
             return true
         } catch {
-            logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(subject)", "flowbus.error": "\(error)"])
-            faults.record(scope: .process, rule: plan.name, subject: subject, effect: "\(effect) failed: \(error)")
+            signalFailed(effect, instance, error)
             return false
         }
+    }
+
+    /// A signal that could not be sent: said in the log and in the decision log.
+    private func signalFailed(_ effect: String, _ instance: InstanceID, _ error: SupervisorError) {
+        let subject = Self.subject(instance)
+        logger.warning("fault plan: could not signal a plugin", metadata: ["flowbus.plugin": "\(subject)", "flowbus.error": "\(error)"])
+        faults.record(scope: .process, rule: plan.name, subject: subject, effect: "\(effect) failed: \(error)")
     }
 
     /// How the decision log names an instance: `vm-details/0`.
