@@ -72,6 +72,10 @@ final class AppHost {
             do { try manifest.write(toFile: path, atomically: true, encoding: .utf8) } catch { throw BenchError("cannot write \(path): \(error)") }
             chosen = ["--manifest", path]
         }
+        // More `flowbus up` options for every app this run starts, e.g. "--history-sessions 0".
+        if let extra = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_UP_OPTIONS"] {
+            chosen += extra.split(separator: " ").map(String.init)
+        }
         progress("\(label): flowbus up --detach (\(manifest == nil ? "default manifest: the whole app" : "its own manifest")), run directory \(host.runDirectory)")
         let (status, output) = IdleMemory.execute(
             flowbus, ["up", "--detach", "--run-dir", host.runDirectory, "--log-level", "warning"] + chosen, in: repository)
