@@ -1,3 +1,5 @@
+import FlowProtocol
+
 /// A `TraceEvent` as the host's history keeps it: one byte array holding only the fields the
 /// event has, its session left out (the log it sits in says it), and the words that repeat from
 /// event to event — who, which service, which action, the key under the session — as numbers
@@ -126,12 +128,7 @@ struct PackedTraceEvent {
         var bytes: [UInt8] = []
 
         mutating func varint(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-                value >>= 7
-            }
-            bytes.append(UInt8(value))
+            WireVarint.append(value, to: &bytes)
         }
 
         mutating func fixed(_ value: Int64) {

@@ -6,10 +6,18 @@ import SwiftProtobuf
 /// its full name and bytes, so the core never needs the app's types) and an optional notice.
 public struct ScreenPayload: Equatable, Sendable {
     /// The payload message's full protobuf name, e.g. `shop.v1.Cart`; empty for none.
-    public var kind: String
-    public var bytes: Data
+    public var kind: String {
+        didSet { source = nil }
+    }
+    public var bytes: Data {
+        didSet { source = nil }
+    }
     /// A short code coordinators and scripts branch on, with its text for people.
     public var notice: Notice?
+    /// The message `bytes` were made from, when this payload was made from one: `decode` hands
+    /// it back instead of decoding the bytes again (a view model draws its presentation from the
+    /// payload with every state it publishes). Changing `kind` or `bytes` forgets it.
+    private var source: (any SwiftProtobuf.Message)?
 
     public init(kind: String = "", bytes: Data = Data(), notice: Notice? = nil) {
         self.kind = kind
@@ -20,6 +28,12 @@ public struct ScreenPayload: Equatable, Sendable {
     /// `message` serialized, with an optional notice.
     public init(_ message: some SwiftProtobuf.Message, notice: Notice? = nil) {
         self.init(kind: type(of: message).protoMessageName, bytes: (try? message.serializedData()) ?? Data(), notice: notice)
+        source = message
+    }
+
+    /// Equal when the kind, the bytes and the notice are: how the payload was made does not count.
+    public static func == (left: ScreenPayload, right: ScreenPayload) -> Bool {
+        left.kind == right.kind && left.bytes == right.bytes && left.notice == right.notice
     }
 
     /// A payload that is only a notice.
@@ -32,6 +46,7 @@ public struct ScreenPayload: Equatable, Sendable {
     /// The payload as `type`, nil when it holds another kind or does not decode.
     public func decode<M: SwiftProtobuf.Message>(_ type: M.Type) -> M? {
         guard kind == M.protoMessageName else { return nil }
+        if let message = source as? M { return message }
         return try? M(serializedBytes: bytes)
     }
 }

@@ -33,13 +33,15 @@ extension Flowbus_V1_Envelope {
     /// or one Clone value.
     public func encoded() throws(EnvelopeError) -> [UInt8] {
         do {
+            // Room for the fields besides the payload and for the check, so sealing does not grow it.
+            let capacity = payload.count + 128
             var bytes: [UInt8]
             if check == 0 {
-                bytes = try serializedBytes()
+                bytes = try ProtoWriter.encode(self, capacity: capacity)
             } else {
                 var unchecked = self
                 unchecked.check = 0
-                bytes = try unchecked.serializedBytes()
+                bytes = try ProtoWriter.encode(unchecked, capacity: capacity)
             }
             WireCheck.seal(&bytes)
             return bytes

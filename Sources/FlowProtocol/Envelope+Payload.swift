@@ -1,3 +1,4 @@
+import Foundation
 import SwiftProtobuf
 
 extension Flowbus_V1_Envelope {
@@ -16,7 +17,7 @@ extension Flowbus_V1_Envelope {
         envelope.version = WireVersion.current
         envelope.kind = kind
         do {
-            envelope.payload = try payload.serializedBytes()
+            envelope.payload = Data(try ProtoWriter.encode(payload, capacity: 512))
         } catch {
             throw .unencodable(kind: kind, reason: "\(error)")
         }

@@ -50,7 +50,14 @@ extension Character {
 }
 
 extension StringProtocol {
+    /// The text without the whitespace at either end (by Unicode scalar: a view model trims
+    /// every parameter and field it reads, so this is on the path of each intent).
     var trimmingWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        var trimmed = String.UnicodeScalarView()
+        trimmed.append(contentsOf: scalars[first...last])
+        return String(trimmed)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct BrazilianReaisTests {
     @Test(arguments: [
         ("100,00", 10_000), ("1.234,56", 123_456), ("10", 1_000), ("10,5", 1_050), ("0,05", 5), (" R$ 7,25 ", 725),
-        ("1.000.000,00", 100_000_000), ("1234,56", 123_456),
+        ("1.000.000,00", 100_000_000), ("1234,56", 123_456), ("\n\t12,00 \r\n", 1_200), ("\u{00A0}R$\u{2003}3,50\u{00A0}", 350),
     ] as [(String, Int64)])
     func acceptsBrazilianDecimals(text: String, centavos: Int64) {
         #expect(BrazilianReais.centavos(from: text) == centavos)
