@@ -27,7 +27,7 @@ public struct ScreenPayload: Equatable, Sendable {
 
     /// `message` serialized, with an optional notice.
     public init(_ message: some SwiftProtobuf.Message, notice: Notice? = nil) {
-        self.init(kind: type(of: message).protoMessageName, bytes: (try? message.serializedData()) ?? Data(), notice: notice)
+        self.init(kind: type(of: message).protoMessageName, bytes: (try? message.wireData()) ?? Data(), notice: notice)
         source = message
     }
 

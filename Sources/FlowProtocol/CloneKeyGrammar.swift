@@ -10,8 +10,9 @@ public enum CloneKeyGrammar {
         guard !key.isEmpty else { throw .empty(what: "clone key") }
         let bytes = key.utf8.count
         guard bytes <= maximumBytes else { throw .tooLong(what: "clone key", text: key, bytes: bytes, limit: maximumBytes) }
-        guard key.hasPrefix("/") else { throw .missingLeadingSlash(text: key) }
-        let segments = key.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        guard key.utf8.first == UInt8(ascii: "/") else { throw .missingLeadingSlash(text: key) }
+        // Split on the byte '/': it never falls inside a character, and bytes are cheaper to walk.
+        let segments = key.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Substring.init)
         for segment in segments {
             guard !segment.isEmpty else { throw .emptySegment(text: key) }
             do throws(NameError) {

@@ -307,6 +307,13 @@ public struct ProtoWriter: SwiftProtobuf.Visitor {
     }
 }
 
+extension SwiftProtobuf.Message {
+    /// The message's binary encoding through `ProtoWriter`: `serializedData()`'s bytes in one pass.
+    public func wireData() throws -> Data {
+        Data(try ProtoWriter.encode(self))
+    }
+}
+
 /// Protobuf's base-128 varint, least significant group first.
 public enum WireVarint {
     @inline(__always)

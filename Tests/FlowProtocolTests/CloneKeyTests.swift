@@ -44,6 +44,17 @@ struct CloneKeyTests {
         #expect(throws: NameError.self) { try CloneKey(parsing: text) }
     }
 
+    /// A refused key names the character that is not allowed, whole, as a person sees it.
+    @Test(arguments: [
+        ("/s/abç/nav", "ç"), ("/s/a\u{301}b/nav", "a\u{301}"), ("/s/ab c/nav", " "), ("/v/sign👍in/x", "👍"), ("/s/x/vm/sign\tin", "\t"),
+    ] as [(String, Character)])
+    func namesTheCharacterRefused(key: String, character: Character) throws {
+        #expect(throws: NameError.invalidCharacter(
+            what: "clone key", text: key, character: character, allowed: "ASCII letters, digits, '.', '_' and '-' between '/'")) {
+            try CloneKeyGrammar.validate(key)
+        }
+    }
+
     @Test func rejectsKeysOverTheLimit() throws {
         let long = "/host/" + String(repeating: "a", count: 250)
         #expect(long.utf8.count == 256)

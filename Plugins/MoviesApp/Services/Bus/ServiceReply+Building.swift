@@ -12,7 +12,7 @@ extension Flowbus_V1_ServiceReply {
     static func payload(_ message: some SwiftProtobuf.Message) -> ServiceReply {
         var reply = ServiceReply()
         do {
-            reply.payload = try message.serializedData()
+            reply.payload = try message.wireData()
             reply.payloadKind = type(of: message).protoMessageName
         } catch {
             reply.error = Flowbus_V1_Error(.internal, "could not serialize the \(type(of: message).protoMessageName) result: \(error)", hint: "report this bug; retrying will not help")

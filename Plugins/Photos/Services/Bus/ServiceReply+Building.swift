@@ -7,7 +7,7 @@ extension Flowbus_V1_ServiceReply {
     static func payload(_ message: some SwiftProtobuf.Message) -> Flowbus_V1_ServiceReply {
         var reply = Flowbus_V1_ServiceReply()
         do {
-            reply.payload = try message.serializedData()
+            reply.payload = try message.wireData()
             reply.payloadKind = type(of: message).protoMessageName
         } catch {
             reply.error = ErrorReply.error(
