@@ -31,7 +31,8 @@ enum TraceDecoding {
         if rest == "nav", let navigation = try? envelope.unwrap(Flowbus_V1_Navigation.self) {
             event.kind = .navigation
             describe(navigation, into: &event)
-        } else if rest.hasPrefix("vm/"), let state = try? envelope.unwrap(Flowbus_V1_ViewState.self) {
+        } else if rest.hasPrefix("vm/"), envelope.holds(Flowbus_V1_ViewState.self), let state = Flowbus_V1_ViewState.head(of: envelope.payload) {
+            // Only the head: decoding the presentation of every state was most of the history's work.
             event.kind = .state
             event.screen = String(rest.dropFirst(3))
             event.phase = phaseName(state.phase)

@@ -154,3 +154,42 @@ struct ProtoWriterTests {
         try Self.expectSameBytes(packed, "a packed field of 200 bytes")
     }
 }
+
+/// `ViewState.head` reads what decoding the whole state reads, and refuses what it refuses.
+@Suite("ProtoFields")
+struct ProtoFieldsTests {
+    @Test func aViewStatesHeadIsWhatTheWholeDecodes() throws {
+        var generator = ProtoWriterTests.Generator(state: 99)
+        for items in [0, 2, 50] {
+            for synopsis in [0, 10, 200, 20_000] {
+                var state = ProtoWriterTests.viewState(&generator, items: items, synopsis: synopsis)
+                for phase in [Flowbus_V1_ViewState.Phase.none, .loading, .success, .error, .UNRECOGNIZED(9)] {
+                    state.phase = phase
+                    let bytes = try state.serializedData()
+                    let head = try #require(Flowbus_V1_ViewState.head(of: bytes))
+                    let whole = try Flowbus_V1_ViewState(serializedBytes: bytes)
+                    #expect(head == Flowbus_V1_ViewState.Head(phase: whole.phase, screenVersion: whole.screenVersion, message: whole.message))
+                }
+            }
+        }
+    }
+
+    @Test func malformedBytesHaveNoHead() throws {
+        var state = Flowbus_V1_ViewState()
+        state.phase = .success
+        state.message = "Liked."
+        state.screenVersion = 300
+        let bytes = [UInt8](try state.serializedData())
+        #expect(Flowbus_V1_ViewState.head(of: Data(bytes)) == Flowbus_V1_ViewState.Head(phase: .success, screenVersion: 300, message: "Liked."))
+        // Cut anywhere inside, the bytes no longer make a message (except at a field's end).
+        for cut in 1..<bytes.count {
+            let head = Flowbus_V1_ViewState.head(of: Data(bytes[..<cut]))
+            let whole = try? Flowbus_V1_ViewState(serializedBytes: Array(bytes[..<cut]))
+            #expect((head == nil) == (whole == nil), "cut at \(cut)")
+        }
+        #expect(Flowbus_V1_ViewState.head(of: Data([0x12, 0x02, 0xC3, 0x28])) == nil)  // message: invalid UTF-8
+        #expect(Flowbus_V1_ViewState.head(of: Data([0x0A, 0x01, 0x01])) == nil)  // phase sent as bytes
+        #expect(Flowbus_V1_ViewState.head(of: Data([0x00, 0x01])) == nil)  // field number 0
+        #expect(Flowbus_V1_ViewState.head(of: Data([0x28, 0xFF])) == nil)  // a varint cut short
+    }
+}
