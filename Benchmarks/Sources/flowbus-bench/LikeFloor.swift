@@ -86,11 +86,13 @@ struct LikeFloor {
             let states: StateSource
             let stopAgent = StopFlag()
             var agent: Party<Void>?
+            var relay: [Int32] = []
             if layout == .app {
-                let relay = AppViewModel.pipeEnds()
+                relay = AppViewModel.pipeEnds()
                 states = .relay(relay[0])
+                let ends = relay
                 agent = Party<Void>("floor-cl-agent") { () throws(BenchError) in
-                    try Self.clientAgent(context: context, directory: scratch.path, relay: relay, until: stopAgent)
+                    try Self.clientAgent(context: context, directory: scratch.path, relay: ends, until: stopAgent)
                 }
             } else {
                 let subscriber = try RawSocket(context, ZMQ_SUB)
@@ -101,6 +103,7 @@ struct LikeFloor {
             defer {
                 stopAgent.raise()
                 _ = try? agent?.join()
+                for end in relay { close(end) }
             }
             let intent = [UInt8](repeating: 0x49, count: Self.intentSize)
             var samples: [UInt64] = []
@@ -289,6 +292,9 @@ extension LikeFloor {
             exit(64)
         }
         let directory = arguments[1]
+        // Killed with the benchmark, even when it is interrupted (and gone already if it was).
+        CRawZMQ_dieWithParent()
+        if getppid() == 1 { exit(0) }
         CRawZMQ_nameThread("floor-\(arguments[0])")
         do throws(BenchError) {
             let context = RawContext()
