@@ -128,7 +128,7 @@ extension CloneServerLoop {
     func sendAcks() throws(ZMQError) {
         guard !pendingAcks.isEmpty else { return }
         for (agent, uuids) in pendingAcks {
-            if try !sendPublished(Self.ackPrefix + agent, Self.zeroSequence, [], [], uuids) { statistics.publishBlocked += 1 }
+            if try !sendPublished(Self.ackPrefix + agent.bytes, Self.zeroSequence, [], [], uuids) { statistics.publishBlocked += 1 }
             statistics.acksSent += 1
         }
         pendingAcks.removeAll(keepingCapacity: true)
@@ -139,7 +139,7 @@ extension CloneServerLoop {
 
     private func acknowledge(_ update: AcceptedSet) {
         guard let agent = update.ackTo, update.uuid.count == 16 else { return }
-        pendingAcks[agent, default: []].append(contentsOf: update.uuid)
+        pendingAcks[KeyBytes(agent), default: []].append(contentsOf: update.uuid)
     }
 
     /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
@@ -296,7 +296,7 @@ extension CloneServerLoop {
             }
         }
         if let generation = update.generation {
-            let newest = writerGenerations[generation.name] ?? 0
+            let newest = writerGenerations[KeyBytes(generation.name)] ?? 0
             if generation.number < newest {
                 // From a process a newer incarnation has replaced (which has written since): its
                 // late write would put an outdated value back. Confirmed, so a writer still alive
@@ -305,7 +305,7 @@ extension CloneServerLoop {
                 acknowledge(update)
                 return
             }
-            if generation.number > newest { writerGenerations[generation.name] = generation.number }
+            if generation.number > newest { writerGenerations[KeyBytes(generation.name)] = generation.number }
         }
         if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existing: existing) {
             statistics.quotaRefused += 1

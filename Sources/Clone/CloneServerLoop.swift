@@ -58,7 +58,7 @@ final class CloneServerLoop {
     /// lost) is confirmed again, not applied again.
     var confirmedWrites = RecentWriteIDs(capacity: 65_536)
     /// Confirmations to send at the end of this collector batch, by agent id.
-    var pendingAcks: [[UInt8]: [UInt8]] = [:]
+    var pendingAcks: [KeyBytes: [UInt8]] = [:]
     let collectorReceiveLimit: Int
     /// The map on disk, when the configuration names a file.
     let journal: CloneJournal?
@@ -69,7 +69,7 @@ final class CloneServerLoop {
     /// arrives after it must not bring the key back.
     var deletedOrders = RecentDeletes(capacity: 65_536)
     /// The newest incarnation each writer has written as (`wgen`): one per plugin replica.
-    var writerGenerations: [[UInt8]: UInt64] = [:]
+    var writerGenerations: [KeyBytes: UInt64] = [:]
     /// The agent ids of `wseq`, one array each: every key an agent writes shares it.
     var writerNames = InternedBytes(capacity: 4096)
     /// The value last stored, whose array the next one shares when it holds the same bytes.

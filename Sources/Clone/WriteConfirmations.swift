@@ -20,10 +20,11 @@ struct WriteConfirmations {
     let firstWait: Duration
     let maxWait: Duration = .seconds(4)
     let maxTries: Int
-    /// By write UUID (frame 2 of the KVSET).
-    private var pending: [[UInt8]: Pending] = [:]
+    /// By write UUID (frame 2 of the KVSET). Keyed by `KeyBytes`, which hashes the bytes in one
+    /// call where an array hashes them one by one: every write is looked up here a few times.
+    private var pending: [KeyBytes: Pending] = [:]
     /// By key: the UUID of the newest write sent.
-    private var newest: [[UInt8]: [UInt8]] = [:]
+    private var newest: [KeyBytes: [UInt8]] = [:]
     /// (due, ticket, UUID) of every try, a min-heap on the due time.
     private var queue = DueHeap()
     private var tickets: UInt64 = 0
@@ -41,15 +42,15 @@ struct WriteConfirmations {
     var settledThrough: UInt64 { settlement.through }
 
     /// Whether `uuid` still waits for its confirmation (a resend of one confirmed meanwhile need not go).
-    func isWaiting(_ uuid: [UInt8]) -> Bool { pending[uuid] != nil }
+    func isWaiting(_ uuid: [UInt8]) -> Bool { pending[KeyBytes(uuid)] != nil }
 
     /// The KVSET numbered `sequence` went to the collector for the first time.
     mutating func sentFirst(_ frames: [Frame], sequence: UInt64, now: MonotonicTime) {
         guard frames.count == 5 else { return }
         settlement.sent(sequence)
         // The newest write of a key settles the older ones still waiting: it is what the key will hold.
-        if let older = newest[frames[0]], let replaced = pending[older], !replaced.replaced {
-            pending[older]?.replaced = true
+        if let older = newest[KeyBytes(frames[0])], let replaced = pending[KeyBytes(older)], !replaced.replaced {
+            pending[KeyBytes(older)]?.replaced = true
             settlement.settle(replaced.sequence)
         }
         schedule(frames, tries: 1, sequence: sequence, now: now)
@@ -57,7 +58,7 @@ struct WriteConfirmations {
 
     /// A KVSET not confirmed in time went to the collector again.
     mutating func sentAgain(_ frames: [Frame], now: MonotonicTime) {
-        guard frames.count == 5, let earlier = pending[frames[2]] else { return }
+        guard frames.count == 5, let earlier = pending[KeyBytes(frames[2])] else { return }
         schedule(frames, tries: earlier.tries + 1, sequence: earlier.sequence, now: now)
     }
 
@@ -67,16 +68,16 @@ struct WriteConfirmations {
         for _ in 1..<tries where wait < maxWait { wait = wait * 2 }
         tickets += 1
         let due = now + min(wait, maxWait)
-        let replaced = pending[uuid]?.replaced ?? false
-        pending[uuid] = Pending(frames: frames, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
-        newest[frames[0]] = uuid
+        let replaced = pending[KeyBytes(uuid)]?.replaced ?? false
+        pending[KeyBytes(uuid)] = Pending(frames: frames, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
+        newest[KeyBytes(frames[0])] = uuid
         queue.push(DueHeap.Item(due: due, ticket: tickets, uuid: uuid))
     }
 
     /// The server confirmed `uuid`; false when it was not waiting (confirmed twice, or given up).
     mutating func confirm(_ uuid: [UInt8]) -> Bool {
-        guard let confirmed = pending.removeValue(forKey: uuid) else { return false }
-        if newest[confirmed.frames[0]] == uuid { newest[confirmed.frames[0]] = nil }
+        guard let confirmed = pending.removeValue(forKey: KeyBytes(uuid)) else { return false }
+        if newest[KeyBytes(confirmed.frames[0])] == uuid { newest[KeyBytes(confirmed.frames[0])] = nil }
         if !confirmed.replaced { settlement.settle(confirmed.sequence) }
         return true
     }
@@ -92,14 +93,14 @@ struct WriteConfirmations {
         var verdicts: [Verdict] = []
         while let (uuid, entry) = current(), entry.due <= now {
             queue.pop()
-            guard newest[entry.frames[0]] == uuid else {
-                pending[uuid] = nil
+            guard newest[KeyBytes(entry.frames[0])] == uuid else {
+                pending[KeyBytes(uuid)] = nil
                 if !entry.replaced { settlement.settle(entry.sequence) }
                 continue
             }
             if entry.tries >= maxTries {
-                pending[uuid] = nil
-                newest[entry.frames[0]] = nil
+                pending[KeyBytes(uuid)] = nil
+                newest[KeyBytes(entry.frames[0])] = nil
                 if !entry.replaced { settlement.settle(entry.sequence) }
                 verdicts.append(.abandon(entry.frames))
             } else {
@@ -117,7 +118,7 @@ struct WriteConfirmations {
     /// The earliest try that is a write's current one, dropping those of confirmed or retried writes.
     private mutating func current() -> (uuid: [UInt8], entry: Pending)? {
         while let item = queue.first {
-            if let entry = pending[item.uuid], entry.ticket == item.ticket { return (item.uuid, entry) }
+            if let entry = pending[KeyBytes(item.uuid)], entry.ticket == item.ticket { return (item.uuid, entry) }
             queue.pop()
         }
         return nil
