@@ -32,7 +32,7 @@ enum TraceDecoding {
             event.kind = .navigation
             describe(navigation, into: &event)
         } else if rest.hasPrefix("vm/"), envelope.holds(Flowbus_V1_ViewState.self), let state = Flowbus_V1_ViewState.head(of: envelope.payload) {
-            // Only the head: decoding the presentation of every state was most of the history's work.
+            // Only the head: decoding each state whole, presentation and all, was most of its cost here.
             event.kind = .state
             event.screen = String(rest.dropFirst(3))
             event.phase = phaseName(state.phase)
