@@ -78,9 +78,7 @@ struct LikeFloor {
         let pids = parties.map { $0.process.processIdentifier } + [getpid()]
         let client = Party<(samples: [UInt64], cpu: Double, threads: [(thread: String, cpu: Double, runs: Double)])>("floor-client") { () throws(BenchError) in
             let context = RawContext()
-            let dealer = try RawSocket(context, ZMQ_DEALER)
-            dealer.setIdentity("client")
-            try dealer.connect("ipc://\(scratch.path)/broker.ipc")
+            let dealer = try RawSocket.dealer(context, identity: "client", connectingTo: "ipc://\(scratch.path)/broker.ipc")
             // The app's client follows its session on an agent thread, which hands each state to
             // the thread waiting for it; in the `single` layout one thread does both.
             let states: StateSource
@@ -95,9 +93,7 @@ struct LikeFloor {
                     try Self.clientAgent(context: context, directory: scratch.path, relay: ends, until: stopAgent)
                 }
             } else {
-                let subscriber = try RawSocket(context, ZMQ_SUB)
-                subscriber.subscribe("/s/\(Self.session)/")
-                try subscriber.connect("ipc://\(scratch.path)/publisher.ipc")
+                let subscriber = try RawSocket.subscriber(context, to: "/s/\(Self.session)/", connectingTo: "ipc://\(scratch.path)/publisher.ipc")
                 states = .subscriber(subscriber)
             }
             defer {
@@ -194,17 +190,13 @@ struct LikeFloor {
     /// The app layout's client agent: follows the session and tells the waiting thread of each
     /// `success` state through `relay`.
     static func clientAgent(context: RawContext, directory: String, relay: [Int32], until stop: StopFlag) throws(BenchError) {
-        let subscriber = try RawSocket(context, ZMQ_SUB)
-        subscriber.subscribe("/s/\(session)/")
-        try subscriber.connect("ipc://\(directory)/publisher.ipc")
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
-        defer { for index in frames.indices { zmq_msg_close(&frames[index]) } }
+        let subscriber = try RawSocket.subscriber(context, to: "/s/\(session)/", connectingTo: "ipc://\(directory)/publisher.ipc")
+        let message = ReceivedMessage()
         while !stop.isRaised {
             var items = [zmq_pollitem_t(socket: subscriber.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
             guard zmq_poll(&items, 1, 100) > 0 else { continue }
-            while let count = try subscriber.receiveMessage(into: &frames, flags: ZMQ_DONTWAIT) {
-                if count == 5, zmq_msg_size(&frames[4]) > 0, zmq_msg_data(&frames[4])!.load(as: UInt8.self) == Phase.success {
+            while let count = try subscriber.receiveMessage(into: &message.frames, flags: ZMQ_DONTWAIT) {
+                if message.isState(Phase.success, frames: count) {
                     AppViewModel.signal(relay)
                 }
             }
@@ -216,9 +208,7 @@ struct LikeFloor {
         var shown: UInt64?
         var replied = false
         let deadline = monotonicNanoseconds() + UInt64(timeout) * 1_000_000
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
-        defer { for index in frames.indices { zmq_msg_close(&frames[index]) } }
+        let message = ReceivedMessage()
         while shown == nil || !replied {
             let now = monotonicNanoseconds()
             if now >= deadline { return replied ? .noState : .timedOut }
@@ -236,8 +226,8 @@ struct LikeFloor {
                 switch states {
                 case .subscriber(let subscriber):
                     // [key, sequence, uuid, properties, body]: the body's first byte is the phase.
-                    while let count = try subscriber.receiveMessage(into: &frames, flags: ZMQ_DONTWAIT) {
-                        if count == 5, zmq_msg_size(&frames[4]) > 0, zmq_msg_data(&frames[4])!.load(as: UInt8.self) == Phase.success {
+                    while let count = try subscriber.receiveMessage(into: &message.frames, flags: ZMQ_DONTWAIT) {
+                        if message.isState(Phase.success, frames: count) {
                             shown = monotonicNanoseconds()
                         }
                     }
@@ -247,9 +237,9 @@ struct LikeFloor {
                 }
             }
             if items[0].revents & Int16(ZMQ_POLLIN) != 0 {
-                while let count = try dealer.receiveMessage(into: &frames, flags: ZMQ_DONTWAIT) {
+                while let count = try dealer.receiveMessage(into: &message.frames, flags: ZMQ_DONTWAIT) {
                     // [from, body]; a bounce is ["", "!"].
-                    if count == 2, zmq_msg_size(&frames[1]) == 1, zmq_msg_data(&frames[1])!.load(as: UInt8.self) == UInt8(ascii: "!") {
+                    if message.isBounce(frames: count) {
                         return .bounced
                     }
                     replied = true
@@ -324,20 +314,19 @@ extension LikeFloor {
         let router = try RawSocket(context, ZMQ_ROUTER)
         router.set(ZMQ_ROUTER_MANDATORY, 1)
         try router.bind("ipc://\(directory)/broker.ipc")
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let message = ReceivedMessage()
         while true {
-            guard let count = try router.receiveMessage(into: &frames), count >= 3 else { continue }
-            let to = [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[1]), count: zmq_msg_size(&frames[1])))
+            guard let count = try router.receiveMessage(into: &message.frames), count >= 3 else { continue }
+            let to = message.bytes(1)
             guard try router.sendReachable(to, flags: ZMQ_SNDMORE) else {
-                let from = [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[0]), count: zmq_msg_size(&frames[0])))
+                let from = message.bytes(0)
                 try router.send(from, flags: ZMQ_SNDMORE)
                 try router.send([], flags: ZMQ_SNDMORE)
                 try router.send([UInt8(ascii: "!")])
                 continue
             }
-            try router.forward(&frames[0], more: true)
-            for index in 2..<count { try router.forward(&frames[index], more: index < count - 1) }
+            try router.forward(&message.frames[0], more: true)
+            for index in 2..<count { try router.forward(&message.frames[index], more: index < count - 1) }
         }
     }
 
@@ -349,21 +338,20 @@ extension LikeFloor {
         try collector.bind("ipc://\(directory)/collector.ipc")
         let publisher = try RawSocket(context, ZMQ_PUB)
         try publisher.bind("ipc://\(directory)/publisher.ipc")
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let message = ReceivedMessage()
         var sequence: UInt64 = 0
         var counts: [[UInt8]: UInt64] = [:]
         while true {
             var heard: Set<[UInt8]> = []
             var flags: Int32 = 0
-            while let count = try collector.receiveMessage(into: &frames, flags: flags) {
+            while let count = try collector.receiveMessage(into: &message.frames, flags: flags) {
                 flags = ZMQ_DONTWAIT
                 guard count == 6 else { continue }
-                let writer = [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[0]), count: zmq_msg_size(&frames[0])))
+                let writer = message.bytes(0)
                 sequence += 1
-                try publisher.forward(&frames[1], more: true)
+                try publisher.forward(&message.frames[1], more: true)
                 try publisher.send(bigEndian: sequence, flags: ZMQ_SNDMORE)
-                for index in 3...5 { try publisher.forward(&frames[index], more: index < 5) }
+                for index in 3...5 { try publisher.forward(&message.frames[index], more: index < 5) }
                 counts[writer, default: 0] += 1
                 heard.insert(writer)
             }
@@ -375,23 +363,18 @@ extension LikeFloor {
     }
 
     static func service(_ context: RawContext, _ directory: String) throws(BenchError) {
-        let dealer = try RawSocket(context, ZMQ_DEALER)
-        dealer.setIdentity("svc")
-        try dealer.connect("ipc://\(directory)/broker.ipc")
+        let dealer = try RawSocket.dealer(context, identity: "svc", connectingTo: "ipc://\(directory)/broker.ipc")
         let reply = [UInt8](repeating: 0x52, count: serviceReplySize)
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let message = ReceivedMessage()
         while true {
-            guard let count = try dealer.receiveMessage(into: &frames), count == 2 else { continue }
-            try dealer.forward(&frames[0], more: true)
+            guard let count = try dealer.receiveMessage(into: &message.frames), count == 2 else { continue }
+            try dealer.forward(&message.frames[0], more: true)
             try dealer.send(reply)
         }
     }
 
     static func owner(_ context: RawContext, _ directory: String) throws(BenchError) {
-        let subscriber = try RawSocket(context, ZMQ_SUB)
-        subscriber.subscribe("/s/")
-        try subscriber.connect("ipc://\(directory)/publisher.ipc")
+        let subscriber = try RawSocket.subscriber(context, to: "/s/", connectingTo: "ipc://\(directory)/publisher.ipc")
         while true { _ = try subscriber.drainMessage() }
     }
 
@@ -410,13 +393,13 @@ extension LikeFloor {
     }
 
     /// The service call on `caller`, sent again after a bounce (the service not connected yet).
-    static func callService(on caller: RawSocket, frames: inout [zmq_msg_t]) throws(BenchError) {
+    static func callService(on caller: RawSocket, message: ReceivedMessage) throws(BenchError) {
         let call = [UInt8](repeating: 0x43, count: callSize)
         while true {
             try caller.send(Array("svc".utf8), flags: ZMQ_SNDMORE)
             try caller.send(call)
-            guard let count = try caller.receiveMessage(into: &frames) else { continue }
-            if count == 2, zmq_msg_size(&frames[1]) == 1, zmq_msg_data(&frames[1])!.load(as: UInt8.self) == UInt8(ascii: "!") {
+            guard let count = try caller.receiveMessage(into: &message.frames) else { continue }
+            if message.isBounce(frames: count) {
                 usleep(10_000)
                 continue
             }
@@ -426,30 +409,23 @@ extension LikeFloor {
 
     /// The `single` layout: the worker thread does it all.
     static func singleViewModel(_ context: RawContext, _ directory: String) throws(BenchError) {
-        let worker = try RawSocket(context, ZMQ_DEALER)
-        worker.setIdentity("vm")
-        try worker.connect("ipc://\(directory)/broker.ipc")
-        let caller = try RawSocket(context, ZMQ_DEALER)
-        caller.setIdentity("vm-call")
-        try caller.connect("ipc://\(directory)/broker.ipc")
-        let collector = try RawSocket(context, ZMQ_DEALER)
-        collector.setIdentity("vm-agent")
-        try collector.connect("ipc://\(directory)/collector.ipc")
+        let worker = try RawSocket.dealer(context, identity: "vm", connectingTo: "ipc://\(directory)/broker.ipc")
+        let caller = try RawSocket.dealer(context, identity: "vm-call", connectingTo: "ipc://\(directory)/broker.ipc")
+        let collector = try RawSocket.dealer(context, identity: "vm-agent", connectingTo: "ipc://\(directory)/collector.ipc")
         let reply = [UInt8](repeating: 0x41, count: replySize)
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let message = ReceivedMessage()
         var written: UInt64 = 0
         var acknowledged: UInt64 = 0
         while true {
-            guard let count = try worker.receiveMessage(into: &frames), count == 2 else { continue }
-            let client = [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[0]), count: zmq_msg_size(&frames[0])))
+            guard let count = try worker.receiveMessage(into: &message.frames), count == 2 else { continue }
+            let client = message.bytes(0)
             try writeState(Phase.loading, on: collector)
-            try callService(on: caller, frames: &frames)
+            try callService(on: caller, message: message)
             try writeState(Phase.success, on: collector)
             written += 4
             while acknowledged < written {
-                guard let count = try collector.receiveMessage(into: &frames), count == 1, zmq_msg_size(&frames[0]) == 8 else { continue }
-                acknowledged = UInt64(bigEndian: zmq_msg_data(&frames[0])!.loadUnaligned(as: UInt64.self))
+                guard let count = try collector.receiveMessage(into: &message.frames), let newest = message.acknowledgement(frames: count) else { continue }
+                acknowledged = newest
             }
             try worker.send(client, flags: ZMQ_SNDMORE)
             try worker.send(reply)
@@ -504,12 +480,9 @@ final class AppViewModel: @unchecked Sendable {
     }
 
     func worker() throws(BenchError) {
-        let worker = try RawSocket(context, ZMQ_DEALER)
-        worker.setIdentity("vm")
-        try worker.connect("ipc://\(directory)/broker.ipc")
+        let worker = try RawSocket.dealer(context, identity: "vm", connectingTo: "ipc://\(directory)/broker.ipc")
         let reply = [UInt8](repeating: 0x41, count: LikeFloor.replySize)
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let message = ReceivedMessage()
         while true {
             var items = [
                 zmq_pollitem_t(socket: worker.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0),
@@ -517,9 +490,9 @@ final class AppViewModel: @unchecked Sendable {
             ]
             guard zmq_poll(&items, 2, -1) >= 0 else { continue }
             if items[0].revents & Int16(ZMQ_POLLIN) != 0 {
-                while let count = try worker.receiveMessage(into: &frames, flags: ZMQ_DONTWAIT) {
+                while let count = try worker.receiveMessage(into: &message.frames, flags: ZMQ_DONTWAIT) {
                     guard count == 2 else { continue }
-                    let client = [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[0]), count: zmq_msg_size(&frames[0])))
+                    let client = message.bytes(0)
                     lock.lock()
                     intents.append(client)
                     lock.broadcast()
@@ -541,11 +514,8 @@ final class AppViewModel: @unchecked Sendable {
     }
 
     func lane() throws(BenchError) {
-        let caller = try RawSocket(context, ZMQ_DEALER)
-        caller.setIdentity("vm-call")
-        try caller.connect("ipc://\(directory)/broker.ipc")
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let caller = try RawSocket.dealer(context, identity: "vm-call", connectingTo: "ipc://\(directory)/broker.ipc")
+        let message = ReceivedMessage()
         var written: UInt64 = 0
         while true {
             lock.lock()
@@ -553,7 +523,7 @@ final class AppViewModel: @unchecked Sendable {
             let client = intents.removeFirst()
             lock.unlock()
             queue(LikeFloor.Phase.loading)
-            try LikeFloor.callService(on: caller, frames: &frames)
+            try LikeFloor.callService(on: caller, message: message)
             queue(LikeFloor.Phase.success)
             written += 4
             lock.lock()
@@ -574,14 +544,9 @@ final class AppViewModel: @unchecked Sendable {
     }
 
     func agent() throws(BenchError) {
-        let collector = try RawSocket(context, ZMQ_DEALER)
-        collector.setIdentity("vm-agent")
-        try collector.connect("ipc://\(directory)/collector.ipc")
-        let subscriber = try RawSocket(context, ZMQ_SUB)
-        subscriber.subscribe("/v/details/")
-        try subscriber.connect("ipc://\(directory)/publisher.ipc")
-        var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
-        for index in frames.indices { zmq_msg_init(&frames[index]) }
+        let collector = try RawSocket.dealer(context, identity: "vm-agent", connectingTo: "ipc://\(directory)/collector.ipc")
+        let subscriber = try RawSocket.subscriber(context, to: "/v/details/", connectingTo: "ipc://\(directory)/publisher.ipc")
+        let message = ReceivedMessage()
         while true {
             var items = [
                 zmq_pollitem_t(socket: collector.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0),
@@ -599,9 +564,8 @@ final class AppViewModel: @unchecked Sendable {
             }
             if items[0].revents & Int16(ZMQ_POLLIN) != 0 {
                 var newest: UInt64?
-                while let count = try collector.receiveMessage(into: &frames, flags: ZMQ_DONTWAIT) {
-                    guard count == 1, zmq_msg_size(&frames[0]) == 8 else { continue }
-                    newest = UInt64(bigEndian: zmq_msg_data(&frames[0])!.loadUnaligned(as: UInt64.self))
+                while let count = try collector.receiveMessage(into: &message.frames, flags: ZMQ_DONTWAIT) {
+                    if let acknowledged = message.acknowledgement(frames: count) { newest = acknowledged }
                 }
                 if let newest {
                     lock.lock()
@@ -641,13 +605,65 @@ extension RawSocket {
 
     /// Sends one frame of a ROUTER with ZMQ_ROUTER_MANDATORY: false when its peer is not connected.
     func sendReachable(_ bytes: [UInt8], flags: Int32) throws(BenchError) -> Bool {
-        while true {
-            let sent = bytes.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
-            if sent >= 0 { return true }
-            let code = zmq_errno()
-            if code == EINTR { continue }
-            if code == EHOSTUNREACH { return false }
-            throw Self.error("zmq_send", code)
-        }
+        let code = bytes.withUnsafeBytes { Self.send(handle, $0.baseAddress, $0.count, flags) }
+        if code == EHOSTUNREACH { return false }
+        if code == 0 { return true }
+        throw Self.error("zmq_send", code)
+    }
+
+    /// A DEALER with routing id `identity`, connected to `endpoint`.
+    static func dealer(_ context: RawContext, identity: String, connectingTo endpoint: String) throws(BenchError) -> RawSocket {
+        let socket = try RawSocket(context, ZMQ_DEALER)
+        socket.setIdentity(identity)
+        try socket.connect(endpoint)
+        return socket
+    }
+
+    /// A SUB following the keys under `prefix`, connected to `endpoint`.
+    static func subscriber(_ context: RawContext, to prefix: String, connectingTo endpoint: String) throws(BenchError) -> RawSocket {
+        let socket = try RawSocket(context, ZMQ_SUB)
+        socket.subscribe(prefix)
+        try socket.connect(endpoint)
+        return socket
+    }
+}
+
+/// Eight frames to receive messages into, one set per thread, closed with it; and what the
+/// like-floor parties read from them.
+final class ReceivedMessage {
+    var frames = [zmq_msg_t](repeating: zmq_msg_t(), count: 8)
+
+    init() {
+        for index in frames.indices { zmq_msg_init(&frames[index]) }
+    }
+
+    deinit {
+        for index in frames.indices { zmq_msg_close(&frames[index]) }
+    }
+
+    /// A copy of frame `index`.
+    func bytes(_ index: Int) -> [UInt8] {
+        [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(&frames[index]), count: zmq_msg_size(&frames[index])))
+    }
+
+    /// Whether frame `index` is the one byte `byte`.
+    private func isByte(_ index: Int, _ byte: UInt8) -> Bool {
+        zmq_msg_size(&frames[index]) >= 1 && zmq_msg_data(&frames[index])!.load(as: UInt8.self) == byte
+    }
+
+    /// A publication `[key, sequence, uuid, properties, body]` whose body starts with `phase`.
+    func isState(_ phase: UInt8, frames count: Int) -> Bool {
+        count == 5 && isByte(4, phase)
+    }
+
+    /// The broker's `["", "!"]`: the peer named was not connected.
+    func isBounce(frames count: Int) -> Bool {
+        count == 2 && zmq_msg_size(&frames[1]) == 1 && isByte(1, UInt8(ascii: "!"))
+    }
+
+    /// The Clone server's `[count]`: the writes it has had from this writer so far.
+    func acknowledgement(frames count: Int) -> UInt64? {
+        guard count == 1, zmq_msg_size(&frames[0]) == 8 else { return nil }
+        return UInt64(bigEndian: zmq_msg_data(&frames[0])!.loadUnaligned(as: UInt64.self))
     }
 }

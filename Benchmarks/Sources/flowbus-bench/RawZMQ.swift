@@ -75,7 +75,7 @@ final class RawSocket {
 
     /// zmq_send retried on EINTR; 0 when sent, else the errno.
     @inline(__always)
-    private static func send(_ handle: UnsafeMutableRawPointer, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int32 {
+    static func send(_ handle: UnsafeMutableRawPointer, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int32 {
         while true {
             if zmq_send(handle, bytes, count, flags) >= 0 { return 0 }
             let code = zmq_errno()
