@@ -197,6 +197,7 @@ public final class Host: Sendable {
         brokerConfiguration.maxMessageBytes = configuration.maxMessageBytes
         brokerConfiguration.requestExpiry = configuration.unknownServiceExpiry
         brokerConfiguration.busyPoll = configuration.brokerBusyPoll
+        brokerConfiguration.busyPollBudget = configuration.brokerBusyPollBudget
         brokerConfiguration.rejectionReply = { rejection in ErrorReplies.body(for: rejection) }
         if history.isRecording { brokerConfiguration.observer = history.brokerObserver }
         brokerConfiguration.curveSecretKey = security.curve?.serverKeys.secretKey

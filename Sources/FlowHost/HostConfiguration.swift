@@ -26,6 +26,8 @@ public struct HostConfiguration: Sendable {
     public var hugzInterval: Duration
     /// How long the broker polls without sleeping after traffic (`BrokerConfiguration.busyPoll`).
     public var brokerBusyPoll: Duration = BrokerConfiguration().busyPoll
+    /// The spin time the broker accepts per message caught, in sleeps' CPU (`BrokerConfiguration.busyPollBudget`).
+    public var brokerBusyPollBudget: Double = BrokerConfiguration().busyPollBudget
     /// What the host keeps for `flowbus trace`. `sessions == 0` keeps nothing: the broker and the
     /// Clone server then carry no observer at all.
     public var historyLimits = SessionHistoryLimits()

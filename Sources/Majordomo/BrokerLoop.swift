@@ -2,6 +2,9 @@ import Synchronization
 import Logging
 import MessagePath
 import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The broker's poll loop and everything it owns. Created and run on the broker thread only.
 final class BrokerLoop {
@@ -24,7 +27,7 @@ final class BrokerLoop {
     /// Whether the last drain handled a client request or a worker REPLY: then the next poll spins first.
     var sawTraffic = false
     /// Whether spinning still pays on this host's traffic (`BusyPollGovernor`).
-    var busyPollGovernor = BusyPollGovernor()
+    var busyPollGovernor: BusyPollGovernor
     /// Requests a fault rule delayed or reordered, routed when due.
     var held = HeldMessages<HeldRequest>()
 
@@ -45,6 +48,7 @@ final class BrokerLoop {
         // the body itself is measured exactly after receiving.
         self.receiveByteLimit = configuration.maxMessageBytes + 4096
         self.nextTick = now + configuration.statisticsInterval
+        self.busyPollGovernor = BusyPollGovernor(budget: configuration.busyPollBudget)
     }
 
     /// Serves until stopped or the context is terminated.
@@ -75,13 +79,20 @@ final class BrokerLoop {
     private func wait(_ poller: ZMQPoller) throws(ZMQError) {
         var timeout = nextTick.since(now)
         if let due = held.nextDeadline { timeout = min(timeout, due.since(now)) }
-        if sawTraffic && configuration.busyPoll > .zero && timeout > .zero {
+        guard configuration.busyPoll > .zero, timeout > .zero else {
+            try poller.poll(timeout: timeout)
+            return
+        }
+        if sawTraffic {
             sawTraffic = false
             if busyPollGovernor.shouldSpin() {
                 let spin = min(configuration.busyPoll, timeout)
                 tally.busyPolls += 1
+                let started = ContinuousClock.now
                 let caught = try poller.spin(upTo: spin)
-                busyPollGovernor.record(caught: caught)
+                let spun = Self.nanoseconds(ContinuousClock.now - started)
+                tally.busyPollNanoseconds += Int(spun)
+                busyPollGovernor.record(caught: caught, spunFor: spun)
                 if caught {
                     tally.busyPollHits += 1
                     return
@@ -91,7 +102,34 @@ final class BrokerLoop {
                 tally.busyPollsSkipped += 1
             }
         }
+        // What a sleep costs this thread is what a spin that catches saves; the governor weighs
+        // spins against it.
+        guard busyPollGovernor.shouldMeasureSleep() else {
+            try poller.poll(timeout: timeout)
+            return
+        }
+        let wallStart = ContinuousClock.now
+        let cpuStart = Self.threadCPUNanoseconds()
         try poller.poll(timeout: timeout)
+        let cpu = Self.threadCPUNanoseconds() - cpuStart
+        // Only a poll that slept (its wall time well beyond its CPU) measures a sleep: one that
+        // found a message at once costs next to nothing and saved nothing.
+        if Self.nanoseconds(ContinuousClock.now - wallStart) >= cpu + 2_000 {
+            busyPollGovernor.recordSleep(cpuNanoseconds: cpu)
+            tally.busyPollSleepCostNanoseconds = Int(busyPollGovernor.sleepCost)
+        }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// The CPU time this thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`: a system call, not the vDSO).
+    private static func threadCPUNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     /// Handles every message waiting on the socket.

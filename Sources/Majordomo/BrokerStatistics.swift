@@ -45,10 +45,16 @@ public struct BrokerStatistics: Sendable, Codable, Equatable {
     public var busyPolls = 0
     /// Of those, how many saw the next message arrive while polling: each saved a thread wake-up.
     public var busyPollHits = 0
-    /// Bursts of traffic after which the broker slept at once, as too few of its recent spins
-    /// caught anything (`BusyPollGovernor`): spinning there would only have taken a core from
-    /// the peers it waits for.
+    /// Bursts of traffic after which the broker slept at once, as its recent spins caught too few
+    /// messages, or spun longer than the sleeps they saved would have cost (`BusyPollGovernor`):
+    /// spinning there would only have taken a core from the peers it waits for.
     public var busyPollsSkipped = 0
+    /// Time spent busy-polling, caught or not, ns: CPU the broker paid for its spins.
+    public var busyPollNanoseconds = 0
+    /// What one sleep in its poll costs the broker thread in CPU, as last measured, ns (0 before
+    /// the first measurement): what a spin that catches a message saves, against which
+    /// `BusyPollGovernor` weighs the time spent spinning.
+    public var busyPollSleepCostNanoseconds = 0
     /// Live workers per service name.
     public var workersPerService: [String: Int] = [:]
     /// Waiting requests per service name (services with none are left out).

@@ -121,13 +121,21 @@ struct StatusTable {
         let services = broker.workersPerService.sorted { $0.key < $1.key }.map { name, count in
             credits[name].map { "\(name)×\(count) (credit \($0))" } ?? "\(name)×\(count)"
         }.joined(separator: ", ")
-        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), workers expired \(broker.workersExpired) (\(broker.expiredWorkersHeard) heard from after and told to reconnect), fault drops \(broker.faultDropped)\(broker.faults.total > 0 ? " (and \(broker.faults.total) requests delayed, duplicated, reordered or damaged, heartbeats held)" : ""), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message\(broker.busyPollsSkipped > 0 ? "; \(broker.busyPollsSkipped) skipped, as recent ones caught too few" : ""))")
+        lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), workers expired \(broker.workersExpired) (\(broker.expiredWorkersHeard) heard from after and told to reconnect), fault drops \(broker.faultDropped)\(broker.faults.total > 0 ? " (and \(broker.faults.total) requests delayed, duplicated, reordered or damaged, heartbeats held)" : ""), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message, \(Self.spinTime(broker))\(broker.busyPollsSkipped > 0 ? "; \(broker.busyPollsSkipped) skipped, as recent ones caught too few or cost more than the sleeps they saved" : ""))")
         let clone = status.clone
         lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped)\(clone.faults.total > 0 ? " (and \(clone.faults.total) writes delayed, duplicated, reordered or damaged)" : ""), bad input \(clone.badInputTotal), damaged writes \(clone.damagedWrites), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied, \(clone.staleWritesDropped) late writes older than the key's value dropped, \(clone.fencedWrites) writes of replaced incarnations dropped)")
         if !status.faults.isEmpty {
             lines.append("faults: " + status.faults.map { "\($0.rule.id) (\($0.rule.action.name)) matched \($0.matched) acted on \($0.fired)" }.joined(separator: "; "))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// "spun 12.3 ms in all, a sleep costs the broker 11 µs": what the spins cost, and what each
+    /// one that catches saves.
+    static func spinTime(_ broker: BrokerStatistics) -> String {
+        let spun = String(format: "%.1f", Double(broker.busyPollNanoseconds) / 1e6)
+        guard broker.busyPollSleepCostNanoseconds > 0 else { return "spun \(spun) ms in all" }
+        return "spun \(spun) ms in all, a sleep costs the broker \(broker.busyPollSleepCostNanoseconds / 1000) µs"
     }
 
     static func align(_ rows: [[String]]) -> [String] {

@@ -51,6 +51,9 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "After traffic, how long the broker polls without sleeping before it blocks, in microseconds (0 turns it off; it saves a thread wake-up per message at the cost of that much CPU per burst).")
     var brokerBusyPollUs: Int = 50
 
+    @Option(name: .long, help: "How much the broker may spin per message a spin catches, in what the sleep it saves costs it (measured). 1 spins only where spinning costs no more CPU than sleeping; higher pays CPU for lower latency; inf keeps every spin that catches one message in eight.")
+    var brokerBusyPollBudget: Double = 1
+
     @Option(name: .long, help: "How many sessions' histories the host keeps for `flowbus trace` (about 7 KiB each for a short session; at most 100,000 events in all). 0 keeps none and records nothing.")
     var historySessions: Int = SessionHistoryLimits().sessions
 
@@ -72,6 +75,9 @@ struct Up: ParsableCommand {
         }
         guard (0...100_000).contains(brokerBusyPollUs) else {
             throw ValidationError("--broker-busy-poll-us must be from 0 to 100000 microseconds; got \(brokerBusyPollUs)")
+        }
+        guard brokerBusyPollBudget > 0, !brokerBusyPollBudget.isNaN else {
+            throw ValidationError("--broker-busy-poll-budget must be above 0 (1 spins only where it costs no more CPU than sleeping, inf for every spin that catches); got \(brokerBusyPollBudget). To turn spinning off, use --broker-busy-poll-us 0")
         }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10; got \(heartbeatMs)") }
         guard requestExpiryMs >= 10 else { throw ValidationError("--request-expiry-ms must be at least 10; got \(requestExpiryMs)") }
@@ -122,6 +128,7 @@ struct Up: ParsableCommand {
         configuration.maxMessageBytes = maxMessageBytes
         configuration.unknownServiceExpiry = .milliseconds(requestExpiryMs)
         configuration.brokerBusyPoll = .microseconds(brokerBusyPollUs)
+        configuration.brokerBusyPollBudget = brokerBusyPollBudget
         configuration.historyLimits.sessions = historySessions
         configuration.openAccess = open
         configuration.connectionRate = connectionRate == 0 ? .unlimited : RateLimit(perSecond: Double(connectionRate), burst: Double(connectionRate * 10))

@@ -242,6 +242,11 @@ struct BusEndToEndTests {
         let ps = try await host.run(["ps"])
         #expect(ps.status == 0)
         #expect(ps.output.contains("flowbus.echo×1 (credit 8)") && ps.output.contains("busy polls 0"), "\(ps.output)")
+        // A spin budget of 0 would never spin: refused, with the way to turn spinning off.
+        let refused = try await host.run(["up", "--broker-busy-poll-budget", "0"])
+        #expect(refused.status != 0, "\(refused.output)")
+        #expect(refused.output.contains("--broker-busy-poll-budget must be above 0") && refused.output.contains("--broker-busy-poll-us 0"),
+                "\(refused.output)")
     }
 
     /// Sends `count` requests at once and counts the replies that arrive within two seconds.

@@ -17,19 +17,22 @@ struct MDPRoundTrip {
         let scratch = try ScratchDirectory()
         progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
         let flowbus = try measureFlowbus(scratch, configuration: options.brokerConfiguration())
-        progress("mdp-rtt: Flowbus \(flowbus.latency.text), CPU \(format(flowbus.cpu)) µs/request")
+        progress("mdp-rtt: Flowbus \(flowbus.latency.text), \(flowbus.cpuText)")
         progress("mdp-rtt: Flowbus MDP with the broker's busy poll off")
         let sleeping = try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero))
-        progress("mdp-rtt: Flowbus, busy poll off: \(sleeping.latency.text), CPU \(format(sleeping.cpu)) µs/request")
+        progress("mdp-rtt: Flowbus, busy poll off: \(sleeping.latency.text), \(sleeping.cpuText)")
+        progress("mdp-rtt: Flowbus MDP with the broker spinning whatever it costs (busy-poll budget unlimited)")
+        let spinning = try measureFlowbus(scratch, configuration: options.brokerConfiguration(budget: .infinity))
+        progress("mdp-rtt: Flowbus, spinning unbudgeted: \(spinning.latency.text), \(spinning.cpuText)")
         if options.flowbusOnly {
             return [ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, note: flowbus.latency.text)]
         }
         progress("mdp-rtt: raw libzmq REQ/REP")
         let raw = try measureRawDirect(scratch)
-        progress("mdp-rtt: raw REQ/REP \(raw.latency.text), CPU \(format(raw.cpu)) µs/request")
+        progress("mdp-rtt: raw REQ/REP \(raw.latency.text), \(raw.cpuText)")
         progress("mdp-rtt: raw libzmq REQ → zmq_proxy → REP")
         let proxied = try measureRawProxied(scratch)
-        progress("mdp-rtt: raw via proxy \(proxied.latency.text), CPU \(format(proxied.cpu)) µs/request")
+        progress("mdp-rtt: raw via proxy \(proxied.latency.text), \(proxied.cpuText)")
 
         let pass = flowbus.latency.p50 <= 2 * raw.latency.p50
         return [
@@ -44,10 +47,12 @@ struct MDPRoundTrip {
                       note: "context, no target: raw REQ → ROUTER/DEALER zmq_proxy → REP has the same two hops as MDP's broker; its p99 \(format(proxied.latency.p99)) µs, CPU \(format(proxied.cpu)) µs/request"),
             ResultRow("mdp-rtt", "CPU per request vs 2 hops", unit: "µs", flowbus: flowbus.cpu, raw: proxied.cpu, rawLabel: "REQ→proxy→REP",
                       target: "≤ 1.3× raw 2 hops", verdict: flowbus.cpu <= 1.3 * proxied.cpu ? .pass : .miss,
-                      note: "issue 16: Flowbus's CPU per request (broker defaults) against raw libzmq doing the same two hops each way, in this run"),
+                      note: "issue 16: Flowbus's CPU per request (broker defaults) against raw libzmq doing the same two hops each way, in this run. Flowbus: \(flowbus.cpuText); raw two hops: \(proxied.cpuText)"),
             ResultRow("mdp-rtt", "p50, broker busy poll off", unit: "µs", flowbus: sleeping.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
                       target: "≤ 2× raw p50", verdict: sleeping.latency.p50 <= 2 * raw.latency.p50 ? .pass : .miss,
                       note: "issue 16's target, the same with BrokerConfiguration.busyPoll = 0 (the broker sleeps in its poll as soon as it is idle): p99 \(format(sleeping.latency.p99)) µs, CPU \(format(sleeping.cpu)) µs/request; the default polls for \(format(options.brokerConfiguration().busyPoll / .microseconds(1))) µs after traffic"),
+            ResultRow("mdp-rtt", "p50, spinning unbudgeted", unit: "µs", flowbus: spinning.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
+                      note: "context: BrokerConfiguration.busyPollBudget = .infinity, the broker spinning after every burst whatever the spins cost while one in eight catches (before 2026-11-28 the default); \(spinning.cpuText), \(format(spinning.cpu / max(proxied.cpu, 0.001), decimals: 2))× raw two hops' CPU"),
         ]
     }
 
@@ -55,6 +60,17 @@ struct MDPRoundTrip {
         var latency: LatencySummary
         /// CPU µs per request, all threads.
         var cpu: Double
+        /// The same split into user and system time, with the threads' sleeps per request.
+        var split: ProcessCPU.Split? = nil
+        /// The broker's busy polls over the measured requests: spun, caught a message, skipped by its governor.
+        var spins: (spun: Int, caught: Int, skipped: Int)? = nil
+
+        /// CPU per request, split, with the broker's spins where there is a broker.
+        var cpuText: String {
+            let cpu = split?.text ?? "CPU \(format(self.cpu)) µs"
+            guard let spins else { return cpu + " per request" }
+            return cpu + " per request; broker spins \(spins.spun) (\(spins.caught) caught a message), \(spins.skipped) skipped"
+        }
     }
 
     /// Also used by the `grpc` benchmark for its Flowbus side.
@@ -80,6 +96,7 @@ struct MDPRoundTrip {
             }
         }
         let (warmup, measured) = (self.warmup, self.measured)
+        let spinsBefore = Latch<BrokerStatistics>(), spinsAfter = Latch<BrokerStatistics>(), split = Latch<ProcessCPU.Split>()
         let client = Party<([UInt64], Double)>("mdp-client") { () throws(BenchError) -> ([UInt64], Double) in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
@@ -88,6 +105,7 @@ struct MDPRoundTrip {
                     _ = try client.request(service: "bench.echo", body: body)
                 }
                 var samples = [UInt64](repeating: 0, count: measured)
+                spinsBefore.set(broker.statistics)
                 let cpu = ProcessCPU.now()
                 for index in 0..<measured {
                     let start = monotonicNanoseconds()
@@ -97,7 +115,10 @@ struct MDPRoundTrip {
                         throw BenchError("unexpected reply: \(reply.count) frames")
                     }
                 }
-                return (samples, ProcessCPU.microseconds(since: cpu, operations: measured))
+                let spent = ProcessCPU.split(since: cpu, operations: measured)
+                spinsAfter.set(broker.statistics)
+                split.set(spent)
+                return (samples, spent.microseconds)
             } catch let error as BenchError {
                 throw error
             } catch {
@@ -114,7 +135,12 @@ struct MDPRoundTrip {
         }
         stop.raise()
         try worker.join()
-        return Measurement(latency: LatencySummary(nanoseconds: samples.0), cpu: samples.1)
+        var measurement = Measurement(latency: LatencySummary(nanoseconds: samples.0), cpu: samples.1, split: split.value)
+        if let before = spinsBefore.value, let after = spinsAfter.value {
+            measurement.spins = (after.busyPolls - before.busyPolls, after.busyPollHits - before.busyPollHits,
+                                 after.busyPollsSkipped - before.busyPollsSkipped)
+        }
+        return measurement
     }
 
     private func measureRawDirect(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
@@ -154,6 +180,7 @@ struct MDPRoundTrip {
     /// A REQ client on its own thread: warm-up, then one timed round trip per request.
     private func rawRequests(context: RawContext, endpoint: String) throws(BenchError) -> Measurement {
         let (warmup, measured) = (self.warmup, self.measured)
+        let split = Latch<ProcessCPU.Split>()
         let client = Party<([UInt64], Double)>("raw-req") { () throws(BenchError) -> ([UInt64], Double) in
             let socket = try RawSocket(context, ZMQ_REQ)
             socket.set(ZMQ_RCVTIMEO, 5_000)
@@ -172,9 +199,11 @@ struct MDPRoundTrip {
                 if index >= warmup { samples[index - warmup] = monotonicNanoseconds() - start }
                 guard zmq_msg_size(&reply) == 16 else { throw BenchError("raw reply of \(zmq_msg_size(&reply)) bytes") }
             }
-            return (samples, ProcessCPU.microseconds(since: cpu, operations: measured))
+            let spent = ProcessCPU.split(since: cpu, operations: measured)
+            split.set(spent)
+            return (samples, spent.microseconds)
         }
         let (samples, cpu) = try client.join()
-        return Measurement(latency: LatencySummary(nanoseconds: samples), cpu: cpu)
+        return Measurement(latency: LatencySummary(nanoseconds: samples), cpu: cpu, split: split.value)
     }
 }

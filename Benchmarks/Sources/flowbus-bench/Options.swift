@@ -16,6 +16,8 @@ struct Options {
     var credits = [1, 128]
     /// mdp-rtt and mdp-throughput: the broker's busy-poll window in µs; nil keeps the broker's default.
     var busyPollMicroseconds: Int?
+    /// mdp-rtt and mdp-throughput: the broker's spin budget (`BrokerConfiguration.busyPollBudget`); nil keeps its default.
+    var busyPollBudget: Double?
     var subscriberCounts = [1, 10]
     /// client-fanout: read-only followers attached to the driver's session.
     var clientCounts = [1, 10]
@@ -35,6 +37,7 @@ struct Options {
       --lanes LIST     mdp-throughput MDP worker lanes per worker thread (default 1,16)
       --credits LIST   mdp-throughput worker credits, requests a worker takes at once (default 1,128)
       --busy-poll US   mdp-rtt, mdp-throughput, grpc: the broker's busy-poll window in µs (default: the broker's own, 50; 0 turns it off)
+      --busy-poll-budget X  the same: spin time the broker accepts per message caught, in sleeps' CPU (default 1; inf: every spin that catches)
       --subscribers LIST  clone-rate subscriber counts (default 1,10)
       --clients LIST   client-fanout follower counts, besides the driver (default 1,10)
       --flowbus-only   skip the raw baselines (for profiling Flowbus alone; the table has no ratios)
@@ -68,6 +71,12 @@ struct Options {
                     throw UsageError("--busy-poll takes microseconds from 0 to 100000, e.g. 50 (0 turns it off); got '\(text)'")
                 }
                 busyPollMicroseconds = microseconds
+            case "--busy-poll-budget":
+                let text = try value(of: argument)
+                guard let budget = Double(text), budget > 0 else {
+                    throw UsageError("--busy-poll-budget takes a number above 0, e.g. 1 (spin only where it costs no more CPU than sleeping) or inf; got '\(text)'")
+                }
+                busyPollBudget = budget
             case "--credits": credits = try Self.counts(try value(of: argument), argument, upTo: 1024, example: "1,128")
             case "--subscribers": subscriberCounts = try Self.counts(try value(of: argument), argument)
             case "--clients": clientCounts = try Self.counts(try value(of: argument), argument)
@@ -132,8 +141,9 @@ enum BenchmarkName: String, CaseIterable, Sendable {
 extension Options {
     /// The broker's configuration for mdp-rtt and mdp-throughput: its defaults, or the busy-poll
     /// window given on the command line (`busyPoll` overrides `--busy-poll`).
-    func brokerConfiguration(busyPoll: Duration? = nil) -> BrokerConfiguration {
+    func brokerConfiguration(busyPoll: Duration? = nil, budget: Double? = nil) -> BrokerConfiguration {
         var configuration = BrokerConfiguration()
+        if let budget = budget ?? busyPollBudget { configuration.busyPollBudget = budget }
         if let busyPoll {
             configuration.busyPoll = busyPoll
         } else if let busyPollMicroseconds {

@@ -64,17 +64,41 @@ func grouped(_ value: Double) -> String {
 /// the machine, which wall-clock rates on a shared 2-core box do not show.
 struct ProcessCPU {
     let nanoseconds: UInt64
+    /// The user-space part of `nanoseconds`.
+    var userNanoseconds: UInt64 = 0
+    /// Times a thread of the process gave up the CPU to wait (`ru_nvcsw`): its sleeps, so its wake-ups.
+    var sleeps: Int = 0
 
     static func now() -> ProcessCPU {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let micros = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000
-            + Int(usage.ru_utime.tv_usec) + Int(usage.ru_stime.tv_usec)
-        return ProcessCPU(nanoseconds: UInt64(micros) * 1000)
+        let user = Int(usage.ru_utime.tv_sec) * 1_000_000 + Int(usage.ru_utime.tv_usec)
+        let system = Int(usage.ru_stime.tv_sec) * 1_000_000 + Int(usage.ru_stime.tv_usec)
+        return ProcessCPU(nanoseconds: UInt64(user + system) * 1000, userNanoseconds: UInt64(user) * 1000,
+                          sleeps: Int(usage.ru_nvcsw))
     }
 
     /// Microseconds of CPU per operation since `start`.
     static func microseconds(since start: ProcessCPU, operations: Int) -> Double {
         Double(now().nanoseconds - start.nanoseconds) / 1000 / Double(max(1, operations))
+    }
+
+    /// CPU per operation since `start`, split into user and system time, with the threads' sleeps.
+    struct Split: Sendable {
+        var microseconds: Double
+        var userMicroseconds: Double
+        var sleeps: Double
+
+        var text: String {
+            "CPU \(format(microseconds)) µs (user \(format(userMicroseconds)), system \(format(microseconds - userMicroseconds))), "
+                + "\(format(sleeps)) thread sleeps"
+        }
+    }
+
+    static func split(since start: ProcessCPU, operations: Int) -> Split {
+        let end = now(), count = Double(max(1, operations))
+        return Split(microseconds: Double(end.nanoseconds - start.nanoseconds) / 1000 / count,
+                     userMicroseconds: Double(end.userNanoseconds - start.userNanoseconds) / 1000 / count,
+                     sleeps: Double(end.sleeps - start.sleeps) / count)
     }
 }
