@@ -135,6 +135,7 @@ struct CloneRate {
         _ = try awaitCounts(readers, targets: warmTargets, startedAt: monotonicNanoseconds(), server: server)
 
         let baseline = readers.map(\.received)
+        Instructions.start()
         let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
         let writing = Party<Void>("clone-writer") { [writer, warmup] () throws(BenchError) in
             try self.write(writer.agent, count: updates, offset: warmup)
@@ -142,6 +143,7 @@ struct CloneRate {
         let finished = try awaitCounts(readers, targets: baseline.map { $0 + updates }, startedAt: start, server: server)
         try writing.join()
         let cpuPerUpdate = ProcessCPU.microseconds(since: cpu, operations: updates)
+        Instructions.stop("clone-rate flowbus, \(subscribers) \(rawSubscribers ? "raw SUB(s) decoding KVPUB" : "CloneAgent subscriber(s)")", operations: updates)
         let slowest = finished.max()!
         let rate = Double(updates) / (Double(slowest - start) / 1e9)
         let fastest = Double(updates) / (Double(finished.min()! - start) / 1e9)

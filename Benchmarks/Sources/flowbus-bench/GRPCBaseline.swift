@@ -32,7 +32,7 @@ struct GRPCBaseline {
         let scratch = try ScratchDirectory()
         let roundTrip = MDPRoundTrip(options: options, logger: logger)
         progress("grpc: Flowbus MDP round trip, one at a time, \(roundTrip.warmup) warm-up + \(roundTrip.measured) requests (as mdp-rtt)")
-        let flowbus = try roundTrip.measureFlowbus(scratch, configuration: options.brokerConfiguration())
+        let flowbus = try roundTrip.measureFlowbus(scratch, configuration: options.brokerConfiguration(), label: "grpc flowbus one at a time")
         progress("grpc: Flowbus MDP \(flowbus.latency.text), CPU \(format(flowbus.cpu)) µs/request")
         let throughput = MDPThroughput(options: options, logger: logger, window: Self.window)
         progress("grpc: Flowbus MDP, \(Self.window) in flight, 1 worker with credit \(Self.credit), \(throughput.warmup) warm-up + \(throughput.measured) requests (as mdp-throughput)")

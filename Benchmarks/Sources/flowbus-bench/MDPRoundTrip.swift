@@ -16,13 +16,13 @@ struct MDPRoundTrip {
     func run() throws(BenchError) -> [ResultRow] {
         let scratch = try ScratchDirectory()
         progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
-        let flowbus = try measureFlowbus(scratch, configuration: options.brokerConfiguration())
+        let flowbus = try measureFlowbus(scratch, configuration: options.brokerConfiguration(), label: "mdp-rtt flowbus")
         progress("mdp-rtt: Flowbus \(flowbus.latency.text), \(flowbus.cpuText)")
         progress("mdp-rtt: Flowbus MDP with the broker's busy poll off")
-        let sleeping = try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero))
+        let sleeping = try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero), label: "mdp-rtt flowbus, busy poll off")
         progress("mdp-rtt: Flowbus, busy poll off: \(sleeping.latency.text), \(sleeping.cpuText)")
         progress("mdp-rtt: Flowbus MDP with the broker spinning whatever it costs (busy-poll budget unlimited)")
-        let spinning = try measureFlowbus(scratch, configuration: options.brokerConfiguration(budget: .infinity))
+        let spinning = try measureFlowbus(scratch, configuration: options.brokerConfiguration(budget: .infinity), label: "mdp-rtt flowbus, spinning unbudgeted")
         progress("mdp-rtt: Flowbus, spinning unbudgeted: \(spinning.latency.text), \(spinning.cpuText)")
         if options.flowbusOnly {
             return [ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, note: flowbus.latency.text)]
@@ -74,7 +74,8 @@ struct MDPRoundTrip {
     }
 
     /// Also used by the `grpc` benchmark for its Flowbus side.
-    func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration) throws(BenchError) -> Measurement {
+    /// `label` names the measured phase for `Benchmarks/scripts/instructions`.
+    func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration, label: String) throws(BenchError) -> Measurement {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
         let endpoint = scratch.endpoint(configuration.busyPoll == .zero ? "mdp-rtt-sleeping" : "mdp-rtt")
@@ -106,6 +107,7 @@ struct MDPRoundTrip {
                 }
                 var samples = [UInt64](repeating: 0, count: measured)
                 spinsBefore.set(broker.statistics)
+                Instructions.start()
                 let cpu = ProcessCPU.now()
                 for index in 0..<measured {
                     let start = monotonicNanoseconds()
@@ -116,6 +118,7 @@ struct MDPRoundTrip {
                     }
                 }
                 let spent = ProcessCPU.split(since: cpu, operations: measured)
+                Instructions.stop(label, operations: measured)
                 spinsAfter.set(broker.statistics)
                 split.set(spent)
                 return (samples, spent.microseconds)
@@ -156,7 +159,7 @@ struct MDPRoundTrip {
         }
         bound.wait()
         defer { stop.raise(); _ = try? server.join() }
-        return try rawRequests(context: context, endpoint: endpoint)
+        return try rawRequests(context: context, endpoint: endpoint, label: "mdp-rtt raw REQ/REP")
     }
 
     private func measureRawProxied(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
@@ -174,11 +177,11 @@ struct MDPRoundTrip {
             _ = try? server.join()
             try? proxy.stop()
         }
-        return try rawRequests(context: context, endpoint: front)
+        return try rawRequests(context: context, endpoint: front, label: "mdp-rtt raw REQ -> proxy -> REP")
     }
 
     /// A REQ client on its own thread: warm-up, then one timed round trip per request.
-    private func rawRequests(context: RawContext, endpoint: String) throws(BenchError) -> Measurement {
+    private func rawRequests(context: RawContext, endpoint: String, label: String) throws(BenchError) -> Measurement {
         let (warmup, measured) = (self.warmup, self.measured)
         let split = Latch<ProcessCPU.Split>()
         let client = Party<([UInt64], Double)>("raw-req") { () throws(BenchError) -> ([UInt64], Double) in
@@ -192,7 +195,10 @@ struct MDPRoundTrip {
             let body = Self.body
             var cpu = ProcessCPU.now()
             for index in 0..<(warmup + measured) {
-                if index == warmup { cpu = ProcessCPU.now() }
+                if index == warmup {
+                    Instructions.start()
+                    cpu = ProcessCPU.now()
+                }
                 let start = monotonicNanoseconds()
                 try socket.send(body)
                 guard try socket.receive(&reply) else { throw BenchError("raw REP did not answer within 5 s") }
@@ -200,6 +206,7 @@ struct MDPRoundTrip {
                 guard zmq_msg_size(&reply) == 16 else { throw BenchError("raw reply of \(zmq_msg_size(&reply)) bytes") }
             }
             let spent = ProcessCPU.split(since: cpu, operations: measured)
+            Instructions.stop(label, operations: measured)
             split.set(spent)
             return (samples, spent.microseconds)
         }

@@ -193,11 +193,14 @@ struct MDPThroughput {
                     }
                 }
                 try pump(warmup)
+                Instructions.start()
                 let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
                 try pump(measured)
                 let elapsed = monotonicNanoseconds() - start
-                return Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
-                            cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+                let rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                                cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+                Instructions.stop("mdp-throughput flowbus, \(count) worker(s) x \(lanes) lane(s), credit \(credit)", operations: measured)
+                return rate
             } catch let error as BenchError {
                 throw error
             } catch {
@@ -252,11 +255,14 @@ struct MDPThroughput {
             }
             // The DEALER back end spreads over connected workers only: give them a moment to connect.
             try pump(warmup)
+            Instructions.start()
             let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
             try pump(measured)
             let elapsed = monotonicNanoseconds() - start
-            return Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
-                        cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+            let rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                            cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+            Instructions.stop("mdp-throughput raw DEALER -> proxy -> DEALER, \(count) worker(s)", operations: measured)
+            return rate
         }
         return try client.join()
     }

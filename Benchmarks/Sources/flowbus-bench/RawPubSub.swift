@@ -45,12 +45,15 @@ enum RawPubSub {
         for _ in 0..<subscribers {
             guard try publisher.drainMessage() > 0 else { throw BenchError("raw SUBs did not subscribe within 10 s") }
         }
+        Instructions.start()
         let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
         try publish(publisher, messages: messages)
         var slowest: UInt64 = 0
         for reader in readers { slowest = max(slowest, try reader.join()) }
-        return MDPThroughput.Rate(perSecond: Double(messages) / (Double(slowest - start) / 1e9),
-                                  cpu: ProcessCPU.microseconds(since: cpu, operations: messages))
+        let rate = MDPThroughput.Rate(perSecond: Double(messages) / (Double(slowest - start) / 1e9),
+                                      cpu: ProcessCPU.microseconds(since: cpu, operations: messages))
+        Instructions.stop("clone-rate raw \(forwarder ? "PUB -> proxy -> SUB" : "PUB -> SUB"), \(subscribers) subscriber(s)", operations: messages)
+        return rate
     }
 
     private static func publish(_ publisher: RawSocket, messages: Int) throws(BenchError) {

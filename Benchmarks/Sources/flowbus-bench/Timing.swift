@@ -1,3 +1,4 @@
+import CRawZMQ
 import Glibc
 
 /// Nanoseconds on the monotonic clock: one vDSO call, cheap enough to take per request.
@@ -100,5 +101,22 @@ struct ProcessCPU {
         return Split(microseconds: Double(end.nanoseconds - start.nanoseconds) / 1000 / count,
                      userMicroseconds: Double(end.userNanoseconds - start.userNanoseconds) / 1000 / count,
                      sleeps: Double(end.sleeps - start.sleeps) / count)
+    }
+}
+
+/// A measured phase's instructions, for `Benchmarks/scripts/instructions`: run under
+/// `valgrind --tool=callgrind`, each phase zeroes callgrind's counts where it starts and dumps
+/// them where it ends, labelled with what was measured and how many operations, so the dump holds
+/// exactly that phase's instructions, every thread of the process counted. Outside valgrind the
+/// calls do nothing.
+enum Instructions {
+    /// Whether this binary was built with valgrind's headers (without them the phases leave no dump).
+    static var builtIn: Bool { CRawZMQ_callgrindBuiltIn() != 0 }
+
+    static func start() { CRawZMQ_instructionsZero() }
+
+    /// Ends the phase begun by the last `start()`: "LABEL | OPERATIONS" is the dump's trigger.
+    static func stop(_ label: String, operations: Int) {
+        "\(label) | \(operations)".withCString { CRawZMQ_instructionsDump($0) }
     }
 }
