@@ -23,30 +23,53 @@ struct CloneRate {
     static let keys: [String] = (0..<keyCount).map { "/bench/k" + String(1000 + $0) }
     static let value = [UInt8](repeating: 0x42, count: valueBytes)
 
+    /// Every variant is measured in rounds, one after the other in each, so that every ratio
+    /// compares figures taken under the same load (see mdp-rtt).
+    var rounds: Int { options.quick ? 2 : 5 }
+
     func run() throws(BenchError) -> [ResultRow] {
         var rows: [ResultRow] = []
         for subscribers in options.subscriberCounts {
             let count = updates(subscribers: subscribers)
-            progress("clone-rate: raw PUB → \(subscribers) SUB, \(count) five-frame messages (64-byte values)")
-            let raw = options.flowbusOnly
-                ? MDPThroughput.Rate(perSecond: .nan, cpu: .nan) : try RawPubSub.rate(subscribers: subscribers, messages: count)
-            progress("clone-rate: raw \(grouped(raw.perSecond)) msg/s per subscriber, CPU \(format(raw.cpu)) µs/message")
-
-            var forwarded = MDPThroughput.Rate(perSecond: .nan, cpu: .nan)
+            let perRound = count / rounds
+            progress("clone-rate: \(subscribers) subscriber(s), \(rounds) rounds of \(perRound) updates (64-byte values) for each of "
+                + (options.flowbusOnly ? "Flowbus's CloneAgent subscribers" : "raw PUB → SUB, raw PUB → XSUB/XPUB forwarder → SUB (two hops), Flowbus with CloneAgent subscribers, Flowbus with raw SUBs decoding KVPUB")
+                + ", one after the other in each round")
+            var raws: [MDPThroughput.Rate] = [], forwards: [MDPThroughput.Rate] = [], agentParts: [Outcome] = [], rawSubParts: [Outcome] = []
+            let variants = options.flowbusOnly ? [2] : [0, 1, 2, 3]
+            for round in 0..<rounds {
+                var line: [String] = []
+                for offset in variants.indices {
+                    switch variants[(round + offset) % variants.count] {
+                    case 0:
+                        raws.append(try RawPubSub.rate(subscribers: subscribers, messages: perRound))
+                        line.append("raw \(grouped(raws.last!.perSecond))/s")
+                    case 1:
+                        forwards.append(try RawPubSub.rate(subscribers: subscribers, messages: perRound, forwarder: true))
+                        line.append("raw two hops \(grouped(forwards.last!.perSecond))/s")
+                    case 2:
+                        agentParts.append(try measure(subscribers: subscribers, updates: perRound, rawSubscribers: false))
+                        line.append("CloneAgent \(grouped(agentParts.last!.rate))/s")
+                    default:
+                        rawSubParts.append(try measure(subscribers: subscribers, updates: perRound, rawSubscribers: true))
+                        line.append("raw SUBs decoding KVPUB \(grouped(rawSubParts.last!.rate))/s")
+                    }
+                }
+                progress("clone-rate: \(subscribers) subscriber(s), round \(round + 1) of \(rounds): " + line.joined(separator: "; "))
+            }
+            let none = MDPThroughput.Rate(perSecond: .nan, cpu: .nan)
+            let raw = raws.isEmpty ? none : MDPThroughput.Rate.combining(raws)
+            let forwarded = forwards.isEmpty ? none : MDPThroughput.Rate.combining(forwards)
+            let agents = Outcome.combining(agentParts, subscribers: subscribers, raw: false)
+            let rawSubs = rawSubParts.isEmpty ? Outcome(rate: .nan, cpu: .nan, fastest: .nan) : Outcome.combining(rawSubParts, subscribers: subscribers, raw: true)
             if !options.flowbusOnly {
-                progress("clone-rate: raw PUB → XSUB/XPUB forwarder → \(subscribers) SUB (two hops)")
-                forwarded = try RawPubSub.rate(subscribers: subscribers, messages: count, forwarder: true)
+                progress("clone-rate: raw \(grouped(raw.perSecond)) msg/s per subscriber, CPU \(format(raw.cpu)) µs/message")
                 progress("clone-rate: raw two hops \(grouped(forwarded.perSecond)) msg/s per subscriber, CPU \(format(forwarded.cpu)) µs/message")
             }
-
-            progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) CloneAgent(s), \(count) updates")
-            let agents = try measure(subscribers: subscribers, updates: count, rawSubscribers: false)
             progress("clone-rate: CloneAgent subscribers: \(grouped(agents.rate)) updates/s per subscriber, CPU \(format(agents.cpu)) µs/update \(agents.detail)")
-
-            progress("clone-rate: Flowbus writer agent → Clone server → \(subscribers) raw SUB(s) decoding KVPUB")
-            let rawSubs = options.flowbusOnly
-                ? Outcome(rate: .nan, cpu: .nan, detail: "skipped") : try measure(subscribers: subscribers, updates: count, rawSubscribers: true)
-            progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber, CPU \(format(rawSubs.cpu)) µs/update \(rawSubs.detail)")
+            if !options.flowbusOnly {
+                progress("clone-rate: raw KVPUB subscribers: \(grouped(rawSubs.rate)) updates/s per subscriber, CPU \(format(rawSubs.cpu)) µs/update \(rawSubs.detail)")
+            }
 
             let label = "PUB→SUB ×\(subscribers)"
             let name = "\(subscribers) subscriber\(subscribers == 1 ? "" : "s")"
@@ -96,8 +119,33 @@ struct CloneRate {
         var rate: Double
         /// CPU µs per update written, all threads.
         var cpu: Double
-        var detail: String
-        var note: String?
+        /// The fastest subscriber's rate.
+        var fastest: Double
+        var subscribers = 1
+        var rawSubscribers = false
+        var publishBlocked = 0
+        var gaps = 0
+
+        var detail: String {
+            var detail = subscribers > 1 ? "(fastest subscriber \(grouped(fastest))/s, \(grouped(rate * Double(subscribers))) deliveries/s in all)" : ""
+            if publishBlocked > 0 || gaps > 0 {
+                detail += " — \(publishBlocked) publishes blocked, \(gaps) gaps seen"
+            }
+            return detail
+        }
+
+        var note: String? { detail.isEmpty ? nil : "clone-rate \(subscribers) sub(s)\(rawSubscribers ? " raw" : ""): " + detail }
+
+        /// Rounds of the same variant as one: updates over the time they all took, CPU per update
+        /// over all of them (the rounds are the same size), the losses added up.
+        static func combining(_ parts: [Outcome], subscribers: Int, raw: Bool) -> Outcome {
+            let count = Double(max(1, parts.count))
+            var whole = Outcome(rate: count / parts.reduce(0) { $0 + 1 / $1.rate }, cpu: parts.reduce(0) { $0 + $1.cpu } / count,
+                                fastest: count / parts.reduce(0) { $0 + 1 / $1.fastest }, subscribers: subscribers, rawSubscribers: raw)
+            whole.publishBlocked = parts.reduce(0) { $0 + $1.publishBlocked }
+            whole.gaps = parts.reduce(0) { $0 + $1.gaps }
+            return whole
+        }
     }
 
     /// One writer, `subscribers` readers; the rate is `updates` over the time until the last reader had them all.
@@ -148,12 +196,8 @@ struct CloneRate {
         let rate = Double(updates) / (Double(slowest - start) / 1e9)
         let fastest = Double(updates) / (Double(finished.min()! - start) / 1e9)
         let stats = server.statistics
-        let gaps = readers.map(\.gaps).reduce(0, +)
-        var detail = subscribers > 1 ? "(fastest subscriber \(grouped(fastest))/s, \(grouped(rate * Double(subscribers))) deliveries/s in all)" : ""
-        if stats.publishBlocked > 0 || gaps > 0 {
-            detail += " — \(stats.publishBlocked) publishes blocked, \(gaps) gaps seen"
-        }
-        return Outcome(rate: rate, cpu: cpuPerUpdate, detail: detail, note: detail.isEmpty ? nil : "clone-rate \(subscribers) sub(s)\(rawSubscribers ? " raw" : ""): " + detail)
+        return Outcome(rate: rate, cpu: cpuPerUpdate, fastest: fastest, subscribers: subscribers, rawSubscribers: rawSubscribers,
+                       publishBlocked: stats.publishBlocked, gaps: readers.map(\.gaps).reduce(0, +))
     }
 
     /// `set` as fast as the agent accepts; a full outbox (backlogFull) means wait a moment and retry.

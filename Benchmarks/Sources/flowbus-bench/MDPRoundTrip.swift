@@ -11,33 +11,78 @@ struct MDPRoundTrip {
 
     var warmup: Int { options.quick ? 500 : 5_000 }
     var measured: Int { options.quick ? 2_000 : 20_000 }
+    /// The variants are measured in turn, round after round, so that every ratio compares figures
+    /// taken under the same load: a shared machine's load moves within a minute, and one variant
+    /// measured whole while the machine was busier used to flip a verdict.
+    var rounds: Int { options.quick ? 2 : 5 }
     static let body = [UInt8](repeating: 0x5A, count: 16)
+
+    /// What mdp-rtt measures, in the order of its first round.
+    enum Variant: CaseIterable {
+        case flowbus, sleeping, spinning, raw, proxied
+
+        var text: String {
+            switch self {
+            case .flowbus: "Flowbus MDP (broker defaults)"
+            case .sleeping: "Flowbus, busy poll off"
+            case .spinning: "Flowbus, spinning unbudgeted (busy-poll budget unlimited)"
+            case .raw: "raw REQ/REP"
+            case .proxied: "raw REQ → zmq_proxy → REP"
+            }
+        }
+    }
+
+    func measure(_ variant: Variant, _ scratch: ScratchDirectory, round: Int, warmup: Int, measured: Int) throws(BenchError) -> Measurement {
+        let tag = "-\(round)"
+        switch variant {
+        case .flowbus:
+            return try measureFlowbus(scratch, configuration: options.brokerConfiguration(), label: "mdp-rtt flowbus",
+                                      tag: tag, warmup: warmup, measured: measured)
+        case .sleeping:
+            return try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero), label: "mdp-rtt flowbus, busy poll off",
+                                      tag: tag, warmup: warmup, measured: measured)
+        case .spinning:
+            return try measureFlowbus(scratch, configuration: options.brokerConfiguration(budget: .infinity), label: "mdp-rtt flowbus, spinning unbudgeted",
+                                      tag: tag, warmup: warmup, measured: measured)
+        case .raw: return try measureRawDirect(scratch, tag: tag, warmup: warmup, measured: measured)
+        case .proxied: return try measureRawProxied(scratch, tag: tag, warmup: warmup, measured: measured)
+        }
+    }
 
     func run() throws(BenchError) -> [ResultRow] {
         let scratch = try ScratchDirectory()
-        progress("mdp-rtt: Flowbus MDP, \(warmup) warm-up + \(measured) measured requests of 16 bytes")
-        let flowbus = try measureFlowbus(scratch, configuration: options.brokerConfiguration(), label: "mdp-rtt flowbus")
-        progress("mdp-rtt: Flowbus \(flowbus.latency.text), \(flowbus.cpuText)")
-        progress("mdp-rtt: Flowbus MDP with the broker's busy poll off")
-        let sleeping = try measureFlowbus(scratch, configuration: options.brokerConfiguration(busyPoll: .zero), label: "mdp-rtt flowbus, busy poll off")
-        progress("mdp-rtt: Flowbus, busy poll off: \(sleeping.latency.text), \(sleeping.cpuText)")
-        progress("mdp-rtt: Flowbus MDP with the broker spinning whatever it costs (busy-poll budget unlimited)")
-        let spinning = try measureFlowbus(scratch, configuration: options.brokerConfiguration(budget: .infinity), label: "mdp-rtt flowbus, spinning unbudgeted")
-        progress("mdp-rtt: Flowbus, spinning unbudgeted: \(spinning.latency.text), \(spinning.cpuText)")
+        let variants = options.flowbusOnly ? [Variant.flowbus, .sleeping, .spinning] : Variant.allCases
+        let (perRound, warmRound) = (measured / rounds, max(200, warmup / rounds))
+        progress("mdp-rtt: \(rounds) rounds; in each, every variant in turn (\(variants.count)): \(warmRound) warm-up + \(perRound) measured requests of 16 bytes")
+        var parts: [Variant: [Measurement]] = [:]
+        for round in 0..<rounds {
+            var line: [String] = []
+            // Each round starts one variant further on, so none is always first after a pause.
+            for offset in variants.indices {
+                let variant = variants[(round + offset) % variants.count]
+                let part = try measure(variant, scratch, round: round, warmup: warmRound, measured: perRound)
+                parts[variant, default: []].append(part)
+                line.append("\(variant.text) p50 \(format(part.latency.p50)) µs")
+            }
+            progress("mdp-rtt: round \(round + 1) of \(rounds): " + line.joined(separator: "; "))
+        }
+        func whole(_ variant: Variant) -> Measurement {
+            let measurement = Measurement.combining(parts[variant] ?? [])
+            progress("mdp-rtt: \(variant.text): \(measurement.latency.text), \(measurement.cpuText)")
+            return measurement
+        }
+        let flowbus = whole(.flowbus), sleeping = whole(.sleeping), spinning = whole(.spinning)
         if options.flowbusOnly {
             return [ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, note: flowbus.latency.text)]
         }
-        progress("mdp-rtt: raw libzmq REQ/REP")
-        let raw = try measureRawDirect(scratch)
-        progress("mdp-rtt: raw REQ/REP \(raw.latency.text), \(raw.cpuText)")
-        progress("mdp-rtt: raw libzmq REQ → zmq_proxy → REP")
-        let proxied = try measureRawProxied(scratch)
-        progress("mdp-rtt: raw via proxy \(proxied.latency.text), \(proxied.cpuText)")
+        let raw = whole(.raw), proxied = whole(.proxied)
 
         let pass = flowbus.latency.p50 <= 2 * raw.latency.p50
         return [
             ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
-                      target: "≤ 2× raw p50", verdict: pass ? .pass : .miss),
+                      target: "≤ 2× raw p50", verdict: pass ? .pass : .miss,
+                      note: "every variant measured in \(rounds) rounds of \(measured / rounds) requests (after \(max(200, warmup / rounds)) to warm up), one after the other in each round, so each ratio compares figures taken under the same load; the p50 of each round, Flowbus and REQ/REP: "
+                        + zip(parts[.flowbus] ?? [], parts[.raw] ?? []).map { "\(format($0.latency.p50))/\(format($1.latency.p50))" }.joined(separator: ", ") + " µs"),
             ResultRow("mdp-rtt", "p99", unit: "µs", flowbus: flowbus.latency.p99, raw: raw.latency.p99, rawLabel: "REQ/REP"),
             ResultRow("mdp-rtt", "p99.9", unit: "µs", flowbus: flowbus.latency.p999, raw: raw.latency.p999, rawLabel: "REQ/REP"),
             ResultRow("mdp-rtt", "mean", unit: "µs", flowbus: flowbus.latency.mean, raw: raw.latency.mean, rawLabel: "REQ/REP"),
@@ -57,6 +102,8 @@ struct MDPRoundTrip {
     }
 
     struct Measurement {
+        /// Every round trip, ns.
+        var samples: [UInt64]
         var latency: LatencySummary
         /// CPU µs per request, all threads.
         var cpu: Double
@@ -64,6 +111,34 @@ struct MDPRoundTrip {
         var split: ProcessCPU.Split? = nil
         /// The broker's busy polls over the measured requests: spun, caught a message, skipped by its governor.
         var spins: (spun: Int, caught: Int, skipped: Int)? = nil
+
+        init(samples: [UInt64], cpu: Double, split: ProcessCPU.Split? = nil) {
+            self.samples = samples
+            self.latency = LatencySummary(nanoseconds: samples)
+            self.cpu = cpu
+            self.split = split
+        }
+
+        /// The rounds of one variant as one measurement: every sample, the CPU per request over
+        /// all of them, the spins added up.
+        static func combining(_ parts: [Measurement]) -> Measurement {
+            let samples = parts.flatMap(\.samples)
+            let count = Double(max(1, samples.count))
+            func perRequest(_ value: (Measurement) -> Double) -> Double {
+                parts.reduce(0) { $0 + value($1) * Double($1.samples.count) } / count
+            }
+            var whole = Measurement(samples: samples.isEmpty ? [0] : samples, cpu: perRequest(\.cpu))
+            let splits = parts.compactMap(\.split)
+            if splits.count == parts.count, !parts.isEmpty {
+                whole.split = ProcessCPU.Split(microseconds: whole.cpu, userMicroseconds: perRequest { $0.split!.userMicroseconds },
+                                               sleeps: perRequest { $0.split!.sleeps })
+            }
+            let spins = parts.compactMap(\.spins)
+            if !spins.isEmpty {
+                whole.spins = (spins.reduce(0) { $0 + $1.spun }, spins.reduce(0) { $0 + $1.caught }, spins.reduce(0) { $0 + $1.skipped })
+            }
+            return whole
+        }
 
         /// CPU per request, split, with the broker's spins where there is a broker.
         var cpuText: String {
@@ -73,12 +148,16 @@ struct MDPRoundTrip {
         }
     }
 
-    /// Also used by the `grpc` benchmark for its Flowbus side.
-    /// `label` names the measured phase for `Benchmarks/scripts/instructions`.
-    func measureFlowbus(_ scratch: ScratchDirectory, configuration: BrokerConfiguration, label: String) throws(BenchError) -> Measurement {
+    /// Also used by the `grpc` benchmark for its Flowbus side (`warmup` and `measured` nil: this
+    /// benchmark's whole counts). `label` names the measured phase for `Benchmarks/scripts/instructions`;
+    /// `tag` makes the endpoint's name unique.
+    func measureFlowbus(
+        _ scratch: ScratchDirectory, configuration: BrokerConfiguration, label: String, tag: String = "",
+        warmup: Int? = nil, measured: Int? = nil
+    ) throws(BenchError) -> Measurement {
         let context: ZMQContext
         do { context = try ZMQContext() } catch { throw BenchError("zmq context: \(error)") }
-        let endpoint = scratch.endpoint(configuration.busyPoll == .zero ? "mdp-rtt-sleeping" : "mdp-rtt")
+        let endpoint = scratch.endpoint((configuration.busyPoll == .zero ? "mdp-rtt-sleeping" : "mdp-rtt") + "-\(configuration.busyPollBudget)" + tag)
         let broker: BrokerHandle
         do {
             broker = try MajordomoBroker.start(context: context, configuration: configuration, endpoints: [endpoint], logger: logger)
@@ -96,7 +175,7 @@ struct MDPRoundTrip {
                 throw BenchError("worker: \(error)")
             }
         }
-        let (warmup, measured) = (self.warmup, self.measured)
+        let (warmup, measured) = (warmup ?? self.warmup, measured ?? self.measured)
         let spinsBefore = Latch<BrokerStatistics>(), spinsAfter = Latch<BrokerStatistics>(), split = Latch<ProcessCPU.Split>()
         let client = Party<([UInt64], Double)>("mdp-client") { () throws(BenchError) -> ([UInt64], Double) in
             do {
@@ -138,7 +217,7 @@ struct MDPRoundTrip {
         }
         stop.raise()
         try worker.join()
-        var measurement = Measurement(latency: LatencySummary(nanoseconds: samples.0), cpu: samples.1, split: split.value)
+        var measurement = Measurement(samples: samples.0, cpu: samples.1, split: split.value)
         if let before = spinsBefore.value, let after = spinsAfter.value {
             measurement.spins = (after.busyPolls - before.busyPolls, after.busyPollHits - before.busyPollHits,
                                  after.busyPollsSkipped - before.busyPollsSkipped)
@@ -146,9 +225,9 @@ struct MDPRoundTrip {
         return measurement
     }
 
-    private func measureRawDirect(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
+    private func measureRawDirect(_ scratch: ScratchDirectory, tag: String, warmup: Int, measured: Int) throws(BenchError) -> Measurement {
         let context = RawContext()
-        let endpoint = scratch.endpoint("raw-rtt")
+        let endpoint = scratch.endpoint("raw-rtt" + tag)
         let stop = StopFlag()
         let bound = Gate()
         let server = Party<Void>("raw-rep") { () throws(BenchError) in
@@ -159,13 +238,13 @@ struct MDPRoundTrip {
         }
         bound.wait()
         defer { stop.raise(); _ = try? server.join() }
-        return try rawRequests(context: context, endpoint: endpoint, label: "mdp-rtt raw REQ/REP")
+        return try rawRequests(context: context, endpoint: endpoint, label: "mdp-rtt raw REQ/REP", warmup: warmup, measured: measured)
     }
 
-    private func measureRawProxied(_ scratch: ScratchDirectory) throws(BenchError) -> Measurement {
+    private func measureRawProxied(_ scratch: ScratchDirectory, tag: String, warmup: Int, measured: Int) throws(BenchError) -> Measurement {
         let context = RawContext()
-        let front = scratch.endpoint("raw-front"), back = scratch.endpoint("raw-back")
-        let proxy = try RawProxy(context: context, front: front, back: back, control: "inproc://rtt-steer")
+        let front = scratch.endpoint("raw-front" + tag), back = scratch.endpoint("raw-back" + tag)
+        let proxy = try RawProxy(context: context, front: front, back: back, control: "inproc://rtt-steer" + tag)
         let stop = StopFlag()
         let server = Party<Void>("raw-rep") { () throws(BenchError) in
             let socket = try RawSocket(context, ZMQ_REP)
@@ -177,12 +256,11 @@ struct MDPRoundTrip {
             _ = try? server.join()
             try? proxy.stop()
         }
-        return try rawRequests(context: context, endpoint: front, label: "mdp-rtt raw REQ -> proxy -> REP")
+        return try rawRequests(context: context, endpoint: front, label: "mdp-rtt raw REQ -> proxy -> REP", warmup: warmup, measured: measured)
     }
 
     /// A REQ client on its own thread: warm-up, then one timed round trip per request.
-    private func rawRequests(context: RawContext, endpoint: String, label: String) throws(BenchError) -> Measurement {
-        let (warmup, measured) = (self.warmup, self.measured)
+    private func rawRequests(context: RawContext, endpoint: String, label: String, warmup: Int, measured: Int) throws(BenchError) -> Measurement {
         let split = Latch<ProcessCPU.Split>()
         let client = Party<([UInt64], Double)>("raw-req") { () throws(BenchError) -> ([UInt64], Double) in
             let socket = try RawSocket(context, ZMQ_REQ)
@@ -211,6 +289,6 @@ struct MDPRoundTrip {
             return (samples, spent.microseconds)
         }
         let (samples, cpu) = try client.join()
-        return Measurement(latency: LatencySummary(nanoseconds: samples), cpu: cpu, split: split.value)
+        return Measurement(samples: samples, cpu: cpu, split: split.value)
     }
 }

@@ -128,6 +128,13 @@ struct MDPThroughput {
         var perSecond: Double
         /// CPU µs per request, all threads of the process.
         var cpu: Double
+
+        /// Rounds of the same size as one: the operations over the time they all took, the CPU
+        /// per operation over all of them.
+        static func combining(_ parts: [Rate]) -> Rate {
+            let count = Double(max(1, parts.count))
+            return Rate(perSecond: count / parts.reduce(0) { $0 + 1 / $1.perSecond }, cpu: parts.reduce(0) { $0 + $1.cpu } / count)
+        }
     }
 
     /// Also used by the `grpc` benchmark for its Flowbus side.
