@@ -47,7 +47,7 @@ struct MDPThroughput {
         for workers in options.workerCounts {
             progress("mdp-throughput: Flowbus MDP, \(workers) worker(s), window \(window), \(measured) requests")
             let flowbus = try measureFlowbus(scratch, workers: workers, lanes: 1, credit: 1)
-            progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus.perSecond)) req/s, CPU \(format(flowbus.cpu)) µs/request")
+            progress("mdp-throughput: Flowbus \(workers) worker(s): \(grouped(flowbus.perSecond)) req/s, CPU \(format(flowbus.cpu)) µs/request; \(flowbus.spins)")
             variants.append(Variant(workers: workers, lanes: 1, credit: 1, rate: flowbus))
             for lanes in options.laneCounts where lanes > 1 {
                 progress("mdp-throughput: Flowbus MDP, \(workers) worker thread(s) × \(lanes) lanes")
@@ -58,7 +58,7 @@ struct MDPThroughput {
             for credit in options.credits where credit > 1 {
                 progress("mdp-throughput: Flowbus MDP, \(workers) worker(s) with credit \(credit)")
                 let credited = try measureFlowbus(scratch, workers: workers, lanes: 1, credit: credit)
-                progress("mdp-throughput: Flowbus \(workers) worker(s), credit \(credit): \(grouped(credited.perSecond)) req/s, CPU \(format(credited.cpu)) µs/request")
+                progress("mdp-throughput: Flowbus \(workers) worker(s), credit \(credit): \(grouped(credited.perSecond)) req/s, CPU \(format(credited.cpu)) µs/request; \(credited.spins)")
                 variants.append(Variant(workers: workers, lanes: 1, credit: credit, rate: credited))
             }
             progress("mdp-throughput: raw DEALER → ROUTER|DEALER → DEALER, \(workers) echo worker(s)")
@@ -128,6 +128,8 @@ struct MDPThroughput {
         var perSecond: Double
         /// CPU µs per request, all threads of the process.
         var cpu: Double
+        /// The broker's spins over the measured requests, for the progress line ("" without a broker).
+        var spins = ""
 
         /// Rounds of the same size as one: the operations over the time they all took, the CPU
         /// per operation over all of them.
@@ -181,6 +183,7 @@ struct MDPThroughput {
             }
         }
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
+        let spinsBefore = Latch<BrokerStatistics>(), spinsAfter = Latch<BrokerStatistics>()
         let client = Party<Rate>("mdp-client") { () throws(BenchError) -> Rate in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
@@ -200,12 +203,19 @@ struct MDPThroughput {
                     }
                 }
                 try pump(warmup)
+                spinsBefore.set(broker.statistics)
                 Instructions.start()
                 let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
                 try pump(measured)
                 let elapsed = monotonicNanoseconds() - start
-                let rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                var rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
                                 cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+                spinsAfter.set(broker.statistics)
+                if let before = spinsBefore.value, let after = spinsAfter.value {
+                    rate.spins = "broker spins \(after.busyPolls - before.busyPolls) (\(after.busyPollHits - before.busyPollHits) caught a message, "
+                        + "\(format(Double(after.busyPollNanoseconds - before.busyPollNanoseconds) / 1e6)) ms spun), \(after.busyPollsSkipped - before.busyPollsSkipped) skipped; "
+                        + "a sleep costs the broker \(after.busyPollSleepCostNanoseconds / 1000) µs"
+                }
                 Instructions.stop("mdp-throughput flowbus, \(count) worker(s) x \(lanes) lane(s), credit \(credit)", operations: measured)
                 return rate
             } catch let error as BenchError {
