@@ -17,6 +17,12 @@
 /// spins, and a window of `probeWindow` such probes that passes both rules turns it back on.
 /// Conversational traffic on a fast host keeps every spin; traffic that never catches, or
 /// catches too late to save anything, keeps one in sixteen.
+///
+/// A spin is weighed by its wall time. Where the spinning thread's `sched_yield` hands its core to
+/// another thread, that time is more than the CPU the spin took, and the governor errs towards
+/// sleeping: on a host with more runnable threads than cores, those are the threads whose
+/// messages the spin waits for (pipelined through mdp-throughput, a spin yields and ends 300–600
+/// µs later having caught nothing).
 struct BusyPollGovernor {
     /// Spins judged together while spinning is on.
     static let window = 32
