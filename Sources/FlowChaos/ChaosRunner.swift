@@ -54,7 +54,7 @@ public struct ChaosRunner: Sendable {
                         index += options.sessions
                         let record = await Self.play(script, user: user, count: played.count, endpoints: endpoints, options: options)
                         // A failure says where and why on its line: the report's folder may be gone by the time someone reads the log.
-                        let why = record.passed ? "" : ": " + String((record.failure ?? "no reason recorded").split(separator: "\n").prefix(3).joined(separator: " / ").prefix(400))
+                        let why = record.passed ? "" : ": " + Self.failureLine(record.failure)
                         progress("user \(user + 1): \(record.journey) \(record.passed ? "passed" : "FAILED") (session \(record.session))\(why)")
                         played.append(record)
                     }
@@ -122,6 +122,15 @@ public struct ChaosRunner: Sendable {
     }
 
     static func nowNanos() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
+
+    /// A failed journey's reason on one line: its first line and the rows of its expectation that
+    /// did not hold (marked ✗), which are what a person needs when the report's folder is gone.
+    static func failureLine(_ failure: String?) -> String {
+        let lines = (failure ?? "no reason recorded").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let differing = lines.dropFirst().filter { $0.hasPrefix("✗") }
+        let kept = [lines.first ?? ""] + (differing.isEmpty ? Array(lines.dropFirst().prefix(2)) : Array(differing.prefix(6)))
+        return String(kept.joined(separator: " / ").prefix(900))
+    }
 
     public static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
