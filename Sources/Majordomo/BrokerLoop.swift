@@ -88,9 +88,9 @@ final class BrokerLoop {
             if busyPollGovernor.shouldSpin() {
                 let spin = min(configuration.busyPoll, timeout)
                 tally.busyPolls += 1
-                let started = ContinuousClock.now
+                let started = MonotonicTime.realNow()
                 let caught = try poller.spin(upTo: spin)
-                let spun = Self.nanoseconds(ContinuousClock.now - started)
+                let spun = Int64(MonotonicTime.realNow().nanoseconds - started.nanoseconds)
                 tally.busyPollNanoseconds += Int(spun)
                 busyPollGovernor.record(caught: caught, spunFor: spun)
                 if caught {
@@ -108,21 +108,16 @@ final class BrokerLoop {
             try poller.poll(timeout: timeout)
             return
         }
-        let wallStart = ContinuousClock.now
+        let wallStart = MonotonicTime.realNow()
         let cpuStart = Self.threadCPUNanoseconds()
         try poller.poll(timeout: timeout)
         let cpu = Self.threadCPUNanoseconds() - cpuStart
         // Only a poll that slept (its wall time well beyond its CPU) measures a sleep: one that
         // found a message at once costs next to nothing and saved nothing.
-        if Self.nanoseconds(ContinuousClock.now - wallStart) >= cpu + 2_000 {
+        if Int64(MonotonicTime.realNow().nanoseconds - wallStart.nanoseconds) >= cpu + 2_000 {
             busyPollGovernor.recordSleep(cpuNanoseconds: cpu)
             tally.busyPollSleepCostNanoseconds = Int(busyPollGovernor.sleepCost)
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// The CPU time this thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`: a system call, not the vDSO).
