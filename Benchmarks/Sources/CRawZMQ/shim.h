@@ -21,11 +21,9 @@ static inline void CRawZMQ_dieWithParent(void) {
 // instructions that do nothing; without valgrind's headers at build time, nothing at all.
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
-static inline int CRawZMQ_callgrindBuiltIn(void) { return 1; }
 static inline void CRawZMQ_instructionsZero(void) { CALLGRIND_ZERO_STATS; }
 static inline void CRawZMQ_instructionsDump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
 #else
-static inline int CRawZMQ_callgrindBuiltIn(void) { return 0; }
 static inline void CRawZMQ_instructionsZero(void) {}
 static inline void CRawZMQ_instructionsDump(const char *label) { (void)label; }
 #endif

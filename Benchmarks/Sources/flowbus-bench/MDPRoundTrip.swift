@@ -81,7 +81,7 @@ struct MDPRoundTrip {
         return [
             ResultRow("mdp-rtt", "p50", unit: "µs", flowbus: flowbus.latency.p50, raw: raw.latency.p50, rawLabel: "REQ/REP",
                       target: "≤ 2× raw p50", verdict: pass ? .pass : .miss,
-                      note: "every variant measured in \(rounds) rounds of \(measured / rounds) requests (after \(max(200, warmup / rounds)) to warm up), one after the other in each round, so each ratio compares figures taken under the same load; the p50 of each round, Flowbus and REQ/REP: "
+                      note: "every variant measured in \(rounds) rounds of \(perRound) requests (after \(warmRound) to warm up), one after the other in each round, so each ratio compares figures taken under the same load; the p50 of each round, Flowbus and REQ/REP: "
                         + zip(parts[.flowbus] ?? [], parts[.raw] ?? []).map { "\(format($0.latency.p50))/\(format($1.latency.p50))" }.joined(separator: ", ") + " µs"),
             ResultRow("mdp-rtt", "p99", unit: "µs", flowbus: flowbus.latency.p99, raw: raw.latency.p99, rawLabel: "REQ/REP"),
             ResultRow("mdp-rtt", "p99.9", unit: "µs", flowbus: flowbus.latency.p999, raw: raw.latency.p999, rawLabel: "REQ/REP"),
@@ -101,22 +101,23 @@ struct MDPRoundTrip {
         ]
     }
 
-    struct Measurement {
+    struct Measurement: Sendable {
         /// Every round trip, ns.
         var samples: [UInt64]
         var latency: LatencySummary
-        /// CPU µs per request, all threads.
-        var cpu: Double
-        /// The same split into user and system time, with the threads' sleeps per request.
-        var split: ProcessCPU.Split? = nil
-        /// The broker's busy polls over the measured requests: spun, caught a message, skipped by its governor.
-        var spins: (spun: Int, caught: Int, skipped: Int)? = nil
+        /// CPU per request, all threads, split into user and system time, with the threads' sleeps.
+        var split: ProcessCPU.Split
+        /// The broker's busy polls over the measured requests (nil without a broker).
+        var spins: BrokerSpins?
 
-        init(samples: [UInt64], cpu: Double, split: ProcessCPU.Split? = nil) {
+        /// CPU µs per request, all threads.
+        var cpu: Double { split.microseconds }
+
+        init(samples: [UInt64], split: ProcessCPU.Split, spins: BrokerSpins? = nil) {
             self.samples = samples
             self.latency = LatencySummary(nanoseconds: samples)
-            self.cpu = cpu
             self.split = split
+            self.spins = spins
         }
 
         /// The rounds of one variant as one measurement: every sample, the CPU per request over
@@ -124,28 +125,17 @@ struct MDPRoundTrip {
         static func combining(_ parts: [Measurement]) -> Measurement {
             let samples = parts.flatMap(\.samples)
             let count = Double(max(1, samples.count))
-            func perRequest(_ value: (Measurement) -> Double) -> Double {
-                parts.reduce(0) { $0 + value($1) * Double($1.samples.count) } / count
+            func perRequest(_ value: (ProcessCPU.Split) -> Double) -> Double {
+                parts.reduce(0) { $0 + value($1.split) * Double($1.samples.count) } / count
             }
-            var whole = Measurement(samples: samples.isEmpty ? [0] : samples, cpu: perRequest(\.cpu))
-            let splits = parts.compactMap(\.split)
-            if splits.count == parts.count, !parts.isEmpty {
-                whole.split = ProcessCPU.Split(microseconds: whole.cpu, userMicroseconds: perRequest { $0.split!.userMicroseconds },
-                                               sleeps: perRequest { $0.split!.sleeps })
-            }
+            let split = ProcessCPU.Split(microseconds: perRequest(\.microseconds), userMicroseconds: perRequest(\.userMicroseconds),
+                                         sleeps: perRequest(\.sleeps))
             let spins = parts.compactMap(\.spins)
-            if !spins.isEmpty {
-                whole.spins = (spins.reduce(0) { $0 + $1.spun }, spins.reduce(0) { $0 + $1.caught }, spins.reduce(0) { $0 + $1.skipped })
-            }
-            return whole
+            return Measurement(samples: samples.isEmpty ? [0] : samples, split: split, spins: spins.isEmpty ? nil : spins.dropFirst().reduce(spins[0], +))
         }
 
         /// CPU per request, split, with the broker's spins where there is a broker.
-        var cpuText: String {
-            let cpu = split?.text ?? "CPU \(format(self.cpu)) µs"
-            guard let spins else { return cpu + " per request" }
-            return cpu + " per request; broker spins \(spins.spun) (\(spins.caught) caught a message), \(spins.skipped) skipped"
-        }
+        var cpuText: String { split.text + " per request" + (spins.map { "; " + $0.text } ?? "") }
     }
 
     /// Also used by the `grpc` benchmark for its Flowbus side (`warmup` and `measured` nil: this
@@ -176,8 +166,7 @@ struct MDPRoundTrip {
             }
         }
         let (warmup, measured) = (warmup ?? self.warmup, measured ?? self.measured)
-        let spinsBefore = Latch<BrokerStatistics>(), spinsAfter = Latch<BrokerStatistics>(), split = Latch<ProcessCPU.Split>()
-        let client = Party<([UInt64], Double)>("mdp-client") { () throws(BenchError) -> ([UInt64], Double) in
+        let client = Party<Measurement>("mdp-client") { () throws(BenchError) -> Measurement in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
                 let body = [Self.body]
@@ -185,7 +174,7 @@ struct MDPRoundTrip {
                     _ = try client.request(service: "bench.echo", body: body)
                 }
                 var samples = [UInt64](repeating: 0, count: measured)
-                spinsBefore.set(broker.statistics)
+                let before = broker.statistics
                 Instructions.start()
                 let cpu = ProcessCPU.now()
                 for index in 0..<measured {
@@ -198,18 +187,16 @@ struct MDPRoundTrip {
                 }
                 let spent = ProcessCPU.split(since: cpu, operations: measured)
                 Instructions.stop(label, operations: measured)
-                spinsAfter.set(broker.statistics)
-                split.set(spent)
-                return (samples, spent.microseconds)
+                return Measurement(samples: samples, split: spent, spins: BrokerSpins(from: before, to: broker.statistics))
             } catch let error as BenchError {
                 throw error
             } catch {
                 throw BenchError("client: \(error)")
             }
         }
-        let samples: ([UInt64], Double)
+        let measurement: Measurement
         do {
-            samples = try client.join()
+            measurement = try client.join()
         } catch {
             stop.raise()
             _ = try? worker.join()
@@ -217,11 +204,6 @@ struct MDPRoundTrip {
         }
         stop.raise()
         try worker.join()
-        var measurement = Measurement(samples: samples.0, cpu: samples.1, split: split.value)
-        if let before = spinsBefore.value, let after = spinsAfter.value {
-            measurement.spins = (after.busyPolls - before.busyPolls, after.busyPollHits - before.busyPollHits,
-                                 after.busyPollsSkipped - before.busyPollsSkipped)
-        }
         return measurement
     }
 
@@ -261,8 +243,7 @@ struct MDPRoundTrip {
 
     /// A REQ client on its own thread: warm-up, then one timed round trip per request.
     private func rawRequests(context: RawContext, endpoint: String, label: String, warmup: Int, measured: Int) throws(BenchError) -> Measurement {
-        let split = Latch<ProcessCPU.Split>()
-        let client = Party<([UInt64], Double)>("raw-req") { () throws(BenchError) -> ([UInt64], Double) in
+        let client = Party<Measurement>("raw-req") { () throws(BenchError) -> Measurement in
             let socket = try RawSocket(context, ZMQ_REQ)
             socket.set(ZMQ_RCVTIMEO, 5_000)
             try socket.connect(endpoint)
@@ -285,10 +266,8 @@ struct MDPRoundTrip {
             }
             let spent = ProcessCPU.split(since: cpu, operations: measured)
             Instructions.stop(label, operations: measured)
-            split.set(spent)
-            return (samples, spent.microseconds)
+            return Measurement(samples: samples, split: spent)
         }
-        let (samples, cpu) = try client.join()
-        return Measurement(samples: samples, cpu: cpu, split: split.value)
+        return try client.join()
     }
 }

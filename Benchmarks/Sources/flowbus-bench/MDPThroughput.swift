@@ -183,7 +183,6 @@ struct MDPThroughput {
             }
         }
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
-        let spinsBefore = Latch<BrokerStatistics>(), spinsAfter = Latch<BrokerStatistics>()
         let client = Party<Rate>("mdp-client") { () throws(BenchError) -> Rate in
             do {
                 let client = try MajordomoClient(context: context, endpoint: endpoint, logger: logger)
@@ -203,19 +202,14 @@ struct MDPThroughput {
                     }
                 }
                 try pump(warmup)
-                spinsBefore.set(broker.statistics)
+                let before = broker.statistics
                 Instructions.start()
                 let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
                 try pump(measured)
                 let elapsed = monotonicNanoseconds() - start
                 var rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
                                 cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
-                spinsAfter.set(broker.statistics)
-                if let before = spinsBefore.value, let after = spinsAfter.value {
-                    rate.spins = "broker spins \(after.busyPolls - before.busyPolls) (\(after.busyPollHits - before.busyPollHits) caught a message, "
-                        + "\(format(Double(after.busyPollNanoseconds - before.busyPollNanoseconds) / 1e6)) ms spun), \(after.busyPollsSkipped - before.busyPollsSkipped) skipped; "
-                        + "a sleep costs the broker \(after.busyPollSleepCostNanoseconds / 1000) µs"
-                }
+                rate.spins = BrokerSpins(from: before, to: broker.statistics).text
                 Instructions.stop("mdp-throughput flowbus, \(count) worker(s) x \(lanes) lane(s), credit \(credit)", operations: measured)
                 return rate
             } catch let error as BenchError {
@@ -282,5 +276,38 @@ struct MDPThroughput {
             return rate
         }
         return try client.join()
+    }
+}
+
+/// The broker's busy polls between two readings of its counters (`BrokerStatistics`).
+struct BrokerSpins: Sendable {
+    var spun: Int
+    var caught: Int
+    var skipped: Int
+    var nanoseconds: Int
+    /// What a sleep cost the broker as last measured, ns.
+    var sleepCost: Int
+
+    init(from before: BrokerStatistics, to after: BrokerStatistics) {
+        spun = after.busyPolls - before.busyPolls
+        caught = after.busyPollHits - before.busyPollHits
+        skipped = after.busyPollsSkipped - before.busyPollsSkipped
+        nanoseconds = after.busyPollNanoseconds - before.busyPollNanoseconds
+        sleepCost = after.busyPollSleepCostNanoseconds
+    }
+
+    /// Two stretches as one; the sleep's cost is the later one's.
+    static func + (earlier: BrokerSpins, later: BrokerSpins) -> BrokerSpins {
+        var sum = later
+        sum.spun += earlier.spun
+        sum.caught += earlier.caught
+        sum.skipped += earlier.skipped
+        sum.nanoseconds += earlier.nanoseconds
+        return sum
+    }
+
+    var text: String {
+        "broker spins \(spun) (\(caught) caught a message, \(format(Double(nanoseconds) / 1e6)) ms spun), \(skipped) skipped; "
+            + "a sleep costs the broker \(sleepCost / 1000) µs"
     }
 }

@@ -84,10 +84,3 @@ final class Gate: Sendable {
     func open() { semaphore.signal() }
     func wait() { semaphore.wait() }
 }
-
-/// A value one thread sets and another reads once it has joined the first.
-final class Latch<Value: Sendable>: Sendable {
-    private let stored = Mutex<Value?>(nil)
-    func set(_ value: Value) { stored.withLock { $0 = value } }
-    var value: Value? { stored.withLock { $0 } }
-}

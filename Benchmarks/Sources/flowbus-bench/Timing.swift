@@ -81,7 +81,7 @@ struct ProcessCPU {
 
     /// Microseconds of CPU per operation since `start`.
     static func microseconds(since start: ProcessCPU, operations: Int) -> Double {
-        Double(now().nanoseconds - start.nanoseconds) / 1000 / Double(max(1, operations))
+        split(since: start, operations: operations).microseconds
     }
 
     /// CPU per operation since `start`, split into user and system time, with the threads' sleeps.
@@ -110,9 +110,6 @@ struct ProcessCPU {
 /// exactly that phase's instructions, every thread of the process counted. Outside valgrind the
 /// calls do nothing.
 enum Instructions {
-    /// Whether this binary was built with valgrind's headers (without them the phases leave no dump).
-    static var builtIn: Bool { CRawZMQ_callgrindBuiltIn() != 0 }
-
     static func start() { CRawZMQ_instructionsZero() }
 
     /// Ends the phase begun by the last `start()`: "LABEL | OPERATIONS" is the dump's trigger.
