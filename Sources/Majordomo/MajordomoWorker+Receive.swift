@@ -22,9 +22,14 @@ extension MajordomoWorker {
                 Thread.sleep(forTimeInterval: wake.since(now).seconds)
                 continue
             }
-            var wait = nextHeartbeat.since(now)
-            if let deadline { wait = min(wait, deadline.since(now)) }
             do {
+                // A request already on the socket (a worker with credit gets them in batches) is
+                // taken without a poll: the poll would find it ready and still make a system call
+                // for the other descriptors, and a waiting request is handed out before the wake
+                // signal or the heartbeat are looked at in any case (below).
+                if socket?.mayHaveMessage == true, let request = try nextWaitingRequest(now: now) { return request }
+                var wait = nextHeartbeat.since(now)
+                if let deadline { wait = min(wait, deadline.since(now)) }
                 // A zero wait still makes one pass: `receive(timeout: .zero)` is a non-blocking check.
                 try poller.poll(timeout: wait)
                 now = .now()

@@ -34,6 +34,9 @@ public final class MajordomoWorker {
     var heartbeatFrames: [Frame] { MDPCommand.heartbeat.frames + [MDP.heldFrame(holding)] }
     /// Messages from the broker that were not valid MDP/Worker, dropped.
     public internal(set) var invalidMessages = 0
+    /// How many times `receive` waited in its poller, for tests and profiles: requests already on
+    /// the socket are taken without one.
+    public var polls: Int { poller.polls }
 
     /// Connects and sends READY.
     public init(

@@ -35,6 +35,8 @@ public final class ZMQPoller {
     private var descriptors: [pollfd] = []
     /// How many sockets were asked for their readiness (`ZMQ_EVENTS`), for tests and profiles.
     public private(set) var readinessChecks = 0
+    /// How many times `poll(timeout:)` was called, for tests and profiles.
+    public private(set) var polls = 0
 
     public init() {}
 
@@ -79,6 +81,7 @@ public final class ZMQPoller {
     /// Returns how many items are ready; 0 on timeout or on EINTR.
     @discardableResult
     public func poll(timeout: Duration?) throws(ZMQError) -> Int {
+        polls += 1
         // Whole milliseconds, as zmq_poll counts them: a partial one is rounded up, so that a loop
         // waiting for a deadline less than 1 ms away sleeps once instead of spinning through zero
         // timeouts.

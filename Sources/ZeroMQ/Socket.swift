@@ -22,6 +22,11 @@ public final class ZMQSocket {
     /// is done on it, only a new command can give it a message, and that command wakes its
     /// `ZMQ_FD`: `ZMQPoller` can wait on the descriptor without asking libzmq first.
     var drained = false
+
+    /// False when the last thing done on the socket was a receive or a readiness check that found
+    /// nothing to read (`drained`): a receive that does not wait can then only fail until a
+    /// poll says otherwise. True otherwise, when one may find a message without polling first.
+    public var mayHaveMessage: Bool { !drained }
     public let type: SocketType
     /// Keeps the context alive while the socket is open, so the context's
     /// termination never waits on a forgotten socket.

@@ -1,3 +1,4 @@
+import Foundation
 import Majordomo
 import MessagePath
 import Testing
@@ -85,6 +86,39 @@ struct WorkerTests {
         #expect(served?.service == "manual")
         #expect(served?.body == frames("2", "3"))
         #expect(try await pending.value == frames("6"))
+    }
+
+    /// A worker with credit gets its requests in batches: those already on its socket are handed
+    /// out without a poll each (a poll would find the socket ready and still make a system call).
+    @Test func requestsAlreadyOnTheSocketAreTakenWithoutAPollEach() async throws {
+        let fixture = try BrokerFixture()
+        defer { fixture.broker.stop() }
+        let count = 32
+        let outcome = try await onThread { () throws -> (received: [String], polls: Int, replies: Int) in
+            var configuration = fastWorkerConfiguration()
+            configuration.credit = count
+            let worker = try MajordomoWorker(context: fixture.context, endpoint: fixture.endpoint, service: "batch",
+                                             configuration: configuration, logger: quietLogger)
+            defer { worker.disconnect() }
+            guard waitUntil({ fixture.broker.statistics.workersPerService["batch"] == 1 }) else { return ([], 0, 0) }
+            let client = try fixture.client()
+            for index in 0..<count { try client.send(service: "batch", body: frames("b\(index)")) }
+            // All of them sent on to the worker, and given time to cross the connection.
+            guard waitUntil({ fixture.broker.statistics.dispatched == count }) else { return ([], 0, 0) }
+            Thread.sleep(forTimeInterval: 0.2)
+            let before = worker.polls
+            var requests: [MajordomoRequest] = []
+            while requests.count < count, let request = try worker.receive(timeout: .seconds(2)) { requests.append(request) }
+            let polls = worker.polls - before
+            for request in requests { worker.reply(to: request, body: request.body) }
+            var replies = 0
+            while replies < count, try client.receive(timeout: .seconds(2)) != nil { replies += 1 }
+            return (requests.map { text($0.body[0]) }, polls, replies)
+        }
+        #expect(outcome.received == (0..<count).map { "b\($0)" })
+        // One receive a request before: at least 32 polls. A late arrival may still need one.
+        #expect(outcome.polls <= 2, "\(outcome.polls) polls for \(count) requests already on the socket")
+        #expect(outcome.replies == count)
     }
 
     @Test func invalidServiceNamesAreRefused() throws {

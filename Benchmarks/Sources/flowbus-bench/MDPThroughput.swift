@@ -217,7 +217,14 @@ struct MDPThroughput {
                             sent += 1
                         }
                         guard let reply = try client.receive(timeout: .seconds(5)) else {
-                            throw BenchError("no reply within 5 s after \(received) of \(total) replies")
+                            let statistics = broker.statistics
+                            let workers = broker.workers.map { "\($0.routingID): \($0.inFlight) in flight of \($0.credit), last heard \($0.lastHeard)" }
+                            throw BenchError("no reply within 5 s after \(received) of \(total) replies (\(sent) sent); the broker had received "
+                                + "\(statistics.requests) requests, dispatched \(statistics.dispatched) and forwarded \(statistics.replies) replies, "
+                                + "queued \(statistics.queuedPerService), expired \(statistics.rejections.expired) requests that waited "
+                                + "\(options.brokerConfiguration().requestExpiry) for a worker (this broker answers no rejection), expired \(statistics.workersExpired) workers (lost "
+                                + "\(statistics.requestsLostOnTheWay) requests on the way), disconnected \(statistics.workersDisconnected); "
+                                + "workers: \(workers); its statistics taken at \(statistics.takenAt)")
                         }
                         guard reply.body.count == 1 else { throw BenchError("unexpected reply of \(reply.body.count) frames") }
                         received += 1
