@@ -28,6 +28,9 @@ extension MajordomoWorker {
                 // for the other descriptors, and a waiting request is handed out before the wake
                 // signal or the heartbeat are looked at in any case (below).
                 if socket?.mayHaveMessage == true, let request = try nextWaitingRequest(now: now) { return request }
+                // A DISCONNECT among what it read dropped the socket: reconnect after the backoff,
+                // above, rather than wait out a poll with nothing in it.
+                if reconnectAt != nil { continue }
                 var wait = nextHeartbeat.since(now)
                 if let deadline { wait = min(wait, deadline.since(now)) }
                 // A zero wait still makes one pass: `receive(timeout: .zero)` is a non-blocking check.

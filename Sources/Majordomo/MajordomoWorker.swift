@@ -34,8 +34,8 @@ public final class MajordomoWorker {
     var heartbeatFrames: [Frame] { MDPCommand.heartbeat.frames + [MDP.heldFrame(holding)] }
     /// Messages from the broker that were not valid MDP/Worker, dropped.
     public internal(set) var invalidMessages = 0
-    /// How many times `receive` waited in its poller, for tests and profiles: requests already on
-    /// the socket are taken without one.
+    /// How many times `receive` waited in its poller since the worker last connected, for tests
+    /// and profiles: requests already on the socket are taken without one.
     public var polls: Int { poller.polls }
 
     /// Connects and sends READY.
