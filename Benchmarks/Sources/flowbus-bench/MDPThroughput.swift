@@ -258,8 +258,7 @@ struct MDPThroughput {
         let workers = (0..<count).map { index in
             Party<Void>("raw-worker-\(index)") { () throws(BenchError) in
                 let socket = try RawSocket(context, ZMQ_DEALER)
-                socket.set(ZMQ_SNDHWM, 100_000)
-                socket.set(ZMQ_RCVHWM, 100_000)
+                socket.setDeepQueues()
                 try socket.connect(back)
                 try rawEcho(socket, until: stop)
             }
@@ -272,37 +271,23 @@ struct MDPThroughput {
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
         let client = Party<Rate>("raw-client") { () throws(BenchError) -> Rate in
             let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.set(ZMQ_SNDHWM, 100_000)
-            socket.set(ZMQ_RCVHWM, 100_000)
+            socket.setDeepQueues()
             socket.set(ZMQ_RCVTIMEO, 5_000)
             try socket.connect(front)
             let body = MDPRoundTrip.body
             var reply = zmq_msg_t()
             zmq_msg_init(&reply)
             defer { zmq_msg_close(&reply) }
-            func pump(_ total: Int) throws(BenchError) {
-                var sent = 0, received = 0
-                while received < total {
-                    while sent < total && sent - received < window {
-                        try socket.send(body)
-                        sent += 1
-                    }
+            // The DEALER back end spreads over connected workers only: the warm-up gives them a moment to connect.
+            return try Self.pipelinedRate(
+                window: window, warmup: warmup, measured: measured,
+                instructions: "mdp-throughput raw DEALER -> proxy -> DEALER, \(count) worker(s)",
+                send: { () throws(BenchError) in try socket.send(body) },
+                receive: { (received, total) throws(BenchError) in
                     guard try socket.receive(&reply) else {
                         throw BenchError("no raw reply within 5 s after \(received) of \(total)")
                     }
-                    received += 1
-                }
-            }
-            // The DEALER back end spreads over connected workers only: give them a moment to connect.
-            try pump(warmup)
-            Instructions.start()
-            let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
-            try pump(measured)
-            let elapsed = monotonicNanoseconds() - start
-            let rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
-                            cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
-            Instructions.stop("mdp-throughput raw DEALER -> proxy -> DEALER, \(count) worker(s)", operations: measured)
-            return rate
+                })
         }
         return try client.join()
     }

@@ -17,10 +17,7 @@ enum RawLoadBalancer {
         let broker = Party<Void>("raw-lru") { () throws(BenchError) in
             let frontend = try RawSocket(context, ZMQ_ROUTER)
             let backend = try RawSocket(context, ZMQ_ROUTER)
-            for socket in [frontend, backend] {
-                socket.set(ZMQ_SNDHWM, 100_000)
-                socket.set(ZMQ_RCVHWM, 100_000)
-            }
+            for socket in [frontend, backend] { socket.setDeepQueues() }
             do throws(BenchError) {
                 try frontend.bind(front)
                 try backend.bind(back)
@@ -47,32 +44,22 @@ enum RawLoadBalancer {
         }
         let client = Party<MDPThroughput.Rate>("raw-lru-client") { () throws(BenchError) -> MDPThroughput.Rate in
             let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.set(ZMQ_SNDHWM, 100_000)
-            socket.set(ZMQ_RCVHWM, 100_000)
+            socket.setDeepQueues()
             socket.set(ZMQ_RCVTIMEO, 5_000)
             try socket.connect(front)
             let body = MDPRoundTrip.body
             let empty: [UInt8] = []
-            func pump(_ total: Int) throws(BenchError) {
-                var sent = 0, received = 0
-                while received < total {
-                    while sent < total && sent - received < window {
-                        try socket.send(empty, flags: ZMQ_SNDMORE)
-                        try socket.send(body)
-                        sent += 1
-                    }
+            return try MDPThroughput.pipelinedRate(
+                window: window, warmup: warmup, measured: measured,
+                send: { () throws(BenchError) in
+                    try socket.send(empty, flags: ZMQ_SNDMORE)
+                    try socket.send(body)
+                },
+                receive: { (received, total) throws(BenchError) in
                     guard try socket.drainMessage() == 2 else {
                         throw BenchError("raw LRU broker: no reply within 5 s after \(received) of \(total)")
                     }
-                    received += 1
-                }
-            }
-            try pump(warmup)
-            let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
-            try pump(measured)
-            let elapsed = monotonicNanoseconds() - start
-            return MDPThroughput.Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
-                                      cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+                })
         }
         do {
             return try client.join()

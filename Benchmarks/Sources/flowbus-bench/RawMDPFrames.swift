@@ -26,8 +26,7 @@ enum RawMDPFrames {
         let bound = Gate()
         let broker = Party<Void>("raw-mdp-broker") { () throws(BenchError) in
             let socket = try RawSocket(context, ZMQ_ROUTER)
-            socket.set(ZMQ_SNDHWM, 100_000)
-            socket.set(ZMQ_RCVHWM, 100_000)
+            socket.setDeepQueues()
             socket.set(ZMQ_RCVTIMEO, 100)
             do throws(BenchError) {
                 try socket.bind(endpoint)
@@ -42,8 +41,7 @@ enum RawMDPFrames {
         let workers = (0..<count).map { index in
             Party<Void>("raw-mdp-wk-\(index)") { () throws(BenchError) in
                 let socket = try RawSocket(context, ZMQ_DEALER)
-                socket.set(ZMQ_SNDHWM, 100_000)
-                socket.set(ZMQ_RCVHWM, 100_000)
+                socket.setDeepQueues()
                 try socket.connect(endpoint)
                 try work(socket, until: stop)
             }
@@ -55,40 +53,28 @@ enum RawMDPFrames {
         }
         let client = Party<MDPThroughput.Rate>("raw-mdp-client") { () throws(BenchError) -> MDPThroughput.Rate in
             let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.set(ZMQ_SNDHWM, 100_000)
-            socket.set(ZMQ_RCVHWM, 100_000)
+            socket.setDeepQueues()
             socket.set(ZMQ_RCVTIMEO, 5_000)
             try socket.connect(endpoint)
             let body = MDPRoundTrip.body, header = Array("MDPC01".utf8), empty: [UInt8] = []
-            func pump(_ total: Int) throws(BenchError) {
-                var sent = 0, received = 0
-                while received < total {
-                    while sent < total && sent - received < window {
-                        try socket.send(empty, flags: ZMQ_SNDMORE)
-                        try socket.send(header, flags: ZMQ_SNDMORE)
-                        try socket.send(service, flags: ZMQ_SNDMORE)
-                        try socket.send(body)
-                        sent += 1
-                    }
+            // The workers' READY may still be on its way: the first requests wait in the queue.
+            return try MDPThroughput.pipelinedRate(
+                window: window, warmup: warmup, measured: measured,
+                instructions: "mdp-throughput raw 7/MDP frames, \(count) worker(s), credit \(credit)",
+                send: { () throws(BenchError) in
+                    try socket.send(empty, flags: ZMQ_SNDMORE)
+                    try socket.send(header, flags: ZMQ_SNDMORE)
+                    try socket.send(service, flags: ZMQ_SNDMORE)
+                    try socket.send(body)
+                },
+                receive: { (received, total) throws(BenchError) in
                     let frames = try socket.drainMessage()
                     guard frames == 4 else {
                         throw BenchError(frames == 0
                             ? "raw 7/MDP broker: no reply within 5 s after \(received) of \(total)"
                             : "raw 7/MDP broker: a reply of \(frames) frames, not 4")
                     }
-                    received += 1
-                }
-            }
-            // The workers' READY may still be on its way: the first requests wait in the queue.
-            try pump(warmup)
-            Instructions.start()
-            let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
-            try pump(measured)
-            let elapsed = monotonicNanoseconds() - start
-            let rate = MDPThroughput.Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
-                                          cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
-            Instructions.stop("mdp-throughput raw 7/MDP frames, \(count) worker(s), credit \(credit)", operations: measured)
-            return rate
+                })
         }
         do {
             return try client.join()

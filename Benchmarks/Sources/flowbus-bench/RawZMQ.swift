@@ -46,6 +46,13 @@ final class RawSocket {
         zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size)
     }
 
+    /// Queues of 100,000 messages each way: the pipelined baselines keep up to a window of 1,000
+    /// requests in flight and must never stop at libzmq's default high-water mark of 1,000.
+    func setDeepQueues() {
+        set(ZMQ_SNDHWM, 100_000)
+        set(ZMQ_RCVHWM, 100_000)
+    }
+
     func subscribe(_ prefix: String) {
         let bytes = Array(prefix.utf8)
         bytes.withUnsafeBytes { _ = zmq_setsockopt(handle, ZMQ_SUBSCRIBE, $0.baseAddress, $0.count) }
@@ -175,10 +182,7 @@ final class RawProxy: Sendable {
                 backend.set(ZMQ_XPUB_NODROP, 1)
                 backend.set(ZMQ_XPUB_VERBOSE, 1)
             }
-            for socket in [frontend, backend] {
-                socket.set(ZMQ_SNDHWM, 100_000)
-                socket.set(ZMQ_RCVHWM, 100_000)
-            }
+            for socket in [frontend, backend] { socket.setDeepQueues() }
             do throws(BenchError) {
                 if connectFront { try frontend.connect(front) } else { try frontend.bind(front) }
                 try backend.bind(back)
@@ -198,5 +202,37 @@ final class RawProxy: Sendable {
         try steering.connect(controlEndpoint)
         try steering.send(Array("TERMINATE".utf8))
         try party.join()
+    }
+}
+
+extension MDPThroughput {
+    /// How a raw baseline's client measures: `send` queues one request while fewer than `window`
+    /// wait, `receive` takes one reply (throwing, with `received` of `total`, when none comes);
+    /// `warmup` requests untimed, then `measured` timed with the process's CPU. `instructions`
+    /// names the timed part for callgrind (`Instructions`), when given.
+    static func pipelinedRate(
+        window: Int, warmup: Int, measured: Int, instructions label: String? = nil,
+        send: () throws(BenchError) -> Void, receive: (_ received: Int, _ total: Int) throws(BenchError) -> Void
+    ) throws(BenchError) -> Rate {
+        func pump(_ total: Int) throws(BenchError) {
+            var sent = 0, received = 0
+            while received < total {
+                while sent < total && sent - received < window {
+                    try send()
+                    sent += 1
+                }
+                try receive(received, total)
+                received += 1
+            }
+        }
+        try pump(warmup)
+        if label != nil { Instructions.start() }
+        let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
+        try pump(measured)
+        let elapsed = monotonicNanoseconds() - start
+        let rate = Rate(perSecond: Double(measured) / (Double(elapsed) / 1e9),
+                        cpu: ProcessCPU.microseconds(since: cpu, operations: measured))
+        if let label { Instructions.stop(label, operations: measured) }
+        return rate
     }
 }
