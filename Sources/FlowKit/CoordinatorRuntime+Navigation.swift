@@ -296,7 +296,14 @@ extension CoordinatorRuntime {
         let key = Self.lifecycleKey(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return }
-        viewModelCalls?.post(service: "vm.\(kind)", body: body, lane: session.text)
+        viewModelCalls?.post(service: "vm.\(kind)", body: body, lane: Self.viewModelLane(session: session, kind: kind))
+    }
+
+    /// The lane of the owner's calls to one view model in one session: `appear`, `reset` and
+    /// `close` to the same view model stay in the order sent; those to different view models go
+    /// out side by side, so a screen's `appear` never waits behind another screen's `reset`.
+    static func viewModelLane(session: SessionID, kind: String) -> String {
+        "\(session.text)/\(kind)"
     }
 
     func writeSessionRecord(_ instance: Coordinator, of session: SessionID, in state: inout State, force: Bool = false) {

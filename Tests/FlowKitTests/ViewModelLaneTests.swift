@@ -1,0 +1,76 @@
+@testable import FlowKit
+import FlowProtocol
+import Synchronization
+import Testing
+
+/// A root flow of two screens, each with a view model: `swap` replaces one with the other, so
+/// each swap makes the owner tell one view model to `appear` and the other to `reset`.
+final class SwapAppCoordinator: Coordinator {
+    override class var name: String { "app" }
+    override class var screenActions: [String: [ActionSpec]] { ["one": ["swap"], "two": ["swap"]] }
+
+    override func start() {
+        navigate(.setRoot([.make("one", owner: "app")]))
+    }
+
+    override func handle(intent: IntentInput) throws(IntentRefusal) {
+        guard intent.action == "swap" else { throw .unknownAction(intent.action, screen: intent.screen, known: Self.actionNames) }
+        navigate(.setRoot([.make(intent.screen == "one" ? "two" : "one", owner: "app")]))
+    }
+}
+
+/// What the owner posted to view models, and on which lane; nothing is sent anywhere.
+final class LaneRecordingCalls: ServiceCalls, @unchecked Sendable {
+    struct Post: Equatable {
+        var service: String
+        var action: String
+        var lane: String
+    }
+
+    let posts = Mutex<[Post]>([])
+
+    func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
+        let action = (try? Envelope.decodeChecked(body).unwrap(Flowbus_V1_Intent.self).action) ?? "?"
+        posts.withLock { $0.append(Post(service: service, action: action, lane: lane)) }
+    }
+    func waitUntilIdle(lane: String?, timeout: Duration) -> Bool { true }
+    func request(service: String, body: [UInt8]) throws(ServiceTransportError) -> [UInt8] {
+        throw ServiceTransportError(service: service, reason: "not sent in this test")
+    }
+    func stop() {}
+}
+
+@Suite("The owner's calls to view models")
+struct ViewModelLaneTests {
+    /// `appear`, `reset` and `close` to one view model keep their order on one lane of the
+    /// session; another view model's go on another lane, so the `appear` of the screen a person
+    /// is waiting for never waits behind the `reset` of the screen they left (on the bus, a
+    /// view model answers `reset` only once its state is written: a millisecond and more).
+    @Test func eachViewModelOfASessionHasALaneOfItsOwn() throws {
+        let map = MemoryStateMap()
+        let bus = InProcessBus()
+        let recorder = LaneRecordingCalls()
+        let owner = try CoordinatorRuntime(
+            coordinator: SwapAppCoordinator.self, navigationOwner: true, writer: "coord-app/0", incarnation: 1,
+            map: map.peer(), calls: bus.calls(name: "app"), viewModelCalls: recorder, logger: quiet)
+        owner.start()
+        defer { owner.shutdown() }
+        let opened = try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: "")))
+        let session = try #require(opened.result["session"])
+        // one → two → one → two, then the session closes on two.
+        for (version, screen) in [(UInt64(1), "one"), (2, "two"), (3, "one")] {
+            let swapped = try intentReply(owner.respond(to: envelope(intent("swap", screen: screen, version: version), session: session)))
+            #expect(swapped.applied)
+        }
+        _ = owner.respond(to: envelope(call("closeSession"), session: session))
+
+        let posts = recorder.posts.withLock { $0 }
+        let one = posts.filter { $0.service == "vm.one" }
+        let two = posts.filter { $0.service == "vm.two" }
+        #expect(one.map(\.action) == ["appear", "reset", "appear", "reset"])
+        #expect(two.map(\.action) == ["appear", "reset", "appear", "close"])
+        // One lane per view model of the session, naming the session, and not the other's.
+        #expect(Set(one.map(\.lane)) == ["\(session)/one"])
+        #expect(Set(two.map(\.lane)) == ["\(session)/two"])
+    }
+}
