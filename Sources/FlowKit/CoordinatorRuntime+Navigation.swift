@@ -301,7 +301,8 @@ extension CoordinatorRuntime {
 
     /// The lane of the owner's calls to one view model in one session: `appear`, `reset` and
     /// `close` to the same view model stay in the order sent; those to different view models go
-    /// out side by side, so a screen's `appear` never waits behind another screen's `reset`.
+    /// out side by side (as many at once as the caller has threads), so a screen's `appear` is
+    /// not queued behind the `reset` of the screen just left.
     static func viewModelLane(session: SessionID, kind: String) -> String {
         "\(session.text)/\(kind)"
     }
