@@ -44,7 +44,7 @@ final class LaneRecordingCalls: ServiceCalls, @unchecked Sendable {
 struct ViewModelLaneTests {
     /// `appear`, `reset` and `close` to one view model keep their order on one lane of the
     /// session; another view model's go on another lane, so the `appear` of the screen a person
-    /// is waiting for never waits behind the `reset` of the screen they left (on the bus, a
+    /// is waiting for is not queued behind the `reset` of the screen they left (on the bus, a
     /// view model answers `reset` only once its state is written: a millisecond and more).
     @Test func eachViewModelOfASessionHasALaneOfItsOwn() throws {
         let map = MemoryStateMap()
