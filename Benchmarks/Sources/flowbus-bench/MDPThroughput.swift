@@ -270,10 +270,7 @@ struct MDPThroughput {
         }
         let (window, warmup, measured) = (self.window, self.warmup, self.measured)
         let client = Party<Rate>("raw-client") { () throws(BenchError) -> Rate in
-            let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.setDeepQueues()
-            socket.set(ZMQ_RCVTIMEO, 5_000)
-            try socket.connect(front)
+            let socket = try RawSocket.pipelinedClient(context, connectedTo: front)
             let body = MDPRoundTrip.body
             var reply = zmq_msg_t()
             zmq_msg_init(&reply)

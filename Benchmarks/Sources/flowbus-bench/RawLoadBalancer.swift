@@ -43,10 +43,7 @@ enum RawLoadBalancer {
             _ = try? broker.join()
         }
         let client = Party<MDPThroughput.Rate>("raw-lru-client") { () throws(BenchError) -> MDPThroughput.Rate in
-            let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.setDeepQueues()
-            socket.set(ZMQ_RCVTIMEO, 5_000)
-            try socket.connect(front)
+            let socket = try RawSocket.pipelinedClient(context, connectedTo: front)
             let body = MDPRoundTrip.body
             let empty: [UInt8] = []
             return try MDPThroughput.pipelinedRate(

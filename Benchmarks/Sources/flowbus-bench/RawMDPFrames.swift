@@ -52,10 +52,7 @@ enum RawMDPFrames {
             _ = try? broker.join()
         }
         let client = Party<MDPThroughput.Rate>("raw-mdp-client") { () throws(BenchError) -> MDPThroughput.Rate in
-            let socket = try RawSocket(context, ZMQ_DEALER)
-            socket.setDeepQueues()
-            socket.set(ZMQ_RCVTIMEO, 5_000)
-            try socket.connect(endpoint)
+            let socket = try RawSocket.pipelinedClient(context, connectedTo: endpoint)
             let body = MDPRoundTrip.body, header = Array("MDPC01".utf8), empty: [UInt8] = []
             // The workers' READY may still be on its way: the first requests wait in the queue.
             return try MDPThroughput.pipelinedRate(

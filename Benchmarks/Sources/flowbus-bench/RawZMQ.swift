@@ -53,6 +53,16 @@ final class RawSocket {
         set(ZMQ_RCVHWM, 100_000)
     }
 
+    /// The client of a pipelined baseline: a DEALER with deep queues, waiting at most 5 s for a
+    /// reply (`drainMessage` then returns 0, which the caller reports), connected to `endpoint`.
+    static func pipelinedClient(_ context: RawContext, connectedTo endpoint: String) throws(BenchError) -> RawSocket {
+        let socket = try RawSocket(context, ZMQ_DEALER)
+        socket.setDeepQueues()
+        socket.set(ZMQ_RCVTIMEO, 5_000)
+        try socket.connect(endpoint)
+        return socket
+    }
+
     func subscribe(_ prefix: String) {
         let bytes = Array(prefix.utf8)
         bytes.withUnsafeBytes { _ = zmq_setsockopt(handle, ZMQ_SUBSCRIBE, $0.baseAddress, $0.count) }
