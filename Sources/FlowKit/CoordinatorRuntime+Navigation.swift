@@ -112,6 +112,7 @@ extension CoordinatorRuntime {
             let version = (state.navigations.version(of: session) ?? 0) + 1
             for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version) }
             state.navigations[session] = nil
+            state.navigationsAhead[session] = nil
             state.records[session] = nil
             state.viewModels[session] = nil
             state.moreViewModels[session] = nil
@@ -173,7 +174,7 @@ extension CoordinatorRuntime {
         session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", current: Navigation? = nil, in state: inout State
     ) -> Flowbus_V1_CoordinatorReply {
         var before = current ?? state.navigations[session] ?? Navigation()
-        if expected > before.version, let ahead = navigationAhead(of: before.version, in: session) {
+        if expected > before.version, let ahead = navigationAhead(of: before.version, in: session, state: state) {
             // This owner's previous incarnation wrote a newer navigation that reached the map after
             // this one restored (held on the way while its process was replaced). Clients see it
             // and act on it, and nothing of this incarnation came after it (its writes would have
@@ -273,9 +274,10 @@ extension CoordinatorRuntime {
     }
 
     /// The session's navigation on the map when an older incarnation of this writer wrote it at a
-    /// version above `version`; else nil.
-    func navigationAhead(of version: UInt64, in session: SessionID) -> Navigation? {
-        guard let bytes = map.value(at: .navigation(session)), let envelope = try? Envelope.decodeChecked(bytes),
+    /// version above `version`; else nil. The owner's map keeps no navigation values: such a
+    /// write is noted as it arrives (`noteActivity`, `State.navigationsAhead`).
+    func navigationAhead(of version: UInt64, in session: SessionID, state: State) -> Navigation? {
+        guard let bytes = state.navigationsAhead[session], let envelope = try? Envelope.decodeChecked(bytes),
               envelope.writer == writer, envelope.incarnation < incarnation,
               let navigation = try? envelope.unwrap(Navigation.self), navigation.version > version else { return nil }
         return navigation

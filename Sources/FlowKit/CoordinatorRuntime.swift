@@ -20,6 +20,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var handled: [SessionID: [String: UInt64]] = [:]
         var startedAt: [SessionID: Int64] = [:]
         var navigations = NavigationTable()
+        /// The owner's: a session's navigation, as written, when an older incarnation of this
+        /// owner wrote it at a version above `navigations`' and it reached the map after this one
+        /// restored (`navigationAhead`). Empty unless a restart left such a write on the way.
+        var navigationsAhead: [SessionID: [UInt8]] = [:]
         var records: [SessionID: Flowbus_V1_SessionRecord] = [:]
         /// Highest incarnation seen per writer: calls from an older one are fenced off.
         var fence: [String: UInt64] = [:]
@@ -231,14 +235,16 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             for change in held { noteActivity(change) }
         }
         // Restored: the records of this coordinator's own instances are read only by `restore`
-        // (the instances in memory are the live copy), and of a session's values the owner reads
-        // afterwards only its navigation (to see a late write of its previous incarnation): the
-        // session's record lives in `state.records`, and view models' states reach it as changes.
-        // The map lets go of the rest, which was most of a coordinator's memory per session.
+        // (the instances in memory are the live copy), and so are a session's values for the
+        // owner: its record lives in `state.records`, its navigation in `state.navigations`, view
+        // models' states reach it as changes, and a late navigation of its previous incarnation
+        // is noted as it arrives (`noteActivity`). The map lets go of them, which was most of a
+        // coordinator's memory per session.
         let ownRecords = CloneSubtree.coordinator(coordinatorName).text
+        let sessions = CloneSubtree.allSessions.text
         let owner = isOwner
         map.keepValues { key in
-            !key.hasPrefix(ownRecords) && !(owner && (CloneKey.isViewModelText(key) || CloneKey.isSessionMetaText(key)))
+            !key.hasPrefix(ownRecords) && !(owner && key.hasPrefix(sessions))
         }
         let changes = map.changes(in: .allScreens)
         let task = Task.detached { [self] in
@@ -280,12 +286,33 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     // MARK: Idle sessions
 
-    /// Notes a change in a session the owner follows: activity, and which view model published.
+    /// Notes a change in a session the owner follows: activity, which view model published, and
+    /// a navigation a previous incarnation of this owner wrote ahead of the one it holds.
     func noteActivity(_ change: StateEntry) {
         guard let session = change.key.session else { return }
+        // Decoded outside the lock: one envelope per navigation change (this owner's own, mostly).
+        let written: (envelope: Envelope, olderIncarnation: Bool)?
+        if case .navigation = change.key, !change.isDelete, let envelope = try? Envelope.decodeChecked(change.value) {
+            written = (envelope, envelope.writer == writer && envelope.incarnation < incarnation)
+        } else {
+            written = nil
+        }
         state.withLock { state in
-            if case .viewModel(_, let screen) = change.key, !change.isDelete {
+            switch change.key {
+            case .viewModel(_, let screen) where !change.isDelete:
                 noteViewModel(screen, of: session, in: &state)
+            case .navigation:
+                // Held only while it is the map's navigation and ahead of this incarnation's:
+                // anything written after it (this owner's next version, a delete) replaces it.
+                if let written, written.olderIncarnation, state.records[session] != nil || state.instances[session] != nil,
+                   let navigation = try? written.envelope.unwrap(Navigation.self),
+                   navigation.version > state.navigations.version(of: session) ?? 0 {
+                    state.navigationsAhead[session] = change.value
+                } else {
+                    state.navigationsAhead[session] = nil
+                }
+            default:
+                break
             }
             touch(session, in: &state)
         }

@@ -584,6 +584,14 @@ struct CoordinatorRuntimeSeamTests {
         late.version = restored.version + 1
         let bytes = try Envelope.wrapping(late, session: sessionText, writer: writer, incarnation: incarnation, keyVersion: late.version).encoded()
         try app.map.set(.navigation(session), value: bytes)
+        // The owner's copy of the map keeps no navigation: it notes the late one as it arrives,
+        // where it follows the session's changes. A state written after it, once noted, says
+        // the navigation was noted too (changes come in order).
+        try app.map.set(.viewModel(session, try ScreenName("marker")), value: [1])
+        let owner: CoordinatorRuntime = try #require(app.owner)
+        #expect(await eventually { owner.state.withLock { owner.viewModelKinds(of: session, in: $0) }.contains("marker") })
+        #expect(owner.map.value(at: .navigation(session)) == nil && app.map.value(at: .navigation(session)) == bytes)
+        #expect(owner.state.withLock { $0.navigationsAhead[session] != nil } == takenUp)
         // A flow pushes a screen on the version it saw (the late one).
         var push = call("navigate", expected: late.version)
         push.ops = [.push(.make("entry", owner: "ledger", viewModel: false))]
@@ -592,6 +600,8 @@ struct CoordinatorRuntimeSeamTests {
             #expect(reply.ok, "\(reply.error)")
             #expect(reply.navVersion == late.version + 1)
             #expect(navigation(app.map, session: sessionText)?.topScreen?.kind == "entry")
+            // Its own next version replaced the late one on the map: the owner lets go of it.
+            #expect(await eventually { owner.state.withLock { $0.navigationsAhead.isEmpty } })
         } else {
             #expect(!reply.ok && reply.error.code == .staleIntent && reply.navVersion == restored.version, "\(reply)")
         }
@@ -726,8 +736,9 @@ struct CoordinatorRuntimeSeamTests {
     }
 
     /// The owner follows every session's view-model states for activity, but holds none of them
-    /// once started, nor its instances' records (issue 16: memory per session); closing a session
-    /// still reaches every view model that published a state in it, on screen or not.
+    /// once started, nor its instances' records, nor the sessions' navigations and records it
+    /// keeps in memory (issue 16: memory per session); closing a session still reaches every view
+    /// model that published a state in it, on screen or not.
     @Test func theOwnerHoldsNoViewModelStateYetClosingReachesEveryViewModel() async throws {
         let app = try TallyBus()
         let delivered = Mutex<[String]>([])
@@ -747,7 +758,9 @@ struct CoordinatorRuntimeSeamTests {
         #expect(app.map.value(at: gone) != nil, "the map keeps it")
         #expect(app.owner.map.value(at: gone) == nil && app.owner.map.value(at: .viewModel(id, try ScreenName("tally"))) == nil,
                 "the owner's copy does not")
-        #expect(app.owner.map.value(at: .navigation(id)) != nil, "the navigation it keeps")
+        #expect(app.map.value(at: .navigation(id)) != nil && app.owner.map.value(at: .navigation(id)) == nil,
+                "the navigation is in its memory (encoded), not again in its map")
+        #expect(app.owner.state.withLock { $0.navigations.version(of: id) } == 1)
         #expect(app.map.value(at: .sessionMeta(id)) != nil && app.owner.map.value(at: .sessionMeta(id)) == nil,
                 "the session's record is in its memory, not again in its map")
         // Nor its own instance's record (read only when it restarts), which the map holds.
