@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Majordomo
 import MessagePath
+import Synchronization
 import ZeroMQ
 
 /// Sends MDP requests on threads of its own, so that a coordinator never blocks its worker while
@@ -27,10 +28,17 @@ public final class BusCaller: @unchecked Sendable {
         var completion: @Sendable (Outcome) -> Void
     }
 
+    /// Guards `lanes` and `stopping`; the caller threads wait on it for work.
     private let condition = NSCondition()
+    /// What `waitUntilIdle` waits on, apart from the caller threads: a call's end wakes only
+    /// those who wait for idleness, never the idle caller threads (each would wake to find
+    /// nothing to do, some 3 wake-ups of the process per call with 4 threads).
+    private let idleness = NSCondition()
     private var lanes = LaneQueue<Job>()
     private var stopping = false
     private let name: String
+    /// The kernel's ids of the caller threads, as each starts (tests read their scheduling).
+    private let startedThreads = Mutex<[Int]>([])
 
     /// Opens `threads` MDP clients, one per thread.
     public init(
@@ -44,6 +52,7 @@ public final class BusCaller: @unchecked Sendable {
         for (index, box) in clients.enumerated() {
             let thread = Thread { [unowned self] in
                 ThreadName.set("fb-call-\(index)")
+                if let id = Self.currentThreadID() { startedThreads.withLock { $0.append(id) } }
                 self.loop(box.client, logger: logger)
             }
             thread.name = "flowbus-caller-\(name)-\(index)"
@@ -71,13 +80,28 @@ public final class BusCaller: @unchecked Sendable {
     @discardableResult
     public func waitUntilIdle(lane: String? = nil, timeout: Duration) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        func idle() -> Bool { lane.map { lanes.isIdle(lane: $0) } ?? lanes.isIdle }
+        func idle() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return lane.map { lanes.isIdle(lane: $0) } ?? lanes.isIdle
+        }
+        // Checked under `idleness`, which `finished` takes to wake us: no end slips between the
+        // check and the wait.
+        idleness.lock()
+        defer { idleness.unlock() }
         while !idle() {
-            guard condition.wait(until: deadline) else { return idle() }
+            guard idleness.wait(until: deadline) else { return idle() }
         }
         return true
+    }
+
+    /// The kernel's ids of the caller threads started so far.
+    var threadIDs: [Int] { startedThreads.withLock { $0 } }
+
+    /// The calling thread's id in the kernel (`/proc/thread-self` names it: `<pid>/task/<tid>`).
+    static func currentThreadID() -> Int? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))
+            .flatMap { $0.split(separator: "/").last }.flatMap { Int($0) }
     }
 
     /// Requests waiting to be sent.
@@ -92,6 +116,9 @@ public final class BusCaller: @unchecked Sendable {
         stopping = true
         condition.broadcast()
         condition.unlock()
+        idleness.lock()
+        idleness.broadcast()
+        idleness.unlock()
     }
 
     /// The next job of a ready lane, which is then busy until `finished`; nil when stopping with nothing left.
@@ -102,12 +129,17 @@ public final class BusCaller: @unchecked Sendable {
         return lanes.take().map { ($0.lane, $0.item) }
     }
 
+    /// Ends `lane`'s job. Its next job, now ready, is taken by the thread that ran this one (it
+    /// goes straight back to `next`), and a job posted to another lane meanwhile woke a thread
+    /// when it was posted, or waits for the first thread free: no caller thread is woken here.
+    /// Only those waiting for idleness are.
     private func finished(_ lane: String) {
         condition.lock()
         lanes.finished(lane)
-        // Wakes another thread for the lane's next job, and anyone waiting for idleness.
-        condition.broadcast()
         condition.unlock()
+        idleness.lock()
+        idleness.broadcast()
+        idleness.unlock()
     }
 
     private func loop(_ client: MajordomoClient, logger: Logger) {
