@@ -4,36 +4,66 @@ import SwiftProtobuf
 
 /// What a view model shows in `success`: its app's own payload (any protobuf message, carried as
 /// its full name and bytes, so the core never needs the app's types) and an optional notice.
+///
+/// Held by reference (one word; none for an empty payload): a view model keeps two, its state's
+/// and the data last shown, for every session it serves, and a payload held inline took some
+/// 120 bytes each even while the screen showed nothing (issue 16: memory per session).
 public struct ScreenPayload: Equatable, Sendable {
+    /// The contents, never changed once made: a change makes new ones.
+    private final class Contents: Sendable {
+        let kind: String
+        let bytes: Data
+        let notice: Notice?
+        /// The message `bytes` were made from, when this payload was made from one: `decode`
+        /// hands it back instead of decoding the bytes again (a view model draws its presentation
+        /// from the payload with every state it publishes).
+        let source: (any SwiftProtobuf.Message)?
+
+        init(kind: String, bytes: Data, notice: Notice?, source: (any SwiftProtobuf.Message)?) {
+            self.kind = kind
+            self.bytes = bytes
+            self.notice = notice
+            self.source = source
+        }
+    }
+
+    /// Nil for the empty payload (no kind, no bytes, no notice).
+    private var contents: Contents?
+
     /// The payload message's full protobuf name, e.g. `shop.v1.Cart`; empty for none.
     public var kind: String {
-        didSet { source = nil }
+        get { contents?.kind ?? "" }
+        set { replace(kind: newValue, bytes: bytes, notice: notice, source: nil) }
     }
     public var bytes: Data {
-        didSet { source = nil }
+        get { contents?.bytes ?? Data() }
+        set { replace(kind: kind, bytes: newValue, notice: notice, source: nil) }
     }
     /// A short code coordinators and scripts branch on, with its text for people.
-    public var notice: Notice?
-    /// The message `bytes` were made from, when this payload was made from one: `decode` hands
-    /// it back instead of decoding the bytes again (a view model draws its presentation from the
-    /// payload with every state it publishes). Changing `kind` or `bytes` forgets it.
-    private var source: (any SwiftProtobuf.Message)?
+    public var notice: Notice? {
+        get { contents?.notice }
+        set { replace(kind: kind, bytes: bytes, notice: newValue, source: contents?.source) }
+    }
 
     public init(kind: String = "", bytes: Data = Data(), notice: Notice? = nil) {
-        self.kind = kind
-        self.bytes = bytes
-        self.notice = notice
+        replace(kind: kind, bytes: bytes, notice: notice, source: nil)
     }
 
     /// `message` serialized, with an optional notice.
     public init(_ message: some SwiftProtobuf.Message, notice: Notice? = nil) {
-        self.init(kind: type(of: message).protoMessageName, bytes: (try? message.wireData()) ?? Data(), notice: notice)
-        source = message
+        replace(kind: type(of: message).protoMessageName, bytes: (try? message.wireData()) ?? Data(), notice: notice, source: message)
+    }
+
+    /// Changing `kind` or `bytes` forgets the message they were made from.
+    private mutating func replace(kind: String, bytes: Data, notice: Notice?, source: (any SwiftProtobuf.Message)?) {
+        contents = kind.isEmpty && bytes.isEmpty && notice == nil
+            ? nil : Contents(kind: kind, bytes: bytes, notice: notice, source: source)
     }
 
     /// Equal when the kind, the bytes and the notice are: how the payload was made does not count.
     public static func == (left: ScreenPayload, right: ScreenPayload) -> Bool {
-        left.kind == right.kind && left.bytes == right.bytes && left.notice == right.notice
+        if left.contents === right.contents { return true }
+        return left.kind == right.kind && left.bytes == right.bytes && left.notice == right.notice
     }
 
     /// A payload that is only a notice.
@@ -45,9 +75,9 @@ public struct ScreenPayload: Equatable, Sendable {
 
     /// The payload as `type`, nil when it holds another kind or does not decode.
     public func decode<M: SwiftProtobuf.Message>(_ type: M.Type) -> M? {
-        guard kind == M.protoMessageName else { return nil }
-        if let message = source as? M { return message }
-        return try? M(serializedBytes: bytes)
+        guard let contents, contents.kind == M.protoMessageName else { return nil }
+        if let message = contents.source as? M { return message }
+        return try? M(serializedBytes: contents.bytes)
     }
 }
 

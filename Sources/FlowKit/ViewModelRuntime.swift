@@ -23,8 +23,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         var viewModel: ViewModel
         var version: UInt64
         /// Idempotency keys applied recently, with the version their reply carried.
-        var applied: [String: UInt64] = [:]
-        var appliedOrder: [String] = []
+        var applied = AppliedKeys()
         /// The key of the action a restart interrupted: its retry runs although the screen
         /// moved on meanwhile (the interruption's error is what moved it).
         var interrupted: String?
@@ -250,11 +249,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         // Once the person acted again (or the retry ran), a late retry is stale as any other.
         if !isSystem { updated.interrupted = nil }
         if !key.isEmpty {
-            updated.applied[key] = updated.version
-            updated.appliedOrder.append(key)
-            if updated.appliedOrder.count > Self.rememberedKeys {
-                updated.applied[updated.appliedOrder.removeFirst()] = nil
-            }
+            updated.applied.record(key, version: updated.version, keeping: Self.rememberedKeys)
         }
         instances[session] = updated
         return reply(to: envelope, applied: true, version: updated.version, error: nil)
@@ -345,8 +340,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         attach(viewModel, session: session)
         var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0, appearKey: stored?.state.appearKey ?? "")
         if let key = stored?.idempotencyKey, !key.isEmpty {
-            instance.applied[key] = instance.version
-            instance.appliedOrder.append(key)
+            instance.applied.record(key, version: instance.version, keeping: Self.rememberedKeys)
         }
         instances[session] = instance
         return instance
@@ -415,8 +409,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
             // rather than being told it was applied. Its service calls keep their keys
             // (`ServiceCallKeys`), so what they did already is answered, not done twice.
             if !stored.idempotencyKey.isEmpty, var instance = instances[session] {
-                instance.applied[stored.idempotencyKey] = nil
-                instance.appliedOrder.removeAll { $0 == stored.idempotencyKey }
+                instance.applied.forget(stored.idempotencyKey)
                 instance.interrupted = stored.idempotencyKey
                 instances[session] = instance
             }
@@ -496,4 +489,30 @@ final class InstanceTable: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { instances.count } }
+}
+
+/// A view model's recently applied idempotency keys, oldest first, with the version each one's
+/// reply carried: one small array per session (a dictionary and its order took two, and the
+/// dictionary's table some 120 bytes for its first key). A lookup reads them all, newest first;
+/// there are at most `ViewModelRuntime.rememberedKeys`.
+struct AppliedKeys {
+    private var entries: [(key: String, version: UInt64)] = []
+
+    var count: Int { entries.count }
+
+    subscript(key: String) -> UInt64? {
+        entries.last { $0.key == key }?.version
+    }
+
+    /// Remembers `key` (newest), forgetting the oldest past `keeping`; a key remembered already
+    /// moves to the end with its new version.
+    mutating func record(_ key: String, version: UInt64, keeping limit: Int) {
+        forget(key)
+        entries.append((key, version))
+        if entries.count > limit { entries.removeFirst(entries.count - limit) }
+    }
+
+    mutating func forget(_ key: String) {
+        entries.removeAll { $0.key == key }
+    }
 }

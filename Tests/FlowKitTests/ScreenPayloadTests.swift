@@ -1,4 +1,4 @@
-import FlowKit
+@testable import FlowKit
 import FlowProtocol
 import Foundation
 import Testing
@@ -30,5 +30,44 @@ struct ScreenPayloadTests {
         #expect(payload.decode(Flowbus_V1_Echo.self) == nil)
         payload.kind = Flowbus_V1_Echo.protoMessageName
         #expect(payload.decode(Flowbus_V1_Echo.self) == Self.echo("new"))
+    }
+    /// A copy changed is a payload of its own; the original keeps its contents (and the message
+    /// they were made from). The notice can change without the bytes being decoded again.
+    @Test func aChangedCopyLeavesTheOriginalAlone() throws {
+        let original = ScreenPayload(Self.echo("kept"), notice: Notice("a", "A."))
+        var copy = original
+        copy.notice = Notice("b", "B.")
+        #expect(copy.decode(Flowbus_V1_Echo.self) == Self.echo("kept"))
+        #expect(original.notice == Notice("a", "A.") && copy.notice == Notice("b", "B."))
+        #expect(copy != original)
+        copy.bytes = try Self.echo("changed").serializedData()
+        #expect(original.decode(Flowbus_V1_Echo.self) == Self.echo("kept"))
+        #expect(copy.decode(Flowbus_V1_Echo.self) == Self.echo("changed"))
+        copy.notice = Notice("a", "A.")
+        copy.bytes = original.bytes
+        #expect(copy == original)
+    }
+
+    /// Issue 16: a payload is one word, so a view model's state and shown data (one each per
+    /// session it serves) hold none of its contents inline; the empty payload holds nothing.
+    @Test func aPayloadIsHeldByReference() {
+        #expect(MemoryLayout<ScreenPayload>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<ViewModelState>.size <= 17)
+        #expect(ScreenPayload() == .empty && ScreenPayload(kind: "", bytes: Data(), notice: nil) == .empty)
+        #expect(ScreenPayload(notice: Notice("x")) != .empty)
+    }
+
+    /// A view model's applied keys: the newest `limit`, each with its reply's version; one
+    /// applied again moves to the end with its new version; one forgotten is gone.
+    @Test func appliedKeysKeepTheNewest() {
+        var keys = AppliedKeys()
+        for index in 0..<5 { keys.record("k\(index)", version: UInt64(index), keeping: 3) }
+        #expect(keys.count == 3 && keys["k0"] == nil && keys["k1"] == nil && keys["k2"] == 2 && keys["k4"] == 4)
+        keys.record("k2", version: 9, keeping: 3)
+        #expect(keys["k2"] == 9 && keys.count == 3)
+        keys.record("k5", version: 5, keeping: 3)
+        #expect(keys["k3"] == nil && keys["k4"] == 4 && keys["k2"] == 9 && keys["k5"] == 5)
+        keys.forget("k4")
+        #expect(keys["k4"] == nil && keys.count == 2)
     }
 }
