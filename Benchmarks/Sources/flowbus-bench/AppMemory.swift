@@ -5,23 +5,28 @@ import Logging
 
 /// `app-memory`: resident memory of the whole app of APP.md (host + every plugin process of the
 /// default manifest), idle, and again after opening many sessions with coord.app's `openSession`
-/// (the call `SessionClient.open` makes, without a Clone agent per session), then once more after
-/// opening as many again twice over. The sessions stay open on the host; the one client connection
+/// (the call `SessionClient.open` makes, without a Clone agent per session), and again at twice
+/// and four times as many. The sessions stay open on the host; the one client connection
 /// that opened them is closed before measuring.
 ///
 /// Some of what the first sessions cost is bounded by count, not by sessions: each coordinator
 /// remembers its last 1,024 answers for retries, the Clone server the ids of its last 65,536
-/// confirmed writes. The first readings amortize those over the first sessions; the growth from
-/// the first loaded reading to the second is what one more open session costs (the trace history
+/// confirmed writes. The first reading amortizes those over the first sessions; the growth from
+/// the second loaded reading to the third is what one more open session costs (the trace history
 /// keeps 4,096 sessions by default, so it still counts there).
 struct AppMemory {
     let options: Options
     let logger: Logger
     static let name = BenchmarkName.appMemory.rawValue
 
+    /// Sessions opened before the first loaded reading; the second comes at twice as many, the
+    /// third at four times: the cost of one more session is taken from the second to the third,
+    /// where every table that grows with the sessions (doubling its room) is at the same point
+    /// of its growth at both ends (a span ending elsewhere counts one doubling more or less,
+    /// depending on where it began: the Clone server's map, six keys a session, doubles near
+    /// 1,000 and 2,000 sessions), and past the tables bounded by count that fill with the first
+    /// sessions.
     var sessions: Int { options.quick ? 100 : 1000 }
-    /// Sessions opened after the first reading, before the second: the marginal cost's span.
-    var moreSessions: Int { 2 * sessions }
     /// How long the app idles before each reading, so start-up and the openings have settled.
     static let settle: TimeInterval = 3
 
@@ -52,34 +57,33 @@ struct AppMemory {
             } catch {
                 throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
             }
-            progress("\(Self.name): opening \(sessions) sessions (coord.app openSession, one at a time)")
-            let (opened, openTimes) = try blocking { [sessions, logger] in
-                try await Self.openSessions(sessions, endpoints: endpoints, logger: logger)
+            var opened: Set<String> = []
+            var openTimes: [UInt64] = []
+            /// Opens `count` sessions more, checks that the host keeps every one open, idles, reads.
+            func open(_ count: Int) throws(BenchError) -> Reading {
+                progress("\(Self.name): opening \(count) sessions more, \(opened.count + count) in all (coord.app openSession, one at a time)")
+                let (sessions, times) = try blocking { [logger] in
+                    try await Self.openSessions(count, endpoints: endpoints, logger: logger)
+                }
+                if openTimes.isEmpty { openTimes = times }
+                let before = opened.count
+                opened.formUnion(sessions)
+                guard opened.count == before + count else {
+                    throw BenchError("coord.app returned a session id it had returned before; sessions were reused")
+                }
+                let live = try liveSessions(host, among: opened)
+                guard live == opened.count else {
+                    throw BenchError("`flowbus ps --sessions --json` lists coordinator instances for \(live) of the \(opened.count) sessions opened; the host did not keep them open")
+                }
+                progress("\(Self.name): \(live) sessions open on the host (flowbus ps --sessions); idling \(Int(Self.settle)) s")
+                Thread.sleep(forTimeInterval: Self.settle)
+                return try read(host)
             }
-            let live = try liveSessions(host, among: Set(opened))
-            guard live == opened.count else {
-                throw BenchError("`flowbus ps --sessions --json` lists coordinator instances for \(live) of the \(opened.count) sessions opened; the host did not keep them open")
-            }
-            progress("\(Self.name): \(live) sessions open on the host (flowbus ps --sessions); idling \(Int(Self.settle)) s")
-            Thread.sleep(forTimeInterval: Self.settle)
-            let loaded = try read(host)
-            progress("\(Self.name): opening \(moreSessions) sessions more, for the cost of one more session")
-            let (more, _) = try blocking { [moreSessions, logger] in
-                try await Self.openSessions(moreSessions, endpoints: endpoints, logger: logger)
-            }
-            let all = Set(opened).union(more)
-            guard all.count == opened.count + more.count else {
-                throw BenchError("coord.app returned a session id twice over \(opened.count + more.count) openSession calls; sessions were reused")
-            }
-            let liveAll = try liveSessions(host, among: all)
-            guard liveAll == all.count else {
-                throw BenchError("`flowbus ps --sessions --json` lists coordinator instances for \(liveAll) of the \(all.count) sessions opened; the host did not keep them open")
-            }
-            progress("\(Self.name): \(liveAll) sessions open on the host; idling \(Int(Self.settle)) s")
-            Thread.sleep(forTimeInterval: Self.settle)
-            let fuller = try read(host)
+            let first = try open(sessions)
+            let doubled = try open(sessions)
+            let quadrupled = try open(2 * sessions)
             _ = try host.checkNoRestarts()
-            return rows(idle: idle, loaded: loaded, sessions: opened.count, fuller: fuller, moreSessions: more.count, openTimes: openTimes)
+            return rows(idle: idle, first: first, doubled: doubled, quadrupled: quadrupled, openTimes: openTimes)
         } catch {
             return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
         }
@@ -158,41 +162,41 @@ struct AppMemory {
         return growth.sorted { $0.1 > $1.1 }
     }
 
-    private func rows(idle: Reading, loaded: Reading, sessions: Int, fuller: Reading, moreSessions: Int, openTimes: [UInt64]) -> [ResultRow] {
+    private func rows(idle: Reading, first: Reading, doubled: Reading, quadrupled: Reading, openTimes: [UInt64]) -> [ResultRow] {
         let processes = "host + \(idle.plugins.count) plugins"
-        let perSession = { (before: Int, after: Int) in Double(after - before) / Double(sessions) }
-        let perMoreSession = { (before: Int, after: Int) in Double(after - before) / Double(moreSessions) }
+        let (n, span) = (sessions, 2 * sessions)
+        let each = { (before: Int, after: Int, count: Int) in Double(after - before) / Double(count) }
         let listed = { (growth: [(String, Int)], divisor: Int) in
             growth.prefix(6).map { "\($0.0) \($0.1 >= 0 ? "+" : "")\(format(Double($0.1) / Double(divisor), decimals: 2))" }.joined(separator: ", ")
         }
-        let first = perSession(idle.proportionalKiB, loaded.proportionalKiB)
-        let marginal = perMoreSession(loaded.proportionalKiB, fuller.proportionalKiB)
+        let firstEach = each(idle.proportionalKiB, first.proportionalKiB, n)
+        let marginal = each(doubled.proportionalKiB, quadrupled.proportionalKiB, span)
         // What the first sessions cost beyond `marginal` each: tables bounded by count, filled by them.
-        let bounded = Double(loaded.proportionalKiB - idle.proportionalKiB) - marginal * Double(sessions)
+        let bounded = Double(first.proportionalKiB - idle.proportionalKiB) - marginal * Double(n)
         let open = LatencySummary(nanoseconds: openTimes)
-        let total = sessions + moreSessions
         return [
             ResultRow(Self.name, "idle, total VmRSS (\(processes))", unit: "MiB", flowbus: mib(idle.residentKiB),
                       note: "app-memory idle: host VmRSS \(format(mib(idle.host.residentKiB))) MiB; plugins VmRSS \(format(mib(idle.residentKiB - idle.host.residentKiB))) MiB in all "
                         + "(\(idle.plugins.count) processes); private anonymous memory \(format(mib(idle.anonymousKiB))) MiB of the total"),
             ResultRow(Self.name, "idle, total PSS (\(processes))", unit: "MiB", flowbus: mib(idle.proportionalKiB)),
-            ResultRow(Self.name, "\(sessions) sessions open, total PSS", unit: "MiB", flowbus: mib(loaded.proportionalKiB),
-                      note: "app-memory growth by process over the first \(sessions) sessions (PSS, KiB per session): " + listed(growth(from: idle, to: loaded), sessions)),
-            ResultRow(Self.name, "\(total) sessions open, total PSS", unit: "MiB", flowbus: mib(fuller.proportionalKiB),
-                      note: "app-memory growth by process over sessions \(sessions + 1)–\(total) (PSS, KiB per session): " + listed(growth(from: loaded, to: fuller), moreSessions)),
-            ResultRow(Self.name, "first \(sessions) sessions, PSS each", unit: "KiB", flowbus: first,
-                      note: "app-memory first sessions: (total after − total idle) ÷ \(sessions) sessions opened by coord.app openSession "
+            ResultRow(Self.name, "\(n) sessions open, total PSS", unit: "MiB", flowbus: mib(first.proportionalKiB),
+                      note: "app-memory growth by process over the first \(n) sessions (PSS, KiB per session): " + listed(growth(from: idle, to: first), n)),
+            ResultRow(Self.name, "\(2 * n) / \(4 * n) sessions open, total PSS", unit: "MiB", flowbus: mib(quadrupled.proportionalKiB),
+                      note: "app-memory growth by process over sessions \(2 * n + 1)–\(4 * n) (PSS, KiB per session): " + listed(growth(from: doubled, to: quadrupled), span)
+                        + "; total PSS \(format(mib(doubled.proportionalKiB))) MiB at \(2 * n) sessions, \(format(mib(quadrupled.proportionalKiB))) MiB at \(4 * n)"),
+            ResultRow(Self.name, "first \(n) sessions, PSS each", unit: "KiB", flowbus: firstEach,
+                      note: "app-memory first sessions: (total after − total idle) ÷ \(n) sessions opened by coord.app openSession "
                         + "(each: a session record, a navigation, the App and Auth coordinator instances), closed by nobody; VmRSS "
-                        + "+\(format(perSession(idle.residentKiB, loaded.residentKiB), decimals: 2)) KiB, private anonymous memory "
-                        + "+\(format(perSession(idle.anonymousKiB, loaded.anonymousKiB), decimals: 2)) KiB each. Of it, about "
+                        + "+\(format(each(idle.residentKiB, first.residentKiB, n), decimals: 2)) KiB, private anonymous memory "
+                        + "+\(format(each(idle.anonymousKiB, first.anonymousKiB, n), decimals: 2)) KiB each. Of it, about "
                         + "\(format(bounded / 1024, decimals: 1)) MiB in all is tables bounded by count that these sessions filled "
-                        + "(each coordinator's last 1,024 answers for retries, and the like): the total less \(sessions) × the cost of one more session"),
+                        + "(each coordinator's last 1,024 answers for retries, and the like): the total less \(n) × the cost of one more session"),
             // Issue 16: at most 6 KiB of PSS per open session, the host's trace history on (its
             // default, 4,096 sessions kept: all of these are in it).
-            ResultRow(Self.name, "one more session (\(sessions + 1)–\(total)), PSS", unit: "KiB", flowbus: marginal,
+            ResultRow(Self.name, "one more session (\(2 * n + 1)–\(4 * n)), PSS", unit: "KiB", flowbus: marginal,
                       target: "≤ 6 KiB", verdict: marginal <= 6 ? .pass : .miss,
-                      note: "app-memory one more session: (total at \(total) sessions − total at \(sessions)) ÷ \(moreSessions), the trace history on; VmRSS "
-                        + "+\(format(perMoreSession(loaded.residentKiB, fuller.residentKiB), decimals: 2)) KiB each"),
+                      note: "app-memory one more session: (total at \(4 * n) sessions − total at \(2 * n)) ÷ \(span), the trace history on; VmRSS "
+                        + "+\(format(each(doubled.residentKiB, quadrupled.residentKiB, span), decimals: 2)) KiB each"),
             ResultRow(Self.name, "openSession call, p50", unit: "ms", flowbus: open.p50 / 1000,
                       note: "app-memory openSession: the first \(open.count) calls one at a time; p99 \(format(open.p99 / 1000, decimals: 2)) ms, "
                         + "max \(format(open.max / 1000, decimals: 2)) ms (as sessions accumulate)"),
