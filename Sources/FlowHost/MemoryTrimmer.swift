@@ -18,8 +18,8 @@ import Synchronization
 /// The threshold is 1 MiB (16 MiB until 2026-11-28): sessions opening one after another leave
 /// freed pages between the ones they hold (a write's frames, a map's old table), about 1 KiB per
 /// session that glibc kept; trimmed, the first 1,000 sessions cost the app about 1 KiB less each
-/// (app-memory, five alternated pairs: 14.1 against 15.3 KiB, the median). The app at work (450 intent loops in 6 s) was trimmed twice,
-/// 130 KiB returned each time.
+/// (app-memory, five alternated pairs: 14.1 against 15.3 KiB, the median). The app at work (450
+/// intent loops in 6 s) was trimmed twice, 130 KiB returned each time.
 final class MemoryTrimmer: Sendable {
     private let state = Mutex(MemoryStatistics())
     private let stopping = Atomic<Bool>(false)

@@ -277,10 +277,7 @@ extension CoordinatorRuntime {
     /// version above `version`; else nil. The owner's map keeps no navigation values: such a
     /// write is noted as it arrives (`noteActivity`, `State.navigationsAhead`).
     func navigationAhead(of version: UInt64, in session: SessionID, state: State) -> Navigation? {
-        guard let bytes = state.navigationsAhead[session], let envelope = try? Envelope.decodeChecked(bytes),
-              envelope.writer == writer, envelope.incarnation < incarnation,
-              let navigation = try? envelope.unwrap(Navigation.self), navigation.version > version else { return nil }
-        return navigation
+        state.navigationsAhead[session].flatMap { $0.version > version ? $0 : nil }
     }
 
     static func appearKey(session: SessionID, screen: Screen, version: UInt64) -> String {

@@ -97,26 +97,4 @@ public enum CloneKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { text }
-
-    /// Whether `text` has the shape of a view model's state in a session, `/s/<id>/vm/<screen>`,
-    /// read from its bytes without parsing the key (for a filter run on every update).
-    public static func isViewModelText(_ text: String) -> Bool {
-        guard let rest = sessionTreeRest(text), rest.starts(with: "vm/".utf8) else { return false }
-        let screen = rest.dropFirst(3)
-        return !screen.isEmpty && !screen.contains(UInt8(ascii: "/"))
-    }
-
-    /// Whether `text` is a session's record, `/s/<id>/meta`, read as `isViewModelText` reads.
-    public static func isSessionMetaText(_ text: String) -> Bool {
-        sessionTreeRest(text).map { $0.elementsEqual("meta".utf8) } ?? false
-    }
-
-    /// What follows `/s/<id>/` in `text`, or nil when it does not start so.
-    private static func sessionTreeRest(_ text: String) -> Substring.UTF8View? {
-        var utf8 = Substring(text).utf8
-        guard utf8.starts(with: "/s/".utf8) else { return nil }
-        utf8 = utf8.dropFirst(3)
-        guard let slash = utf8.firstIndex(of: UInt8(ascii: "/")), slash != utf8.startIndex else { return nil }
-        return utf8[utf8.index(after: slash)...]
-    }
 }

@@ -137,15 +137,4 @@ struct CloneSubtreeTests {
         #expect(CloneSubtree.schemas.contains(CloneKey.appSchema(package: "shop.v1")))
         #expect(!CloneSubtree.allSessions.contains(CloneKey.appSchema(package: "shop.v1")))
     }
-
-    @Test("a view-model state and a session's record are recognised from their text as parsing would", arguments: [
-        "/s/abc/vm/signin", "/s/abc/nav", "/s/abc/meta", "/v/signin/abc", "/c/app/abc", "/s/abc/vm/", "/s//vm/x",
-        "/s/abc/vm/a/b", "/s/abc/vmx/a", "/host/x", "/schema/movies.v1", "/sx/abc/vm/a", "", "/s/abc/metadata",
-        "/s/abc/meta/x", "/s//meta", "/s/meta",
-    ])
-    func viewModelText(text: String) {
-        let parsed = try? CloneKey(parsing: text)
-        #expect(CloneKey.isViewModelText(text) == (parsed.map { if case .viewModel = $0 { true } else { false } } ?? false))
-        #expect(CloneKey.isSessionMetaText(text) == (parsed.map { if case .sessionMeta = $0 { true } else { false } } ?? false))
-    }
 }
