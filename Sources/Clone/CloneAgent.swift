@@ -68,7 +68,7 @@ public final class CloneAgent: Sendable {
 
     /// The entry of `key`, if this agent's subtrees hold it.
     public func get(_ key: String) -> CloneEntry? {
-        shared.view.withLock { $0.store[key] }
+        shared.view.withLock { $0.entry(key) }
     }
 
     /// From now on the map holds only the values of keys `keep` accepts; it lets go of the others
@@ -80,14 +80,26 @@ public final class CloneAgent: Sendable {
         shared.view.withLock { view in
             view.keeps = keep
             view.store = view.store.filter { keep($0.key) }
+            view.packed = (0, 0, 0)
+            for entry in view.store.values where entry.packed {
+                view.packed.values += 1
+                view.packed.bytes += entry.value.count
+                view.packed.valueBytes += ValueDeltas.unpackedCount(entry.value)
+            }
         }
+    }
+
+    /// Values the map holds packed (`CloneAgentConfiguration.packValuesAfter`), the bytes they
+    /// hold so, and the bytes they would hold whole.
+    public var packing: (values: Int, bytes: Int, valueBytes: Int) {
+        shared.view.withLock { $0.packed }
     }
 
     /// The entries whose key starts with `prefix`, sorted by key.
     public func entries(prefix: String = "") -> [CloneEntry] {
         let prefixBytes = Array(prefix.utf8)
         return shared.view.withLock { view in
-            view.store.values.filter { $0.key.utf8.starts(with: prefixBytes) }
+            view.store.values.filter { $0.key.utf8.starts(with: prefixBytes) }.map(view.unpacked)
         }.sorted { $0.key < $1.key }
     }
 
@@ -128,7 +140,8 @@ public final class CloneAgent: Sendable {
             guard shared.running.load(ordering: .acquiring) else { return nil }
             var current: [CloneUpdate] = []
             if includeCurrent {
-                for entry in view.store.values.sorted(by: { $0.key < $1.key }) where entry.key.utf8.starts(with: prefixBytes) {
+                for held in view.store.values.sorted(by: { $0.key < $1.key }) where held.key.utf8.starts(with: prefixBytes) {
+                    let entry = view.unpacked(held)
                     current.append(CloneUpdate(
                         key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
                         uuid: entry.uuid, isDelete: false, fromSnapshot: true))

@@ -53,6 +53,9 @@ public struct CloneAgentConfiguration: Sendable {
     public var logPeriod: Duration = .seconds(10)
     /// How often the loop publishes its counters for `statistics`.
     public var statisticsInterval: Duration = .milliseconds(20)
+    /// A value the map has held unchanged for this long is kept packed against a similar one
+    /// (`ValueDeltas`, as the server does), and unpacked for each read. Nil: kept as it came.
+    public var packValuesAfter: Duration? = .seconds(1)
 
     public init(subtrees: [String] = [""]) {
         self.subtrees = subtrees

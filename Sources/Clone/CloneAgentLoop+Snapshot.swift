@@ -91,7 +91,7 @@ extension CloneAgentLoop {
         // What this agent had seen before the snapshot: a key whose value it does not hold
         // (`keepValues`) changed since only if the snapshot's entry is newer than that.
         let seen = subscriptions[index].lastSequence
-        let deliveries = shared.view.withLock { view in
+        let (deliveries, due) = shared.view.withLock { view in
             var updates: [CloneUpdate] = []
             for (key, entry) in view.store where key.utf8.starts(with: subtree) && flight.entries[key] == nil {
                 updates.append(CloneUpdate(
@@ -99,7 +99,7 @@ extension CloneAgentLoop {
             }
             for (key, entry) in flight.entries {
                 if let held = view.store[key] {
-                    if held.value == entry.value { continue }
+                    if view.unpacked(held).value == entry.value { continue }
                 } else if view.keeps?(key) == false, entry.sequence <= seen {
                     continue
                 }
@@ -107,9 +107,10 @@ extension CloneAgentLoop {
                     key: key, value: entry.value, sequence: entry.sequence, isDelete: false, fromSnapshot: true))
             }
             updates.sort { $0.key < $1.key }
-            return view.apply(updates)
+            return (view.apply(updates), view.packQueue.nextDue)
         }
         // Delivered outside the lock (see publishChanges).
+        packDue = due
         for (observer, updates) in deliveries { observer.deliver(updates) }
         statistics.snapshotsCompleted += 1
         subscriptions[index].phase = .synced

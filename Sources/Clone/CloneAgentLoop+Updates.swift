@@ -169,7 +169,8 @@ extension CloneAgentLoop {
     /// still get changes in order.
     func publishChanges() {
         guard !changes.isEmpty else { return }
-        let deliveries = shared.view.withLock { $0.apply(changes) }
+        let (deliveries, due) = shared.view.withLock { ($0.apply(changes), $0.packQueue.nextDue) }
+        packDue = due
         for (observer, updates) in deliveries { observer.deliver(updates) }
         changes.removeAll(keepingCapacity: true)
     }

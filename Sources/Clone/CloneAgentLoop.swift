@@ -36,6 +36,8 @@ final class CloneAgentLoop {
     let endpoints: CloneEndpoints
     let configuration: CloneAgentConfiguration
     let shared: CloneAgentShared
+    /// When the map's next value falls due for packing (read with the map's lock where it changes).
+    var packDue: MonotonicTime?
     let logger: Logger
     let logLimiter: PeerLogLimiter
 
@@ -128,6 +130,7 @@ final class CloneAgentLoop {
         writerIndex = poller.add(writer)
         monitorIndex = poller.add(monitor.socket)
         wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+        shared.view.withLock { $0.packAfter = configuration.packValuesAfter }
     }
 
     func run() {
@@ -154,6 +157,12 @@ final class CloneAgentLoop {
                 try requestNextSnapshot(now: now)
                 publishChanges()
                 announceSettled()
+                if let due = packDue, due <= now {
+                    packDue = shared.view.withLock { view in
+                        view.packDue(now: now)
+                        return view.packQueue.nextDue
+                    }
+                }
                 if nextFlush <= now { flushStatistics(now: now) }
             } catch {
                 if error.code == .terminated { break }
@@ -181,6 +190,7 @@ final class CloneAgentLoop {
         if let inFlight, inFlight.deadline < deadline { deadline = inFlight.deadline }
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
         if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
+        if let packDue, packDue < deadline { deadline = packDue }
         return now.until(deadline)
     }
 

@@ -13,17 +13,33 @@ struct AgentView {
     var nextListenerID = 0
     /// Which keys' values the map holds (`CloneAgent.keepValues(where:)`); nil: all of them.
     var keeps: (@Sendable (String) -> Bool)?
+    /// Values unchanged for `packAfter` are packed (`CloneAgentConfiguration.packValuesAfter`).
+    var packAfter: Duration?
+    var deltas = ValueDeltas()
+    var packQueue = PackQueue<String>()
+    /// Values held packed, the bytes they hold so, and the bytes they would hold whole.
+    var packed = (values: 0, bytes: 0, valueBytes: 0)
 
     /// Applies changes in order; returns, for each observer, the changes whose key its prefix
     /// matches, for the caller to deliver once the lock is released.
     mutating func apply(_ updates: [CloneUpdate]) -> [(CloneObserver, [CloneUpdate])] {
         for update in updates {
             if update.isDelete || keeps?(update.key) == false {
-                store.removeValue(forKey: update.key)
+                if let removed = store.removeValue(forKey: update.key) { forgetPacked(removed) }
             } else {
-                store[update.key] = CloneEntry(
+                var entry = CloneEntry(
                     key: update.key, value: update.value, sequence: update.sequence,
                     uuid: update.uuid, properties: Self.held(update.properties))
+                // Queued to be packed once unchanged a while; a key already waiting keeps its place.
+                let packable = packAfter != nil && update.value.count >= deltas.limits.smallestValue
+                entry.queued = packable
+                let replaced = store.updateValue(entry, forKey: update.key)
+                if replaced?.queued == true {
+                    if !packable { store[update.key]?.queued = true }
+                } else if packable, let after = packAfter {
+                    packQueue.push(update.key, sequence: update.sequence, due: .now() + after)
+                }
+                if let replaced { forgetPacked(replaced) }
             }
         }
         return listeners.values.compactMap { listener in
@@ -34,6 +50,50 @@ struct AgentView {
 }
 
 extension AgentView {
+    /// The entry of `key` as it came, unpacked if the map holds it packed.
+    func entry(_ key: String) -> CloneEntry? {
+        store[key].map(unpacked)
+    }
+
+    func unpacked(_ entry: CloneEntry) -> CloneEntry {
+        guard entry.packed else { return entry }
+        var entry = entry
+        // Only this map packs, against references it never drops: a delta it cannot read is a
+        // bug, and the key then reads as empty rather than trapping.
+        entry.value = deltas.unpack(entry.value) ?? []
+        entry.packed = false
+        return entry
+    }
+
+    mutating func forgetPacked(_ entry: CloneEntry) {
+        guard entry.packed else { return }
+        packed.values -= 1
+        packed.bytes -= entry.value.count
+        packed.valueBytes -= ValueDeltas.unpackedCount(entry.value)
+    }
+
+    /// Packs the values that have stayed unchanged long enough, at most `limit` keys (the map's
+    /// lock is held meanwhile: readers wait a few microseconds a key at most).
+    mutating func packDue(now: MonotonicTime, limit: Int = 32) {
+        guard let after = packAfter else { return }
+        var looked = 0
+        while looked < limit, let item = packQueue.popDue(now: now) {
+            looked += 1
+            guard let index = store.index(forKey: item.key), store.values[index].queued else { continue }
+            if store.values[index].sequence != item.sequence {
+                packQueue.push(item.key, sequence: store.values[index].sequence, due: now + after)
+                continue
+            }
+            store.values[index].queued = false
+            guard !store.values[index].packed, let delta = deltas.pack(store.values[index].value, key: Array(item.key.utf8)) else { continue }
+            packed.values += 1
+            packed.bytes += delta.count
+            packed.valueBytes += store.values[index].value.count
+            store.values[index].value = delta
+            store.values[index].packed = true
+        }
+    }
+
     /// The properties an entry keeps: the server's session chain (`sprev`) mattered only on the
     /// way in, and without it most entries keep none (no array held per key).
     static func held(_ properties: CloneProperties) -> CloneProperties {

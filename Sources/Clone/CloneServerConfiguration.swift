@@ -55,6 +55,10 @@ public struct CloneServerConfiguration: Sendable {
     public var additionalEndpoints: [CloneEndpoints] = []
     /// Bad input is logged at most once per peer and kind in this period; every case is counted.
     public var badInputLogPeriod: Duration = .seconds(10)
+    /// A value unchanged for this long is kept as its differences from a similar value
+    /// (`ValueDeltas`: its siblings', or the same path's in another session), unpacked again for
+    /// each snapshot that sends it. Nil: values are kept as they came.
+    public var packValuesAfter: Duration? = .seconds(1)
     /// How often the loop publishes its counters for `statistics`.
     public var statisticsInterval: Duration = .milliseconds(20)
     /// Sees every change published under `/s/` (on the server thread: hand it on, never block).

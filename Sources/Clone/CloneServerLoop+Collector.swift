@@ -248,7 +248,7 @@ extension CloneServerLoop {
             let chained = sessions.updateValue(sequence, forKey: session) ?? 0
             properties.append(contentsOf: "\(CloneProperties.sessionPreviousName)=\(chained)\n".utf8)
         }
-        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid?.frame ?? [], properties, previous.value) {
+        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid?.frame ?? [], properties, value(of: previous)) {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
@@ -329,7 +329,7 @@ extension CloneServerLoop {
     /// Why `update` would take its session or the map past a quota, or nil; `existing` is what
     /// the map holds under `key`.
     private func quotaRefusal(_ update: AcceptedSet, key: KeyBytes, existing: Stored?) -> String? {
-        let old = existing.map { $0.value.count + update.key.count } ?? 0
+        let old = existing.map { $0.valueCount + update.key.count } ?? 0
         let new = update.value.count + update.key.count
         if storeBytes - old + new > configuration.maxStoreBytes {
             return "the map would hold more than \(configuration.maxStoreBytes) bytes"
@@ -367,7 +367,8 @@ extension CloneServerLoop {
         if update.value.isEmpty {
             if let removed = store.removeValue(forKey: key) {
                 index.remove(key)
-                account(-(removed.value.count + update.key.count), session: session)
+                account(-(removed.valueCount + update.key.count), session: session)
+                forgetPacked(removed)
             }
             if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
@@ -376,9 +377,20 @@ extension CloneServerLoop {
             // second key shares the first one's array.
             var value = update.value
             if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
-            let stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
-            if let replaced = store.updateValue(stored, forKey: key) {
-                account(update.value.count - replaced.value.count, session: session)
+            var stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
+            // Queued to be packed once it has stayed unchanged a while; a key already waiting
+            // keeps its place (the queue looks at its sequence when it comes up).
+            let packable = packing && value.count >= deltas.limits.smallestValue
+            stored.queued = packable
+            let replaced = store.updateValue(stored, forKey: key)
+            if replaced?.queued == true {
+                if !packable { store[key]?.queued = true }
+            } else if packable, let after = configuration.packValuesAfter {
+                packQueue.push(key, sequence: sequence, due: .now() + after)
+            }
+            if let replaced {
+                account(update.value.count - replaced.valueCount, session: session)
+                forgetPacked(replaced)
             } else {
                 // Only a key the map does not hold can have a delete remembered.
                 deletedOrders.forget(key)

@@ -7,14 +7,30 @@ import ZeroMQ
 /// The server's state and sockets; lives on the server thread only.
 final class CloneServerLoop {
     struct Stored {
-        var value: [UInt8]
+        /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:)`.
+        var bytes: [UInt8]
         var sequence: UInt64
         /// Held inline (a 16-byte array would be a heap block of its own for every key).
         var uuid: UUID?
+        /// `bytes` is a delta (these two sit in the UUID's padding).
+        var packed = false
+        /// The key waits in `packQueue`.
+        var queued = false
         /// The writer's properties frame, without the server's own (`sprev`).
         var properties: [UInt8]
         /// Which agent wrote it, and its count of writes then (`wseq`); nil if it did not say.
         var order: WriteOrder? = nil
+
+        init(value: [UInt8], sequence: UInt64, uuid: UUID?, properties: [UInt8], order: WriteOrder? = nil) {
+            self.bytes = value
+            self.sequence = sequence
+            self.uuid = uuid
+            self.properties = properties
+            self.order = order
+        }
+
+        /// The length of the value, packed or not.
+        var valueCount: Int { packed ? ValueDeltas.unpackedCount(bytes) : bytes.count }
     }
 
     let configuration: CloneServerConfiguration
@@ -35,6 +51,9 @@ final class CloneServerLoop {
     let wakeIndex: Int
 
     var store: [KeyBytes: Stored] = [:]
+    /// What packs values that stay unchanged (`packValuesAfter`), and the keys waiting for it.
+    var deltas = ValueDeltas()
+    var packQueue = PackQueue<KeyBytes>()
     /// The keys of `store` by subtree, so a snapshot reads only its own.
     var index = SubtreeIndex()
     /// Bytes (keys and values) held, in all and per session prefix (`/s/<id>/`): the quotas.
@@ -175,6 +194,7 @@ final class CloneServerLoop {
                 if !held.isEmpty { try releaseHeld(now: now) }
                 try expireDue(now: now)
                 try sendHugzIfDue(now: now)
+                if let due = packQueue.nextDue, due <= now { packDue(now: now) }
                 if nextFlush <= now { flushStatistics(now: now) }
             } catch {
                 if error.code == .terminated { break }
@@ -191,6 +211,7 @@ final class CloneServerLoop {
         if let expiry = expiries.nextDeadline, expiry < deadline { deadline = expiry }
         if let due = held.nextDeadline, due < deadline { deadline = due }
         if nextFlush < deadline { deadline = nextFlush }
+        if let due = packQueue.nextDue, due < deadline { deadline = due }
         return now.until(deadline)
     }
 
@@ -260,6 +281,8 @@ final class CloneServerLoop {
         statistics.sequence = sequence
         statistics.keysStored = store.count
         statistics.storeBytes = storeBytes
+        statistics.packReferences = deltas.references.count
+        statistics.packReferenceBytes = deltas.referenceFootprint
         statistics.sessions = sessions.count
         for kind in CloneBadInput.allCases {
             let count = badInput[kind.index]
@@ -298,7 +321,7 @@ final class CloneServerLoop {
         return store.compactMap { key, stored -> CloneEntry? in
             guard key.bytes.starts(with: prefixBytes) else { return nil }
             return CloneEntry(
-                key: key.string, value: stored.value, sequence: stored.sequence,
+                key: key.string, value: value(of: stored), sequence: stored.sequence,
                 uuid: stored.uuid,
                 properties: (try? CloneProperties(decoding: stored.properties)) ?? [])
         }.sorted { $0.key < $1.key }

@@ -49,6 +49,13 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var damagedWrites = 0
     /// Bytes (keys and values) the map holds.
     public var storeBytes = 0
+    /// Values kept packed against a similar one (`packValuesAfter`), the bytes they hold so, and
+    /// the bytes they would hold whole; the references they are packed against, and their bytes.
+    public var valuesPacked = 0
+    public var packedBytes = 0
+    public var packedValueBytes = 0
+    public var packReferences = 0
+    public var packReferenceBytes = 0
     /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.
     public var acksSent = 0
     /// Writes sent again by their writer that had been applied already: confirmed, not applied twice.

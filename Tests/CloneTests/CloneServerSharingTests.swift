@@ -12,7 +12,8 @@ struct CloneServerSharingTests {
 
     @Test("a value written under two keys in a row, as a view model writes its state, is held once")
     func consecutiveEqualValuesShareOneArray() async throws {
-        let fixture = try CloneFixture()
+        // Not packed meanwhile (a packed value is read back into an array of its own).
+        let fixture = try CloneFixture { $0.packValuesAfter = nil }
         let server = try #require(fixture.server)
         let writer = try await fixture.syncedAgent(["/s/"])
         let state = Array(String(repeating: "a view model's state ", count: 8).utf8)
@@ -26,5 +27,86 @@ struct CloneServerSharingTests {
         #expect(mirror == state && session == state)
         #expect(Self.address(mirror) == Self.address(session), "one array for both keys")
         #expect(Self.address(try #require(entries["/s/abc/nav"])) != Self.address(mirror))
+    }
+
+    @Test("values unchanged for a while are packed; snapshots, entries and counts see them whole")
+    func unchangedValuesArePacked() async throws {
+        let fixture = try CloneFixture { $0.packValuesAfter = .milliseconds(50) }
+        let server = try #require(fixture.server)
+        let writer = try await fixture.syncedAgent(["/s/"])
+        let sessions = (0..<40).map { String(format: "s%08d", $0) }
+        var written: [String: [UInt8]] = [:]
+        for (index, session) in sessions.enumerated() {
+            let nav = ValueDeltasTests.value(session: session, time: 1_000 + index)
+            let record = Array("record of \(session): open, flow auth, opened at \(2_000 + index), idle limit 3600 s".utf8)
+            for (key, value) in [("/s/\(session)/nav", nav), ("/c/app/\(session)", record), ("/s/\(session)/tiny", Array("x".utf8))] {
+                try writer.set(key: key, value: value)
+                written[key] = value
+            }
+        }
+        let bytes = written.reduce(0) { $0 + $1.key.utf8.count + $1.value.count }
+        #expect(await eventually { server.statistics.valuesPacked == 80 }, "\(server.statistics.valuesPacked) of 80 values packed")
+        let packed = server.statistics
+        #expect(packed.storeBytes == bytes, "the quotas count values whole")
+        #expect(packed.packedValueBytes == written.values.filter { $0.count > 1 }.reduce(0) { $0 + $1.count })
+        #expect(packed.packedBytes * 3 < packed.packedValueBytes, "\(packed.packedValueBytes) bytes packed to \(packed.packedBytes)")
+        #expect(packed.packReferences == 2, "one for the navigations, one for the records")
+
+        let entries = await server.entries(prefix: "/")
+        #expect(Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) }) == written)
+        let reader = try await fixture.syncedAgent([""])
+        for (key, value) in written { #expect(reader.get(key)?.value == value, "\(key) from a snapshot") }
+
+        // A packed value written again is held whole until it has stayed a while; a deleted
+        // one leaves the counts.
+        let changed = ValueDeltasTests.value(session: sessions[0], time: 9_999, screens: 4)
+        try writer.set(key: "/s/\(sessions[0])/nav", value: changed)
+        try writer.delete(key: "/c/app/\(sessions[1])")
+        #expect(await eventually { server.statistics.storeBytes == bytes + changed.count - written["/s/\(sessions[0])/nav"]!.count - "/c/app/\(sessions[1])".utf8.count - written["/c/app/\(sessions[1])"]!.count })
+        #expect(await eventually { server.statistics.valuesPacked == 79 })
+        let late = try await fixture.syncedAgent(["/s/\(sessions[0])/"])
+        #expect(late.get("/s/\(sessions[0])/nav")?.value == changed)
+        for key in written.keys { try writer.delete(key: key) }
+        #expect(await eventually { server.statistics.storeBytes == 0 && server.statistics.valuesPacked == 0 })
+        #expect(server.statistics.packedBytes == 0 && server.statistics.packedValueBytes == 0)
+    }
+
+    @Test("an agent packs the values it has held unchanged a while; get, entries and a new stream see them whole")
+    func agentsPackToo() async throws {
+        let fixture = try CloneFixture { $0.packValuesAfter = nil }
+        let writer = try await fixture.syncedAgent(["/s/"]) { $0.packValuesAfter = nil }
+        let reader = try await fixture.syncedAgent(["/s/", "/v/"]) { $0.packValuesAfter = .milliseconds(50) }
+        var written: [String: [UInt8]] = [:]
+        for index in 0..<30 {
+            let session = String(format: "a%08d", index)
+            let state = ValueDeltasTests.value(session: session, time: 5_000 + index, screens: 2)
+            for key in ["/v/signin/\(session)", "/s/\(session)/vm/signin"] {
+                try writer.set(key: key, value: state)
+                written[key] = state
+            }
+        }
+        #expect(await eventually { reader.packing.values == 60 }, "\(reader.packing.values) of 60 values packed")
+        let packing = reader.packing
+        #expect(packing.valueBytes == written.values.reduce(0) { $0 + $1.count })
+        #expect(packing.bytes * 3 < packing.valueBytes, "\(packing.valueBytes) bytes packed to \(packing.bytes)")
+        for (key, value) in written { #expect(reader.get(key)?.value == value, "\(key)") }
+        #expect(Dictionary(uniqueKeysWithValues: reader.entries(prefix: "/").map { ($0.key, $0.value) }) == written)
+        var streamed: [String: [UInt8]] = [:]
+        for await update in reader.updates(prefix: "/v/") {
+            streamed[update.key] = update.value
+            if streamed.count == 30 { break }
+        }
+        #expect(streamed == written.filter { $0.key.hasPrefix("/v/") })
+
+        // Written again: read whole at once, and packed again later; deleted: off the counts.
+        let changed = ValueDeltasTests.value(session: "a00000000", time: 1, screens: 3)
+        try writer.set(key: "/v/signin/a00000000", value: changed)
+        try writer.delete(key: "/s/a00000000/vm/signin")
+        #expect(await eventually { reader.get("/v/signin/a00000000")?.value == changed })
+        #expect(await eventually { reader.packing.values == 59 })
+        #expect(reader.get("/s/a00000000/vm/signin") == nil)
+        reader.keepValues { !$0.hasPrefix("/s/") }
+        #expect(reader.packing.values == 30)
+        #expect(reader.get("/v/signin/a00000000")?.value == changed)
     }
 }

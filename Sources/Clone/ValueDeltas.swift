@@ -1,0 +1,211 @@
+/// Values kept as their differences from a similar value held once: a delta, the copies it makes
+/// from its reference and the bytes it adds between them. Values that sit under the same parent
+/// (`/c/app/<session>`), or at the same path in every session (`/s/<id>/nav`), differ in a few
+/// ids and times: packed against one of them, a navigation of 432 bytes is about 85.
+///
+/// Nothing here knows what a value means; `shape(of:)` groups keys by their path alone. The first
+/// values of a shape become its references (at most `referencesPerShape`); a later one that packs
+/// badly against all of them becomes one too while there is room.
+///
+/// A delta: varint reference number, varint unpacked length, then operations to its end, each a
+/// varint `n`: `n` even, `n / 2` bytes follow as they are; `n` odd, `n / 2` bytes are copied from
+/// the reference at the varint offset that follows.
+struct ValueDeltas {
+    struct Limits {
+        /// References over all shapes; past it, values of new shapes stay as they are.
+        var references = 256
+        var referencesPerShape = 4
+        /// The bytes all references hold, with their match tables.
+        var referenceBytes = 4 * 1024 * 1024
+        /// Values shorter than this stay as they are: a delta would save little.
+        var smallestValue = 48
+        /// Values longer than this stay as they are, and become no reference.
+        var largestValue = 32 * 1024
+    }
+
+    /// A value held whole, with a table of where each 4-byte run of it starts.
+    final class Reference {
+        let bytes: [UInt8]
+        /// By the hash of 4 bytes: the first offset + 1 where they start, 0 for none.
+        let table: [UInt16]
+        let shift: UInt32
+
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            var bits: UInt32 = 6
+            while (1 << bits) < bytes.count, bits < 15 { bits += 1 }
+            let shift = 32 - bits
+            self.shift = shift
+            var table = [UInt16](repeating: 0, count: 1 << bits)
+            bytes.withUnsafeBytes { raw in
+                guard raw.count >= 4 else { return }
+                for offset in 0...(raw.count - 4) {
+                    let slot = Int(Reference.hash(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self), shift))
+                    if table[slot] == 0 { table[slot] = UInt16(offset + 1) }
+                }
+            }
+            self.table = table
+        }
+
+        var footprint: Int { bytes.count + 2 * table.count + 64 }
+
+        @inline(__always)
+        static func hash(_ word: UInt32, _ shift: UInt32) -> UInt32 { (word &* 2_654_435_761) >> shift }
+    }
+
+    let limits: Limits
+    private(set) var references: [Reference] = []
+    private var byShape: [KeyBytes: [Int32]] = [:]
+    private(set) var referenceFootprint = 0
+
+    init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// The group of keys whose values are packed against the same references: a key under a
+    /// session (`/s/<id>/rest`) by its path within the session, any other by its parent.
+    static func shape(of key: [UInt8]) -> [UInt8] {
+        if let length = key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
+            return Array("/s//".utf8) + key[length...]
+        }
+        guard let slash = key.lastIndex(of: UInt8(ascii: "/")) else { return [] }
+        return Array(key[...slash])
+    }
+
+    /// `value` as a delta, or nil when it stays better as it is (too small or large, nothing
+    /// like it held, or its delta would not save a quarter).
+    mutating func pack(_ value: [UInt8], key: [UInt8]) -> [UInt8]? {
+        guard value.count >= limits.smallestValue, value.count <= limits.largestValue else { return nil }
+        let shape = KeyBytes(Self.shape(of: key))
+        let budget = value.count - value.count / 4
+        var best: [UInt8]?
+        for number in byShape[shape] ?? [] {
+            if let delta = Self.delta(value, from: references[Int(number)], number: number, budget: best.map { $0.count - 1 } ?? budget) {
+                best = delta
+            }
+        }
+        if let best { return best }
+        // Nothing held packs it: it becomes a reference of its shape, if there is room, and its
+        // delta is one copy.
+        guard (byShape[shape]?.count ?? 0) < limits.referencesPerShape, references.count < limits.references,
+              value.count <= Int(UInt16.max) else { return nil }
+        let reference = Reference(value)
+        guard referenceFootprint + reference.footprint <= limits.referenceBytes else { return nil }
+        let number = Int32(references.count)
+        references.append(reference)
+        referenceFootprint += reference.footprint
+        byShape[shape, default: []].append(number)
+        return Self.delta(value, from: reference, number: number, budget: budget)
+    }
+
+    /// The value `delta` packs; nil if it is not a delta this table made.
+    func unpack(_ delta: [UInt8]) -> [UInt8]? {
+        delta.withUnsafeBytes { raw -> [UInt8]? in
+            var cursor = 0
+            guard let number = Self.varint(raw, &cursor), number < references.count,
+                  let count = Self.varint(raw, &cursor), count <= limits.largestValue else { return nil }
+            let reference = references[Int(number)].bytes
+            return reference.withUnsafeBytes { source -> [UInt8]? in
+                var failed = false
+                let value = [UInt8](unsafeUninitializedCapacity: Int(count)) { out, initialized in
+                    var written = 0
+                    while cursor < raw.count {
+                        guard let operation = Self.varint(raw, &cursor) else { failed = true; break }
+                        let length = Int(operation >> 1)
+                        guard length <= out.count - written else { failed = true; break }
+                        if operation & 1 == 0 {
+                            guard length <= raw.count - cursor else { failed = true; break }
+                            if length > 0 { (out.baseAddress! + written).initialize(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + cursor, count: length) }
+                            cursor += length
+                        } else {
+                            guard let offset = Self.varint(raw, &cursor), Int(offset) <= source.count - length else { failed = true; break }
+                            if length > 0 { (out.baseAddress! + written).initialize(from: source.baseAddress!.assumingMemoryBound(to: UInt8.self) + Int(offset), count: length) }
+                        }
+                        written += length
+                    }
+                    if written != out.count { failed = true }
+                    initialized = failed ? 0 : written
+                }
+                return failed ? nil : value
+            }
+        }
+    }
+
+    /// The length of the value `delta` packs, read from its head.
+    static func unpackedCount(_ delta: [UInt8]) -> Int {
+        delta.withUnsafeBytes { raw in
+            var cursor = 0
+            _ = varint(raw, &cursor)
+            return varint(raw, &cursor).map(Int.init) ?? 0
+        }
+    }
+
+    /// `value` as copies from `reference` and the bytes between them; nil past `budget` bytes.
+    static func delta(_ value: [UInt8], from reference: Reference, number: Int32, budget: Int) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(budget, 256))
+        Self.append(UInt64(number), to: &out)
+        Self.append(UInt64(value.count), to: &out)
+        let complete = value.withUnsafeBytes { target -> Bool in
+            reference.bytes.withUnsafeBytes { source -> Bool in
+                let table = reference.table
+                let shift = reference.shift
+                let end = target.count
+                var literalStart = 0
+                var at = 0
+                func literal(upTo stop: Int) {
+                    guard stop > literalStart else { return }
+                    Self.append(UInt64(stop - literalStart) << 1, to: &out)
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: target[literalStart..<stop]))
+                }
+                while at + 4 <= end {
+                    let word = target.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+                    let found = Int(table[Int(Reference.hash(word, shift))])
+                    guard found > 0, source.loadUnaligned(fromByteOffset: found - 1, as: UInt32.self) == word else {
+                        at += 1
+                        continue
+                    }
+                    var from = found - 1
+                    var start = at
+                    var stop = at + 4
+                    while stop < end, from + (stop - start) < source.count, target[stop] == source[from + (stop - start)] { stop += 1 }
+                    // Back over bytes the match shares that were to be sent as they are.
+                    while start > literalStart, from > 0, target[start - 1] == source[from - 1] { start -= 1; from -= 1 }
+                    literal(upTo: start)
+                    Self.append(UInt64(stop - start) << 1 | 1, to: &out)
+                    Self.append(UInt64(from), to: &out)
+                    at = stop
+                    literalStart = stop
+                    if out.count > budget { return false }
+                }
+                literal(upTo: end)
+                return out.count <= budget
+            }
+        }
+        // Held for as long as the value is: exactly as long as it is (the array grew by doubling).
+        return complete ? out.withUnsafeBufferPointer { Array($0) } : nil
+    }
+
+    @inline(__always)
+    private static func append(_ value: UInt64, to out: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+    }
+
+    private static func varint(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while cursor < raw.count, shift < 64 {
+            let byte = raw[cursor]
+            cursor += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+        return nil
+    }
+}
