@@ -5,26 +5,31 @@
 ///
 /// Nothing here knows what a value means; `shape(of:)` groups keys by their path alone. The first
 /// values of a shape become its references (at most `referencesPerShape`); a later one that packs
-/// badly against all of them becomes one too while there is room.
+/// to more than a quarter of its size against all of them becomes one too while there is room.
 ///
 /// A delta: varint reference number, varint unpacked length, then operations to its end, each a
 /// varint `n`: `n` even, `n / 2` bytes follow as they are; `n` odd, `n / 2` bytes are copied from
 /// the reference at the varint offset that follows.
-struct ValueDeltas {
-    struct Limits {
+public struct ValueDeltas: Sendable {
+    public struct Limits: Sendable {
         /// References over all shapes; past it, values of new shapes stay as they are.
-        var references = 256
-        var referencesPerShape = 4
+        public var references = 256
+        public var referencesPerShape = 4
         /// The bytes all references hold, with their match tables.
-        var referenceBytes = 4 * 1024 * 1024
+        public var referenceBytes = 4 * 1024 * 1024
         /// Values shorter than this stay as they are: a delta would save little.
-        var smallestValue = 48
+        public var smallestValue = 48
         /// Values longer than this stay as they are, and become no reference.
-        var largestValue = 32 * 1024
+        public var largestValue = 32 * 1024
+
+        public init(references: Int = 256, referencesPerShape: Int = 4) {
+            self.references = references
+            self.referencesPerShape = referencesPerShape
+        }
     }
 
     /// A value held whole, with a table of where each 4-byte run of it starts.
-    final class Reference {
+    final class Reference: Sendable {
         let bytes: [UInt8]
         /// By the hash of 4 bytes: the first offset + 1 where they start, 0 for none.
         let table: [UInt16]
@@ -53,12 +58,12 @@ struct ValueDeltas {
         static func hash(_ word: UInt32, _ shift: UInt32) -> UInt32 { (word &* 2_654_435_761) >> shift }
     }
 
-    let limits: Limits
+    public let limits: Limits
     private(set) var references: [Reference] = []
     private var byShape: [KeyBytes: [Int32]] = [:]
-    private(set) var referenceFootprint = 0
+    public private(set) var referenceFootprint = 0
 
-    init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
@@ -74,7 +79,7 @@ struct ValueDeltas {
 
     /// `value` as a delta, or nil when it stays better as it is (too small or large, nothing
     /// like it held, or its delta would not save a quarter).
-    mutating func pack(_ value: [UInt8], key: [UInt8]) -> [UInt8]? {
+    public mutating func pack(_ value: [UInt8], key: [UInt8]) -> [UInt8]? {
         guard value.count >= limits.smallestValue, value.count <= limits.largestValue else { return nil }
         let shape = KeyBytes(Self.shape(of: key))
         let budget = value.count - value.count / 4
@@ -84,13 +89,13 @@ struct ValueDeltas {
                 best = delta
             }
         }
-        if let best { return best }
-        // Nothing held packs it: it becomes a reference of its shape, if there is room, and its
-        // delta is one copy.
+        // Packed to a quarter or less: good enough. Else it becomes a reference of its shape, if
+        // there is room (its delta is then one copy), so the values like it that follow pack well.
+        if let best, best.count * 4 <= value.count { return best }
         guard (byShape[shape]?.count ?? 0) < limits.referencesPerShape, references.count < limits.references,
-              value.count <= Int(UInt16.max) else { return nil }
+              value.count <= Int(UInt16.max) else { return best }
         let reference = Reference(value)
-        guard referenceFootprint + reference.footprint <= limits.referenceBytes else { return nil }
+        guard referenceFootprint + reference.footprint <= limits.referenceBytes else { return best }
         let number = Int32(references.count)
         references.append(reference)
         referenceFootprint += reference.footprint
@@ -99,7 +104,7 @@ struct ValueDeltas {
     }
 
     /// The value `delta` packs; nil if it is not a delta this table made.
-    func unpack(_ delta: [UInt8]) -> [UInt8]? {
+    public func unpack(_ delta: [UInt8]) -> [UInt8]? {
         delta.withUnsafeBytes { raw -> [UInt8]? in
             var cursor = 0
             guard let number = Self.varint(raw, &cursor), number < references.count,
@@ -132,7 +137,7 @@ struct ValueDeltas {
     }
 
     /// The length of the value `delta` packs, read from its head.
-    static func unpackedCount(_ delta: [UInt8]) -> Int {
+    public static func unpackedCount(_ delta: [UInt8]) -> Int {
         delta.withUnsafeBytes { raw in
             var cursor = 0
             _ = varint(raw, &cursor)

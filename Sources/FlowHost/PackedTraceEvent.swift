@@ -1,4 +1,5 @@
 import FlowProtocol
+import Foundation
 
 /// A `TraceEvent` as the host's history keeps it: one byte array holding only the fields the
 /// event has, its session left out (the log it sits in says it), and the words that repeat from
@@ -19,6 +20,10 @@ struct PackedTraceEvent {
         case sequence = 1, from, to, service, worker, key, otherKey, action, screen, version
         case idempotencyKey, incarnation, askedBy, applied, error, phase, message, top, stack
         case tab, modal, user, flow, open
+        /// An idempotency key that ends in a UUID: its start as a word, the UUID as 16 bytes.
+        case keyWithUUID
+        /// An idempotency key with the session's id in it: the words before and after the id.
+        case keyWithSession
 
         static let spelledOut: UInt8 = 0x80
     }
@@ -48,7 +53,7 @@ struct PackedTraceEvent {
         writer.word(.action, event.action)
         writer.word(.screen, event.screen)
         writer.number(.version, event.version)
-        writer.text(.idempotencyKey, event.idempotencyKey)
+        writer.idempotencyKey(event.idempotencyKey, session: event.session)
         writer.number(.incarnation, event.incarnation)
         writer.number(.askedBy, event.askedBy)
         writer.flag(.applied, event.applied)
@@ -91,6 +96,12 @@ struct PackedTraceEvent {
             case .screen: event.screen = reader.word(spelled)
             case .version: event.version = reader.varint()
             case .idempotencyKey: event.idempotencyKey = reader.text()
+            case .keyWithUUID:
+                let start = reader.listedWord()
+                event.idempotencyKey = start + reader.uuid()
+            case .keyWithSession:
+                let before = reader.listedWord()
+                event.idempotencyKey = before + session + reader.listedWord()
             case .incarnation: event.incarnation = reader.varint()
             case .askedBy: event.askedBy = reader.varint()
             case .applied: event.applied = reader.byte() != 0
@@ -169,6 +180,35 @@ struct PackedTraceEvent {
             }
         }
 
+        /// An idempotency key, most of which are a UUID (a client's), a writer's prefix and a UUID
+        /// (`coord-app/0/1/<UUID>`), or a word around the session's id (`appear/<id>/signin/1`):
+        /// some 40 bytes spelled out, under 20 packed. Other keys are spelled out.
+        mutating func idempotencyKey(_ key: String?, session: String) {
+            guard let key else { return }
+            let utf8 = key.utf8
+            if utf8.count >= 36, utf8.count <= 36 + 48 {
+                let suffix = String(decoding: utf8.suffix(36), as: UTF8.self)
+                if let uuid = UUID(uuidString: suffix), uuid.uuidString == suffix {
+                    bytes.append(Tag.keyWithUUID.rawValue)
+                    wordValue(String(decoding: utf8.dropLast(36), as: UTF8.self))
+                    withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+                    return
+                }
+            }
+            if !session.isEmpty, let range = key.range(of: session) {
+                let before = String(key[..<range.lowerBound])
+                let after = String(key[range.upperBound...])
+                // Only short words around it: the table is for words that repeat.
+                if before.utf8.count <= 24, after.utf8.count <= 24 {
+                    bytes.append(Tag.keyWithSession.rawValue)
+                    wordValue(before)
+                    wordValue(after)
+                    return
+                }
+            }
+            text(.idempotencyKey, key)
+        }
+
         /// A word inside a list: a byte says whether it is spelled out.
         mutating func wordValue(_ value: String) {
             if let number = words.number(for: value) {
@@ -220,6 +260,18 @@ struct PackedTraceEvent {
 
         mutating func word(_ spelled: Bool) -> String {
             spelled ? text() : words.word(Int(varint()))
+        }
+
+        /// A word written by `wordValue`.
+        mutating func listedWord() -> String {
+            word(byte() != 0)
+        }
+
+        mutating func uuid() -> String {
+            var raw = [UInt8](repeating: 0, count: 16)
+            for index in 0..<16 { raw[index] = byte() }
+            let uuid = raw.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+            return UUID(uuid: uuid).uuidString
         }
     }
 }

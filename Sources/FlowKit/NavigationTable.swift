@@ -1,3 +1,4 @@
+import Clone
 import FlowProtocol
 import SwiftProtobuf
 
@@ -7,14 +8,18 @@ import SwiftProtobuf
 /// every open session; the owner decodes one only when a call changes it (microseconds, against a
 /// hop of tens), and reads the version, which every intent's reply carries, without decoding.
 struct NavigationTable {
-    private var entries: [SessionID: (version: UInt64, bytes: [UInt8])] = [:]
+    private var entries: [SessionID: (version: UInt64, bytes: [UInt8], packed: Bool)] = [:]
+    /// Sessions' navigations differ in a few ids: each is held packed against a similar one
+    /// (`ValueDeltas`; a sign-in screen's 360 bytes are some 90).
+    private var deltas = ValueDeltas(limits: .init(references: 32, referencesPerShape: 32))
+    private static let shape = Array("nav".utf8)
 
     var count: Int { entries.count }
 
     /// The session's navigation, decoded; nil when the session has none.
     subscript(session: SessionID) -> Navigation? {
         get {
-            entries[session].flatMap { try? Navigation(serializedBytes: $0.bytes) }
+            entries[session].flatMap(bytes).flatMap { try? Navigation(serializedBytes: $0) }
         }
         set {
             guard let navigation = newValue else {
@@ -27,13 +32,31 @@ struct NavigationTable {
                 assertionFailure("a navigation could not be encoded")
                 return
             }
-            entries[session] = (navigation.version, bytes)
+            if let packed = deltas.pack(bytes, key: Self.shape) {
+                entries[session] = (navigation.version, packed, true)
+            } else {
+                entries[session] = (navigation.version, bytes, false)
+            }
         }
+    }
+
+    /// The navigation's bytes; nil only if a delta this table made could not be read (a bug).
+    private func bytes(of entry: (version: UInt64, bytes: [UInt8], packed: Bool)) -> [UInt8]? {
+        entry.packed ? deltas.unpack(entry.bytes) : entry.bytes
     }
 
     /// The version of the session's navigation, without decoding it.
     func version(of session: SessionID) -> UInt64? {
         entries[session]?.version
+    }
+
+    /// How many navigations are held packed, the bytes held, and the bytes they are whole.
+    var heldBytes: (packed: Int, bytes: Int, whole: Int) {
+        entries.values.reduce(into: (0, 0, 0)) { sum, entry in
+            if entry.packed { sum.packed += 1 }
+            sum.bytes += entry.bytes.count
+            sum.whole += entry.packed ? ValueDeltas.unpackedCount(entry.bytes) : entry.bytes.count
+        }
     }
 
     func contains(_ session: SessionID) -> Bool {
@@ -43,7 +66,7 @@ struct NavigationTable {
     /// Every session's navigation, decoded (a restart's pass over them all).
     var all: [(session: SessionID, navigation: Navigation)] {
         entries.compactMap { session, entry in
-            (try? Navigation(serializedBytes: entry.bytes)).map { (session, $0) }
+            bytes(of: entry).flatMap { try? Navigation(serializedBytes: $0) }.map { (session, $0) }
         }
     }
 }

@@ -79,7 +79,40 @@ import Testing
         let packed = PackedTraceEvent(event, words: &words)
         let stride = MemoryLayout<TraceEvent>.stride
         print("TraceEvent stride \(stride) bytes (before its strings); packed: \(packed.bytes.count) bytes")
-        #expect(packed.bytes.count <= 64, "packed into \(packed.bytes.count) bytes")
+        #expect(packed.bytes.count <= 44, "packed into \(packed.bytes.count) bytes")
         #expect(packed.bytes.count * 4 < stride)
+    }
+
+    @Test("idempotency keys come back exactly, those with a UUID or the session's id in under 20 bytes")
+    func idempotencyKeys() {
+        var words = TraceWords()
+        let uuid = "3C8EEFB1-313D-437D-8792-3988407F7AC8"
+        let cases: [(key: String, packedAtMost: Int)] = [
+            (uuid, 19),
+            ("coord-app/0/1/" + uuid, 19),
+            ("appear/7c6yieufup/signin/1", 6),
+            // Spelled out: a lowercase UUID (it would come back in capitals), a long prefix, a
+            // session id with long words around it, no session id, and keys that look close.
+            (uuid.lowercased(), 40),
+            (String(repeating: "p", count: 49) + uuid, 90),
+            ("appear/7c6yieufup/" + String(repeating: "s", count: 25), 50),
+            ("plain-key-1", 14),
+            ("7c6yieufup", 6),
+            ("", 3),
+            ("x" + uuid.dropFirst(), 40),
+        ]
+        for (key, most) in cases {
+            var event = TraceEvent(kind: .intent, session: "7c6yieufup", atUnixNanos: 1, from: "coord-app/0")
+            event.idempotencyKey = key
+            _ = PackedTraceEvent(event, words: &words)
+            let packed = PackedTraceEvent(event, words: &words)
+            #expect(packed.event(session: "7c6yieufup", words: words) == event, "\(key)")
+            // The kind and the time (9 bytes) and the sender's word (2) come before the key.
+            #expect(packed.bytes.count - 11 <= most, "\(key): \(packed.bytes.count - 11) bytes")
+        }
+        // A session whose id is empty keeps its keys spelled out.
+        var event = TraceEvent(kind: .intent, session: "", atUnixNanos: 1, from: "x")
+        event.idempotencyKey = "appear//signin/1"
+        #expect(PackedTraceEvent(event, words: &words).event(session: "", words: words) == event)
     }
 }

@@ -1,0 +1,46 @@
+@testable import FlowKit
+import FlowProtocol
+import Testing
+
+/// The navigation owner's table of every session's navigation (issue 16: memory per session).
+@Suite("The navigation owner's table")
+struct NavigationTableTests {
+    static func navigation(session: Int, details: Int = 0) throws -> Navigation {
+        var navigation = Navigation()
+        var signIn = Screen.make("signin", owner: "auth")
+        signIn.title = "Sign in"
+        signIn.viewModel = "vm.signin"
+        _ = try navigation.apply([.setRoot([signIn])])
+        for movie in 0..<details {
+            _ = try navigation.apply([.push(.make("details", id: "details-movie-\(movie)", owner: "home", params: ["item": "movie:\(movie)"]))])
+        }
+        navigation.version = UInt64(session)
+        navigation.topAppearKey = "appear/session\(session)/signin/1"
+        navigation.appliedKeys = ["coord-auth/0/1/\(session)-4601-42E5-96BF-8BFDAB9B279F"]
+        return navigation
+    }
+
+    @Test("every session's navigation reads back as it was written, most of them held packed")
+    func readBack() throws {
+        var table = NavigationTable()
+        var written: [SessionID: Navigation] = [:]
+        for index in 0..<200 {
+            let session = try SessionID("session\(index)")
+            let navigation = try Self.navigation(session: index, details: index % 3)
+            table[session] = navigation
+            written[session] = navigation
+        }
+        for (session, navigation) in written {
+            #expect(table[session] == navigation)
+            #expect(table.version(of: session) == navigation.version)
+        }
+        #expect(table.count == 200)
+        #expect(Dictionary(uniqueKeysWithValues: table.all.map { ($0.session, $0.navigation) }) == written)
+        let held = table.heldBytes
+        #expect(held.packed >= 190, "\(held.packed) of 200 navigations packed")
+        #expect(held.bytes * 3 < held.whole, "\(held.whole) bytes held as \(held.bytes)")
+        table[try SessionID("session0")] = nil
+        #expect(table[try SessionID("session0")] == nil)
+        #expect(table.count == 199)
+    }
+}
