@@ -187,7 +187,7 @@ extension CloneServerLoop {
         let (entries, last) = try journal.load()
         for entry in entries {
             let key = KeyBytes(entry.key)
-            var stored = Stored(value: entry.value, sequence: entry.sequence, uuid: UUID(frame: entry.uuid), properties: entry.properties)
+            var stored = Stored(value: entry.value, sequence: entry.sequence, properties: entry.properties)
             if packing, entry.value.count >= deltas.limits.smallestValue, let after = configuration.packValuesAfter {
                 stored.queued = true
                 packQueue.push(key, sequence: entry.sequence, due: .now() + after)
@@ -225,7 +225,7 @@ extension CloneServerLoop {
         statistics.journalAppends += 1
         if journal.size > max(configuration.journalCompactionBytes, storeBytes * 4) {
             let entries = store.map { key, stored in
-                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: stored.uuid?.frame ?? [], properties: stored.properties, value: value(of: stored))
+                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: [], properties: stored.properties, value: value(of: stored))
             }
             if journal.compact(entries, sequence: sequence) {
                 statistics.journalCompactions += 1

@@ -248,7 +248,8 @@ extension CloneServerLoop {
             let chained = sessions.updateValue(sequence, forKey: session) ?? 0
             properties.append(contentsOf: "\(CloneProperties.sessionPreviousName)=\(chained)\n".utf8)
         }
-        if try !sendPublished(key, sequence.bigEndianFrame, previous.uuid?.frame ?? [], properties, value(of: previous)) {
+        // Without a UUID, as a snapshot's entry: the map keeps none.
+        if try !sendPublished(key, sequence.bigEndianFrame, [], properties, value(of: previous)) {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
@@ -377,7 +378,7 @@ extension CloneServerLoop {
             // second key shares the first one's array.
             var value = update.value
             if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
-            var stored = Stored(value: value, sequence: sequence, uuid: UUID(frame: update.uuid), properties: update.properties, order: update.order)
+            var stored = Stored(value: value, sequence: sequence, properties: update.properties, order: update.order)
             // Queued to be packed once it has stayed unchanged a while; a key already waiting
             // keeps its place (the queue looks at its sequence when it comes up).
             let packable = packing && value.count >= deltas.limits.smallestValue

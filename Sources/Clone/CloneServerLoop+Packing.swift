@@ -75,7 +75,16 @@ extension CloneServerLoop {
                 continue
             }
             store.values[index].queued = false
-            guard !store.values[index].packed, let delta = deltas.pack(store.values[index].bytes, key: item.key.bytes) else { continue }
+            guard !store.values[index].packed else { continue }
+            let value = store.values[index].bytes
+            let delta: [UInt8]
+            if let lastPacked, sameBytes(value, lastPacked.value) {
+                delta = lastPacked.delta
+            } else {
+                guard let packed = deltas.pack(value, key: item.key.bytes) else { continue }
+                delta = packed
+                lastPacked = (value, packed)
+            }
             statistics.valuesPacked += 1
             statistics.packedBytes += delta.count
             statistics.packedValueBytes += store.values[index].bytes.count

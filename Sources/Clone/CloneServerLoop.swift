@@ -10,9 +10,9 @@ final class CloneServerLoop {
         /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:)`.
         var bytes: [UInt8]
         var sequence: UInt64
-        /// Held inline (a 16-byte array would be a heap block of its own for every key).
-        var uuid: UUID?
-        /// `bytes` is a delta (these two sit in the UUID's padding).
+        // The writer's UUID is not kept: it went out with the KVPUB (and the confirmation), a
+        // snapshot sends none, and 16 bytes more in every slot of the map cost 130 bytes a session.
+        /// `bytes` is a delta.
         var packed = false
         /// The key waits in `packQueue`.
         var queued = false
@@ -21,10 +21,9 @@ final class CloneServerLoop {
         /// Which agent wrote it, and its count of writes then (`wseq`); nil if it did not say.
         var order: WriteOrder? = nil
 
-        init(value: [UInt8], sequence: UInt64, uuid: UUID?, properties: [UInt8], order: WriteOrder? = nil) {
+        init(value: [UInt8], sequence: UInt64, properties: [UInt8], order: WriteOrder? = nil) {
             self.bytes = value
             self.sequence = sequence
-            self.uuid = uuid
             self.properties = properties
             self.order = order
         }
@@ -93,6 +92,9 @@ final class CloneServerLoop {
     var writerNames = InternedBytes(capacity: 4096)
     /// The value last stored, whose array the next one shares when it holds the same bytes.
     var lastStoredValue: [UInt8] = []
+    /// The value packed last and its delta: the second copy of a view model's state (`/v/`,
+    /// then `/s/`) shares the first one's delta as it shared its bytes.
+    var lastPacked: (value: [UInt8], delta: [UInt8])?
     /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
     let checkedPrefixes: [[UInt8]]
 
@@ -322,7 +324,7 @@ final class CloneServerLoop {
             guard key.bytes.starts(with: prefixBytes) else { return nil }
             return CloneEntry(
                 key: key.string, value: value(of: stored), sequence: stored.sequence,
-                uuid: stored.uuid,
+                uuid: nil,
                 properties: (try? CloneProperties(decoding: stored.properties)) ?? [])
         }.sorted { $0.key < $1.key }
     }
