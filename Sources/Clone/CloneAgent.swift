@@ -99,7 +99,7 @@ public final class CloneAgent: Sendable {
     public func entries(prefix: String = "") -> [CloneEntry] {
         let prefixBytes = Array(prefix.utf8)
         return shared.view.withLock { view in
-            view.store.values.filter { $0.key.utf8.starts(with: prefixBytes) }.map(view.unpacked)
+            view.store.filter { $0.key.utf8.starts(with: prefixBytes) }.map { view.entry($0.key, $0.value) }
         }.sorted { $0.key < $1.key }
     }
 
@@ -140,8 +140,8 @@ public final class CloneAgent: Sendable {
             guard shared.running.load(ordering: .acquiring) else { return nil }
             var current: [CloneUpdate] = []
             if includeCurrent {
-                for held in view.store.values.sorted(by: { $0.key < $1.key }) where held.key.utf8.starts(with: prefixBytes) {
-                    let entry = view.unpacked(held)
+                for (key, held) in view.store.sorted(by: { $0.key < $1.key }) where key.utf8.starts(with: prefixBytes) {
+                    let entry = view.entry(key, held)
                     current.append(CloneUpdate(
                         key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
                         uuid: entry.uuid, isDelete: false, fromSnapshot: true))

@@ -8,7 +8,19 @@ import ZeroMQ
 /// streams are built). One lock for both, so a new observer's first entries and the updates that
 /// follow them come in order.
 struct AgentView {
-    var store: [String: CloneEntry] = [:]
+    /// An entry as the map holds it: its key is the table's (a `CloneEntry` would hold it twice),
+    /// its value maybe packed.
+    struct Held {
+        var value: [UInt8]
+        var sequence: UInt64
+        var uuid: UUID?
+        /// `value` is packed (`ValueDeltas`), and the key waits to be packed (in the UUID's padding).
+        var packed = false
+        var queued = false
+        var properties: CloneProperties
+    }
+
+    var store: [String: Held] = [:]
     var listeners: [Int: CloneObserver] = [:]
     var nextListenerID = 0
     /// Which keys' values the map holds (`CloneAgent.keepValues(where:)`); nil: all of them.
@@ -27,9 +39,7 @@ struct AgentView {
             if update.isDelete || keeps?(update.key) == false {
                 if let removed = store.removeValue(forKey: update.key) { forgetPacked(removed) }
             } else {
-                var entry = CloneEntry(
-                    key: update.key, value: update.value, sequence: update.sequence,
-                    uuid: update.uuid, properties: Self.held(update.properties))
+                var entry = Held(value: update.value, sequence: update.sequence, uuid: update.uuid, properties: Self.held(update.properties))
                 // Queued to be packed once unchanged a while; a key already waiting keeps its place.
                 let packable = packAfter != nil && update.value.count >= deltas.limits.smallestValue
                 entry.queued = packable
@@ -52,20 +62,20 @@ struct AgentView {
 extension AgentView {
     /// The entry of `key` as it came, unpacked if the map holds it packed.
     func entry(_ key: String) -> CloneEntry? {
-        store[key].map(unpacked)
+        store[key].map { entry(key, $0) }
     }
 
-    func unpacked(_ entry: CloneEntry) -> CloneEntry {
-        guard entry.packed else { return entry }
-        var entry = entry
+    func entry(_ key: String, _ held: Held) -> CloneEntry {
+        CloneEntry(key: key, value: value(of: held), sequence: held.sequence, uuid: held.uuid, properties: held.properties)
+    }
+
+    func value(of held: Held) -> [UInt8] {
         // Only this map packs, against references it never drops: a delta it cannot read is a
         // bug, and the key then reads as empty rather than trapping.
-        entry.value = deltas.unpack(entry.value) ?? []
-        entry.packed = false
-        return entry
+        held.packed ? deltas.unpack(held.value) ?? [] : held.value
     }
 
-    mutating func forgetPacked(_ entry: CloneEntry) {
+    mutating func forgetPacked(_ entry: Held) {
         guard entry.packed else { return }
         packed.values -= 1
         packed.bytes -= entry.value.count

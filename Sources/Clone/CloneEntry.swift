@@ -7,10 +7,6 @@ public struct CloneEntry: Sendable, Equatable {
     /// The global sequence of the KVPUB (or KVSYNC) that last set it.
     public var sequence: UInt64
     public var uuid: UUID?
-    /// An agent's map: `value` is packed (`ValueDeltas`), and the key waits to be packed (these
-    /// sit in the UUID's padding). An entry handed out is never packed.
-    var packed = false
-    var queued = false
     /// The writer's properties (a snapshot carries none, so entries from one have none), without
     /// the server's session chain (`sprev`), which its update carried.
     public var properties: CloneProperties
@@ -25,11 +21,6 @@ public struct CloneEntry: Sendable, Equatable {
 
     /// The value as UTF-8 text (for tools and tests).
     public var text: String { String(decoding: value, as: UTF8.self) }
-
-    /// Equal keys, values, sequences, UUIDs and properties (how the map holds it aside).
-    public static func == (a: CloneEntry, b: CloneEntry) -> Bool {
-        a.key == b.key && a.value == b.value && a.sequence == b.sequence && a.uuid == b.uuid && a.properties == b.properties
-    }
 }
 
 /// Key bytes with a hash that feeds the whole buffer to the hasher at once, and equality by

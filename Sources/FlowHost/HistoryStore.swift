@@ -1,16 +1,21 @@
 /// The events of each session, within `SessionHistoryLimits`. Guarded by SessionHistory's lock.
 struct HistoryStore {
+    /// One per session the history keeps (4,096 by default): its fields are ordered and sized so
+    /// it is 48 bytes, where plain `Int`s made it 64 (16 bytes of each slot of `logs`).
     struct SessionLog {
         var events: EventRing
-        var dropped = 0
+        /// Events dropped to make room (in the ring's padding).
+        var droppedCount: UInt32 = 0
+        var lastActivity: Int64
         /// The host time the session's record was deleted (closeSession); nil while open.
         var closedAt: Int64?
-        var lastActivity: Int64
+
+        var dropped: Int { Int(droppedCount) }
 
         /// Adds `event` (`packed`: the same, as kept); true when the oldest was dropped to make room.
         mutating func record(_ event: TraceEvent, packed: PackedTraceEvent) -> Bool {
             let dropped = events.append(packed)
-            if dropped { self.dropped += 1 }
+            if dropped { droppedCount &+= 1 }
             lastActivity = max(lastActivity, event.atUnixNanos)
             if event.kind == .deleted, event.key?.hasSuffix("/meta") == true {
                 closedAt = event.atUnixNanos
@@ -120,13 +125,21 @@ struct HistoryStore {
 /// header and rounding each, as much as the event); the oldest is dropped by moving `start`, and
 /// the bytes before it are let go once they are half the array.
 struct EventRing {
-    let capacity: Int
     private var storage: [UInt8] = []
-    private var start = 0
-    private(set) var count = 0
+    private let limit: UInt32
+    private var first: UInt32 = 0
+    private var held: UInt32 = 0
+
+    var capacity: Int { Int(limit) }
+    /// Where the oldest event starts in `storage`.
+    private var start: Int {
+        get { Int(first) }
+        set { first = UInt32(newValue) }
+    }
+    var count: Int { Int(held) }
 
     init(capacity: Int) {
-        self.capacity = capacity
+        self.limit = UInt32(clamping: capacity)
     }
 
     /// Appends; true when the oldest event was dropped to make room.
@@ -135,7 +148,7 @@ struct EventRing {
         if count >= capacity {
             let (length, end) = Self.length(in: storage, at: start)
             start = end + length
-            count -= 1
+            held -= 1
             dropped = true
             if start * 2 >= storage.count {
                 storage.removeSubrange(0..<start)
@@ -154,7 +167,7 @@ struct EventRing {
         }
         storage.append(UInt8(length))
         storage.append(contentsOf: event.bytes)
-        count += 1
+        held += 1
         return dropped
     }
 

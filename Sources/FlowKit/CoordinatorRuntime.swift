@@ -24,7 +24,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         /// a version above `navigations`' and it reached the map after this one restored
         /// (`navigationAhead`). Empty unless a restart left such a write on the way.
         var navigationsAhead: [SessionID: Navigation] = [:]
-        var records: [SessionID: Flowbus_V1_SessionRecord] = [:]
+        var records = SessionRecords()
         /// Highest incarnation seen per writer: calls from an older one are fenced off.
         var fence: [String: UInt64] = [:]
         var fenced = 0

@@ -169,6 +169,9 @@ import Testing
         #expect(ring.elements.map(\.bytes) == (997..<1_000).map { [UInt8](repeating: UInt8($0 % 251), count: 1 + ($0 * 37) % 300) })
         // Dropped events' bytes are let go (1,000 events of these sizes are some 150 KB).
         #expect(ring.bytesHeld <= 4 * 3 * 302)
+        // The history keeps one log per session, thousands of them: a slot of its table is the
+        // session's id and this.
+        #expect(MemoryLayout<HistoryStore.SessionLog>.stride <= 48)
     }
 
     @Test func pastTheSessionLimitClosedSessionsAreForgottenFirst() {

@@ -44,3 +44,30 @@ struct NavigationTableTests {
         #expect(table.count == 199)
     }
 }
+
+/// The owner's session records, kept encoded without the session's id.
+@Suite("The navigation owner's session records")
+struct SessionRecordsTests {
+    @Test("a record reads back as it was written, its session's id from the table's key")
+    func readBack() throws {
+        var records = SessionRecords()
+        var record = Flowbus_V1_SessionRecord()
+        record.session = "abc"
+        record.user = "jô@example.com"
+        record.flow = "main"
+        record.open = true
+        record.openedAtUnixNanos = 1_795_898_951_479_735_920
+        record.idleLimitSeconds = 3600
+        let session = try SessionID("abc")
+        records[session] = record
+        #expect(records[session] == record)
+        #expect(records[try SessionID("other")] == nil)
+        record.open = false
+        record.closedReason = "logged out"
+        records[session] = record
+        #expect(records[session] == record)
+        #expect(records.count == 1)
+        records[session] = nil
+        #expect(records[session] == nil && records.count == 0)
+    }
+}
