@@ -157,8 +157,9 @@ struct EventRing {
         }
         let needed = storage.count + event.bytes.count + 2
         if needed > storage.capacity {
-            // Grow by a quarter, not double: most sessions hold a handful, and thousands of them sit idle.
-            storage.reserveCapacity(max(needed + 32, storage.count + storage.count / 4))
+            // Grow by an eighth, not double: most sessions hold a handful of events, and thousands
+            // of them sit idle with whatever room is left over.
+            storage.reserveCapacity(max(needed + 16, storage.count + storage.count / 8))
         }
         var length = UInt64(event.bytes.count)
         while length >= 0x80 {

@@ -5,8 +5,9 @@ import MessagePath
 import Synchronization
 
 /// How much history the host keeps. An event is kept packed (`PackedTraceEvent`: its repeated
-/// words as numbers), 60 to 150 bytes with its array's overhead: the defaults hold at most
-/// 100,000 events, some 10 to 15 MB, however many sessions a simulation opens.
+/// words as numbers, its idempotency key as a UUID's 16 bytes or the words around the session's
+/// id), 30 to 150 bytes in its session's one array: the defaults hold at most 100,000 events,
+/// some 5 to 15 MB, however many sessions a simulation opens.
 public struct SessionHistoryLimits: Codable, Sendable, Equatable {
     /// The newest events kept per session; older ones are dropped (and counted).
     public var eventsPerSession = 2_000

@@ -48,7 +48,6 @@ extension CoordinatorRuntime {
             state.records[session] = record
             state.instances[session] = instance
             state.startedAt[session] = WallClock.nowUnixNanos()
-            state.handled[session] = [:]
             touch(session, in: &state)
             instance.start()
             apply(instance, of: session, in: &state, syncNavigation: nil)

@@ -16,7 +16,7 @@ extension CoordinatorRuntime {
                 instance.children = record.children
                 instance.context = record.context
                 state.instances[session] = instance
-                state.handled[session] = record.handled
+                state.handled.set(session, record.handled, screens: watchedScreens)
                 state.startedAt[session] = record.startedAtUnixNanos
                 if !record.pending.isEmpty { state.outbox[session] = record.pending }
             }

@@ -17,7 +17,7 @@ import ZeroMQ
 public final class CoordinatorRuntime: @unchecked Sendable {
     struct State {
         var instances: [SessionID: Coordinator] = [:]
-        var handled: [SessionID: [String: UInt64]] = [:]
+        var handled = HandledVersions()
         var startedAt: [SessionID: Int64] = [:]
         var navigations = NavigationTable()
         /// The owner's: a session's navigation when an older incarnation of this owner wrote it at
@@ -68,6 +68,8 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     public let name: String
     let coordinatorName: CoordinatorName
     let type: Coordinator.Type
+    /// `type.watchedScreens`, read once.
+    let watchedScreens: [String]
     /// The bus the runtime serves on; nil for a runtime made for tests.
     let bus: PluginBus?
     let map: any StateMap
@@ -162,6 +164,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         self.coordinatorName = try CoordinatorName(coordinator.name)
         self.name = coordinator.name
         self.type = coordinator
+        self.watchedScreens = coordinator.watchedScreens
         self.peers = Dictionary((peers + [coordinator]).map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.bus = bus
         self.isOwner = navigationOwner
@@ -294,10 +297,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
                 state.instances[session] = instance
                 state.startedAt[session] = WallClock.nowUnixNanos()
                 var handled: [String: UInt64] = [:]
-                for screen in type.watchedScreens {
+                for screen in watchedScreens {
                     handled[screen] = storedState(screen: screen, session: session)?.state.screenVersion ?? 0
                 }
-                state.handled[session] = handled
+                state.handled.set(session, handled, screens: watchedScreens)
                 instance.start()
                 apply(instance, of: session, in: &state, syncNavigation: nil, persist: true)
                 logger.debug("started", metadata: ["flowbus.session": "\(session)", "flowbus.parent": "\(parent)"])
@@ -325,7 +328,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         instance.finish()
         apply(instance, of: session, in: &state, syncNavigation: nil, persist: false)
         state.instances[session] = nil
-        state.handled[session] = nil
+        state.handled.remove(session)
         state.startedAt[session] = nil
         state.outbox[session] = nil
         delete(.coordinatorInstance(coordinatorName, session))
@@ -341,7 +344,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         record.children = instance.children
         record.incarnation = incarnation
         record.startedAtUnixNanos = state.startedAt[session] ?? 0
-        record.handled = state.handled[session] ?? [:]
+        record.handled = state.handled.table(of: session, screens: watchedScreens) ?? [:]
         record.context = instance.context
         record.pending = state.outbox[session] ?? []
         write(.coordinatorInstance(coordinatorName, session), record, keyVersion: nextRecordVersion())
@@ -394,14 +397,14 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     func screenUpdate(_ change: StateEntry) {
         guard case .screenMirror(let screenName, let session) = change.key, !change.isDelete else { return }
         let screen = screenName.text
-        guard type.watchedScreens.contains(screen),
+        guard let screenIndex = watchedScreens.firstIndex(of: screen),
               let envelope = try? Envelope.decodeChecked(change.value),
               let value = try? envelope.unwrap(Flowbus_V1_ViewState.self) else { return }
         state.withLock { state in
             guard let instance = state.instances[session] else { return }
-            let handled = state.handled[session]?[screen] ?? 0
+            let handled = state.handled.version(of: session, screen: screenIndex)
             guard value.screenVersion > handled else { return }
-            state.handled[session, default: [:]][screen] = value.screenVersion
+            state.handled.setVersion(value.screenVersion, of: session, screen: screenIndex, screens: watchedScreens)
             // Act first, record after: a crash in between acts again, and every action is idempotent.
             instance.screenChanged(ScreenChange(screen: screen, state: value.viewModelState, payload: value.shownPayload, screenID: value.screenID))
             apply(instance, of: session, in: &state, syncNavigation: nil)

@@ -71,3 +71,27 @@ struct SessionRecordsTests {
         #expect(records[session] == nil && records.count == 0)
     }
 }
+
+/// The versions a coordinator last acted on, per session and watched screen.
+@Suite("A coordinator's handled versions")
+struct HandledVersionsTests {
+    @Test("versions by screen come back as a table; a coordinator watching no screen keeps nothing")
+    func versions() throws {
+        let screens = ["signin", "forgotpassword", "resetpassword"]
+        var handled = HandledVersions()
+        let session = try SessionID("s1")
+        #expect(handled.version(of: session, screen: 0) == 0 && handled.table(of: session, screens: screens) == nil)
+        handled.set(session, ["signin": 3, "gone": 9], screens: screens)
+        #expect(handled.table(of: session, screens: screens) == ["signin": 3, "forgotpassword": 0, "resetpassword": 0])
+        handled.setVersion(5, of: session, screen: 2, screens: screens)
+        #expect(handled.version(of: session, screen: 2) == 5 && handled.version(of: session, screen: 0) == 3)
+        let other = try SessionID("s2")
+        handled.setVersion(1, of: other, screen: 1, screens: screens)
+        #expect(handled.table(of: other, screens: screens) == ["signin": 0, "forgotpassword": 1, "resetpassword": 0])
+        handled.remove(session)
+        #expect(handled.table(of: session, screens: screens) == nil)
+        var none = HandledVersions()
+        none.set(session, [:], screens: [])
+        #expect(none.table(of: session, screens: []) == nil)
+    }
+}
