@@ -181,7 +181,7 @@ struct PackedTraceEvent {
         }
 
         /// An idempotency key, most of which are a UUID (a client's), a writer's prefix and a UUID
-        /// (`coord-app/0/1/<UUID>`), or a word around the session's id (`appear/<id>/signin/1`):
+        /// (`coord-app/0/1/<UUID>`), or a word around the session's id (`appear/<id>/<screen>/1`):
         /// some 40 bytes spelled out, under 20 packed. Other keys are spelled out.
         mutating func idempotencyKey(_ key: String?, session: String) {
             guard let key else { return }
