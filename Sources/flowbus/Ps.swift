@@ -123,11 +123,18 @@ struct StatusTable {
         }.joined(separator: ", ")
         lines.append("broker: \(broker.requests) requests, \(broker.replies) replies, \(broker.mmiRequests) mmi, workers [\(services)], queued \(broker.queuedPerService.values.reduce(0, +)), rejections \(broker.rejections.total), workers expired \(broker.workersExpired) (\(broker.expiredWorkersHeard) heard from after and told to reconnect), fault drops \(broker.faultDropped)\(broker.faults.total > 0 ? " (and \(broker.faults.total) requests delayed, duplicated, reordered or damaged, heartbeats held)" : ""), bad input \(broker.badInput.total), busy polls \(broker.busyPolls) (\(broker.busyPollHits) caught a message, \(Self.spinTime(broker))\(broker.busyPollsSkipped > 0 ? "; \(broker.busyPollsSkipped) skipped, as recent ones caught too few or cost more than the sleeps they saved" : ""))")
         let clone = status.clone
-        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys, \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped)\(clone.faults.total > 0 ? " (and \(clone.faults.total) writes delayed, duplicated, reordered or damaged)" : ""), bad input \(clone.badInputTotal), damaged writes \(clone.damagedWrites), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied, \(clone.staleWritesDropped) late writes older than the key's value dropped, \(clone.fencedWrites) writes of replaced incarnations dropped)")
+        lines.append("clone:  sequence \(clone.sequence), \(clone.keysStored) keys (\(Self.packedValues(clone))), \(clone.updatesPublished) published, \(clone.snapshotsServed) snapshots, \(clone.ttlExpiries) expired, \(clone.hugzSent) hugz, fault drops \(clone.faultDropped)\(clone.faults.total > 0 ? " (and \(clone.faults.total) writes delayed, duplicated, reordered or damaged)" : ""), bad input \(clone.badInputTotal), damaged writes \(clone.damagedWrites), writes confirmed in \(clone.acksSent) acks (\(clone.duplicateWrites) resent writes already applied, \(clone.staleWritesDropped) late writes older than the key's value dropped, \(clone.fencedWrites) writes of replaced incarnations dropped)")
         if !status.faults.isEmpty {
             lines.append("faults: " + status.faults.map { "\($0.rule.id) (\($0.rule.action.name)) matched \($0.matched) acted on \($0.fired)" }.joined(separator: "; "))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How many values the map keeps packed against similar ones, and what they take so.
+    static func packedValues(_ clone: CloneServerStatistics) -> String {
+        guard clone.valuesPacked > 0 else { return "none packed yet" }
+        func kib(_ bytes: Int) -> String { String(format: "%.1f KiB", Double(bytes) / 1024) }
+        return "\(clone.valuesPacked) packed: \(kib(clone.packedValueBytes)) held as \(kib(clone.packedBytes)), against \(clone.packReferences) references of \(kib(clone.packReferenceBytes))"
     }
 
     /// "spun 12.3 ms in all, a sleep costs the broker 11 µs": what the spins cost, and what each

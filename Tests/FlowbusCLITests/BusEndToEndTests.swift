@@ -242,6 +242,8 @@ struct BusEndToEndTests {
         let ps = try await host.run(["ps"])
         #expect(ps.status == 0)
         #expect(ps.output.contains("flowbus.echo×1 (credit 8)") && ps.output.contains("busy polls 0"), "\(ps.output)")
+        // And how many of the map's values are packed (the echo host's are too few or too new).
+        #expect(ps.output.contains("keys (none packed yet)") || ps.output.contains(" packed: "), "\(ps.output)")
         // A spin budget of 0 would never spin: refused, with the way to turn spinning off.
         let refused = try await host.run(["up", "--broker-busy-poll-budget", "0"])
         #expect(refused.status != 0, "\(refused.output)")
