@@ -99,7 +99,7 @@ public final class CloneAgent: Sendable {
     public func entries(prefix: String = "") -> [CloneEntry] {
         let prefixBytes = Array(prefix.utf8)
         return shared.view.withLock { view in
-            view.store.filter { $0.key.utf8.starts(with: prefixBytes) }.map { view.entry($0.key, $0.value) }
+            view.store.compactMap { key, held in key.utf8.starts(with: prefixBytes) ? view.entry(key, held) : nil }
         }.sorted { $0.key < $1.key }
     }
 
