@@ -80,19 +80,15 @@ public final class CloneAgent: Sendable {
         shared.view.withLock { view in
             view.keeps = keep
             view.store = view.store.filter { keep($0.key) }
-            view.packed = (0, 0, 0)
-            for entry in view.store.values where entry.packed {
-                view.packed.values += 1
-                view.packed.bytes += entry.value.count
-                view.packed.valueBytes += ValueDeltas.unpackedCount(entry.value)
-            }
+            view.packed = PackedTally()
+            for entry in view.store.values { view.packed.add(entry) }
         }
     }
 
     /// Values the map holds packed (`CloneAgentConfiguration.packValuesAfter`), the bytes they
     /// hold so, and the bytes they would hold whole.
     public var packing: (values: Int, bytes: Int, valueBytes: Int) {
-        shared.view.withLock { $0.packed }
+        shared.view.withLock { ($0.packed.values, $0.packed.bytes, $0.packed.valueBytes) }
     }
 
     /// The entries whose key starts with `prefix`, sorted by key.

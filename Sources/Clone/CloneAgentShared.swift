@@ -10,7 +10,7 @@ import ZeroMQ
 struct AgentView {
     /// An entry as the map holds it: its key is the table's (a `CloneEntry` would hold it twice),
     /// its value maybe packed.
-    struct Held {
+    struct Held: PackableEntry {
         var value: [UInt8]
         var sequence: UInt64
         var uuid: UUID?
@@ -18,6 +18,11 @@ struct AgentView {
         var packed = false
         var queued = false
         var properties: CloneProperties
+
+        var heldBytes: [UInt8] {
+            get { value }
+            set { value = newValue }
+        }
     }
 
     var store: [String: Held] = [:]
@@ -29,27 +34,17 @@ struct AgentView {
     var packAfter: Duration?
     var deltas = ValueDeltas()
     var packQueue = PackQueue<String>()
-    /// Values held packed, the bytes they hold so, and the bytes they would hold whole.
-    var packed = (values: 0, bytes: 0, valueBytes: 0)
+    var packed = PackedTally()
 
     /// Applies changes in order; returns, for each observer, the changes whose key its prefix
     /// matches, for the caller to deliver once the lock is released.
     mutating func apply(_ updates: [CloneUpdate]) -> [(CloneObserver, [CloneUpdate])] {
         for update in updates {
             if update.isDelete || keeps?(update.key) == false {
-                if let removed = store.removeValue(forKey: update.key) { forgetPacked(removed) }
+                if let removed = store.removeValue(forKey: update.key) { packed.remove(removed) }
             } else {
-                var entry = Held(value: update.value, sequence: update.sequence, uuid: update.uuid, properties: Self.held(update.properties))
-                // Queued to be packed once unchanged a while; a key already waiting keeps its place.
-                let packable = packAfter != nil && update.value.count >= deltas.limits.smallestValue
-                entry.queued = packable
-                let replaced = store.updateValue(entry, forKey: update.key)
-                if replaced?.queued == true {
-                    if !packable { store[update.key]?.queued = true }
-                } else if packable, let after = packAfter {
-                    packQueue.push(update.key, sequence: update.sequence, due: .now() + after)
-                }
-                if let replaced { forgetPacked(replaced) }
+                let entry = Held(value: update.value, sequence: update.sequence, uuid: update.uuid, properties: Self.held(update.properties))
+                _ = packQueue.store(entry, under: update.key, in: &store, after: packAfter, smallest: deltas.limits.smallestValue, tally: &packed)
             }
         }
         return listeners.values.compactMap { listener in
@@ -75,32 +70,16 @@ extension AgentView {
         held.packed ? deltas.unpack(held.value) ?? [] : held.value
     }
 
-    mutating func forgetPacked(_ entry: Held) {
-        guard entry.packed else { return }
-        packed.values -= 1
-        packed.bytes -= entry.value.count
-        packed.valueBytes -= ValueDeltas.unpackedCount(entry.value)
-    }
-
     /// Packs the values that have stayed unchanged long enough, at most `limit` keys (the map's
     /// lock is held meanwhile: readers wait a few microseconds a key at most).
     mutating func packDue(now: MonotonicTime, limit: Int = 32) {
         guard let after = packAfter else { return }
-        var looked = 0
-        while looked < limit, let item = packQueue.popDue(now: now) {
-            looked += 1
-            guard let index = store.index(forKey: item.key), store.values[index].queued else { continue }
-            if store.values[index].sequence != item.sequence {
-                packQueue.push(item.key, sequence: store.values[index].sequence, due: now + after)
-                continue
-            }
-            store.values[index].queued = false
-            guard !store.values[index].packed, let delta = deltas.pack(store.values[index].value, key: Array(item.key.utf8)) else { continue }
-            packed.values += 1
-            packed.bytes += delta.count
-            packed.valueBytes += store.values[index].value.count
-            store.values[index].value = delta
-            store.values[index].packed = true
+        // The table is moved out while the queue packs into the map, and back (no copy).
+        var deltas = ValueDeltas(limits: self.deltas.limits)
+        swap(&deltas, &self.deltas)
+        defer { swap(&deltas, &self.deltas) }
+        packQueue.packDue(in: &store, now: now, after: after, limit: limit, tally: &packed) { value, key in
+            deltas.pack(value, key: Array(key.utf8))
         }
     }
 

@@ -187,12 +187,9 @@ extension CloneServerLoop {
         let (entries, last) = try journal.load()
         for entry in entries {
             let key = KeyBytes(entry.key)
-            var stored = Stored(value: entry.value, sequence: entry.sequence, properties: entry.properties)
-            if packing, entry.value.count >= deltas.limits.smallestValue, let after = configuration.packValuesAfter {
-                stored.queued = true
-                packQueue.push(key, sequence: entry.sequence, due: .now() + after)
-            }
-            store[key] = stored
+            _ = packQueue.store(
+                Stored(value: entry.value, sequence: entry.sequence, properties: entry.properties), under: key, in: &store,
+                after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue, tally: &packed)
             index.insert(key)
             storeBytes += entry.key.count + entry.value.count
             if let length = entry.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {

@@ -369,7 +369,7 @@ extension CloneServerLoop {
             if let removed = store.removeValue(forKey: key) {
                 index.remove(key)
                 account(-(removed.valueCount + update.key.count), session: session)
-                forgetPacked(removed)
+                packed.remove(removed)
             }
             if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
@@ -378,20 +378,11 @@ extension CloneServerLoop {
             // second key shares the first one's array.
             var value = update.value
             if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
-            var stored = Stored(value: value, sequence: sequence, properties: update.properties, order: update.order)
-            // Queued to be packed once it has stayed unchanged a while; a key already waiting
-            // keeps its place (the queue looks at its sequence when it comes up).
-            let packable = packing && value.count >= deltas.limits.smallestValue
-            stored.queued = packable
-            let replaced = store.updateValue(stored, forKey: key)
-            if replaced?.queued == true {
-                if !packable { store[key]?.queued = true }
-            } else if packable, let after = configuration.packValuesAfter {
-                packQueue.push(key, sequence: sequence, due: .now() + after)
-            }
-            if let replaced {
+            let stored = Stored(value: value, sequence: sequence, properties: update.properties, order: update.order)
+            if let replaced = packQueue.store(
+                stored, under: key, in: &store, after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue, tally: &packed
+            ) {
                 account(update.value.count - replaced.valueCount, session: session)
-                forgetPacked(replaced)
             } else {
                 // Only a key the map does not hold can have a delete remembered.
                 deletedOrders.forget(key)

@@ -6,7 +6,7 @@ import ZeroMQ
 
 /// The server's state and sockets; lives on the server thread only.
 final class CloneServerLoop {
-    struct Stored {
+    struct Stored: PackableEntry {
         /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:)`.
         var bytes: [UInt8]
         var sequence: UInt64
@@ -26,6 +26,11 @@ final class CloneServerLoop {
             self.sequence = sequence
             self.properties = properties
             self.order = order
+        }
+
+        var heldBytes: [UInt8] {
+            get { bytes }
+            set { bytes = newValue }
         }
 
         /// The length of the value, packed or not.
@@ -53,6 +58,7 @@ final class CloneServerLoop {
     /// What packs values that stay unchanged (`packValuesAfter`), and the keys waiting for it.
     var deltas = ValueDeltas()
     var packQueue = PackQueue<KeyBytes>()
+    var packed = PackedTally()
     /// The keys of `store` by subtree, so a snapshot reads only its own.
     var index = SubtreeIndex()
     /// Bytes (keys and values) held, in all and per session prefix (`/s/<id>/`): the quotas.
@@ -283,6 +289,9 @@ final class CloneServerLoop {
         statistics.sequence = sequence
         statistics.keysStored = store.count
         statistics.storeBytes = storeBytes
+        statistics.valuesPacked = packed.values
+        statistics.packedBytes = packed.bytes
+        statistics.packedValueBytes = packed.valueBytes
         statistics.packReferences = deltas.references.count
         statistics.packReferenceBytes = deltas.referenceFootprint
         statistics.sessions = sessions.count
