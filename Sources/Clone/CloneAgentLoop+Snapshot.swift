@@ -99,7 +99,7 @@ extension CloneAgentLoop {
             }
             for (key, entry) in flight.entries {
                 if let held = view.store[key] {
-                    if view.value(of: held) == entry.value { continue }
+                    if view.value(of: held, key: key) == entry.value { continue }
                 } else if view.keeps?(key) == false, entry.sequence <= seen {
                     continue
                 }

@@ -61,13 +61,13 @@ extension AgentView {
     }
 
     func entry(_ key: String, _ held: Held) -> CloneEntry {
-        CloneEntry(key: key, value: value(of: held), sequence: held.sequence, uuid: held.uuid, properties: held.properties)
+        CloneEntry(key: key, value: value(of: held, key: key), sequence: held.sequence, uuid: held.uuid, properties: held.properties)
     }
 
-    func value(of held: Held) -> [UInt8] {
+    func value(of held: Held, key: String) -> [UInt8] {
         // Only this map packs, against references it never drops: a delta it cannot read is a
         // bug, and the key then reads as empty rather than trapping.
-        held.packed ? deltas.unpack(held.value) ?? [] : held.value
+        held.packed ? deltas.unpack(held.value, key: Array(key.utf8)) ?? [] : held.value
     }
 
     /// Packs the values that have stayed unchanged long enough, at most `limit` keys (the map's

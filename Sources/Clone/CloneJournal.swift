@@ -222,7 +222,7 @@ extension CloneServerLoop {
         statistics.journalAppends += 1
         if journal.size > max(configuration.journalCompactionBytes, storeBytes * 4) {
             let entries = store.map { key, stored in
-                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: [], properties: stored.properties, value: value(of: stored))
+                CloneJournal.Entry(key: key.bytes, sequence: stored.sequence, uuid: [], properties: stored.properties, value: value(of: stored, key: key.bytes))
             }
             if journal.compact(entries, sequence: sequence) {
                 statistics.journalCompactions += 1

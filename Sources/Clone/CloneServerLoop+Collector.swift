@@ -249,7 +249,7 @@ extension CloneServerLoop {
             properties.append(contentsOf: "\(CloneProperties.sessionPreviousName)=\(chained)\n".utf8)
         }
         // Without a UUID, as a snapshot's entry: the map keeps none.
-        if try !sendPublished(key, sequence.bigEndianFrame, [], properties, value(of: previous)) {
+        if try !sendPublished(key, sequence.bigEndianFrame, [], properties, value(of: previous, key: key)) {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1

@@ -53,7 +53,7 @@ extension CloneServerLoop {
         statistics.snapshotKeysRead += keys.count
         for key in keys {
             guard let stored = store[key] else { continue }
-            guard try sendSnapshot(identity, key.bytes, stored.sequence.bigEndianFrame, empty, empty, value(of: stored)) else {
+            guard try sendSnapshot(identity, key.bytes, stored.sequence.bigEndianFrame, empty, empty, value(of: stored, key: key.bytes)) else {
                 statistics.snapshotsAborted += 1
                 logger.warning("clone snapshot cut short: the client's queue is full or it has gone", metadata: [
                     "flowbus.service": "clone", "flowbus.peer": "\(identity.printable)",

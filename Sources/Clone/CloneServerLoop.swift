@@ -100,7 +100,7 @@ final class CloneServerLoop {
     var lastStoredValue: [UInt8] = []
     /// The value packed last and its delta: the second copy of a view model's state (`/v/`,
     /// then `/s/`) shares the first one's delta as it shared its bytes.
-    var lastPacked: (value: [UInt8], delta: [UInt8])?
+    var lastPacked: (value: [UInt8], name: ArraySlice<UInt8>, delta: [UInt8])?
     /// `configuration.checkedPrefixes` as bytes: values under them must end with their check.
     let checkedPrefixes: [[UInt8]]
 
@@ -332,7 +332,7 @@ final class CloneServerLoop {
         return store.compactMap { key, stored -> CloneEntry? in
             guard key.bytes.starts(with: prefixBytes) else { return nil }
             return CloneEntry(
-                key: key.string, value: value(of: stored), sequence: stored.sequence,
+                key: key.string, value: value(of: stored, key: key.bytes), sequence: stored.sequence,
                 uuid: nil,
                 properties: (try? CloneProperties(decoding: stored.properties)) ?? [])
         }.sorted { $0.key < $1.key }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Values kept as their differences from a similar value held once: a delta, the copies it makes
 /// from its reference and the bytes it adds between them. Values that sit under the same parent
 /// (`/c/app/<session>`), or at the same path in every session (`/s/<id>/nav`), differ in a few
@@ -7,9 +9,14 @@
 /// values of a shape become its references (at most `referencesPerShape`); a later one that packs
 /// to more than a quarter of its size against all of them becomes one too while there is room.
 ///
+/// A value names its own key more often than not (a session's values carry the session's id), and
+/// the name is what differs from the reference, which names another key: a delta writes it as one
+/// byte, the key's `name(of:)`, its last part (`/c/app/<id>`) or its session (`/s/<id>/nav`).
+///
 /// A delta: varint reference number, varint unpacked length, then operations to its end, each a
-/// varint `n`: `n` even, `n / 2` bytes follow as they are; `n` odd, `n / 2` bytes are copied from
-/// the reference at the varint offset that follows.
+/// varint `n`: `n` even, `n / 2` bytes follow as they are; `n` = 1, the key's name; `n` odd and
+/// more, `n / 2` bytes are copied from the reference at the varint offset that follows. A delta
+/// reads back only with the key it was packed for.
 public struct ValueDeltas: Sendable {
     public struct Limits: Sendable {
         /// References over all shapes; past it, values of new shapes stay as they are.
@@ -77,15 +84,33 @@ public struct ValueDeltas: Sendable {
         return Array(key[...slash])
     }
 
+    /// The part of `key` that differs between the keys of one shape: its session's id for a key
+    /// under a session, else its last part. Empty when too short to be worth an operation.
+    static func name(of key: [UInt8]) -> ArraySlice<UInt8> {
+        let name: ArraySlice<UInt8>
+        if let length = key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {
+            name = key[3..<(length - 1)]
+        } else if let slash = key.lastIndex(of: UInt8(ascii: "/")) {
+            name = key[(slash + 1)...]
+        } else {
+            name = key[...]
+        }
+        return name.count >= smallestName ? name : []
+    }
+
+    /// A shorter name costs as much written as it is.
+    static let smallestName = 4
+
     /// `value` as a delta, or nil when it stays better as it is (too small or large, nothing
     /// like it held, or its delta would not save a quarter).
     public mutating func pack(_ value: [UInt8], key: [UInt8]) -> [UInt8]? {
         guard value.count >= limits.smallestValue, value.count <= limits.largestValue else { return nil }
         let shape = KeyBytes(Self.shape(of: key))
+        let name = Self.name(of: key)
         let budget = value.count - value.count / 4
         var best: [UInt8]?
         for number in byShape[shape] ?? [] {
-            if let delta = Self.delta(value, from: references[Int(number)], number: number, budget: best.map { $0.count - 1 } ?? budget) {
+            if let delta = Self.delta(value, from: references[Int(number)], number: number, name: name, budget: best.map { $0.count - 1 } ?? budget) {
                 best = delta
             }
         }
@@ -100,12 +125,13 @@ public struct ValueDeltas: Sendable {
         references.append(reference)
         referenceFootprint += reference.footprint
         byShape[shape, default: []].append(number)
-        return Self.delta(value, from: reference, number: number, budget: budget)
+        return Self.delta(value, from: reference, number: number, name: name, budget: budget)
     }
 
-    /// The value `delta` packs; nil if it is not a delta this table made.
-    public func unpack(_ delta: [UInt8]) -> [UInt8]? {
-        delta.withUnsafeBytes { raw -> [UInt8]? in
+    /// The value `delta` packs for `key`; nil if it is not a delta this table made.
+    public func unpack(_ delta: [UInt8], key: [UInt8]) -> [UInt8]? {
+        let name = Self.name(of: key)
+        return delta.withUnsafeBytes { raw -> [UInt8]? in
             var cursor = 0
             guard let number = Self.varint(raw, &cursor), number < references.count,
                   let count = Self.varint(raw, &cursor), count <= limits.largestValue else { return nil }
@@ -116,6 +142,12 @@ public struct ValueDeltas: Sendable {
                     var written = 0
                     while cursor < raw.count {
                         guard let operation = Self.varint(raw, &cursor) else { failed = true; break }
+                        if operation == 1 {
+                            guard !name.isEmpty, name.count <= out.count - written else { failed = true; break }
+                            name.withUnsafeBufferPointer { (out.baseAddress! + written).initialize(from: $0.baseAddress!, count: $0.count) }
+                            written += name.count
+                            continue
+                        }
                         let length = Int(operation >> 1)
                         guard length <= out.count - written else { failed = true; break }
                         if operation & 1 == 0 {
@@ -145,46 +177,74 @@ public struct ValueDeltas: Sendable {
         }
     }
 
-    /// `value` as copies from `reference` and the bytes between them; nil past `budget` bytes.
-    static func delta(_ value: [UInt8], from reference: Reference, number: Int32, budget: Int) -> [UInt8]? {
+    /// `value` as copies from `reference`, the key's `name` where the value holds it, and the bytes
+    /// between them; nil past `budget` bytes.
+    static func delta(_ value: [UInt8], from reference: Reference, number: Int32, name: ArraySlice<UInt8>, budget: Int) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(min(budget, 256))
         Self.append(UInt64(number), to: &out)
         Self.append(UInt64(value.count), to: &out)
         let complete = value.withUnsafeBytes { target -> Bool in
             reference.bytes.withUnsafeBytes { source -> Bool in
-                let table = reference.table
-                let shift = reference.shift
-                let end = target.count
-                var literalStart = 0
-                var at = 0
-                func literal(upTo stop: Int) {
-                    guard stop > literalStart else { return }
-                    Self.append(UInt64(stop - literalStart) << 1, to: &out)
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: target[literalStart..<stop]))
-                }
-                while at + 4 <= end {
-                    let word = target.loadUnaligned(fromByteOffset: at, as: UInt32.self)
-                    let found = Int(table[Int(Reference.hash(word, shift))])
-                    guard found > 0, source.loadUnaligned(fromByteOffset: found - 1, as: UInt32.self) == word else {
-                        at += 1
-                        continue
+                name.withUnsafeBytes { name -> Bool in
+                    let table = reference.table
+                    let shift = reference.shift
+                    let end = target.count
+                    var literalStart = 0
+                    var at = 0
+                    func literal(upTo stop: Int) {
+                        guard stop > literalStart else { return }
+                        Self.append(UInt64(stop - literalStart) << 1, to: &out)
+                        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: target[literalStart..<stop]))
                     }
-                    var from = found - 1
-                    var start = at
-                    var stop = at + 4
-                    while stop < end, from + (stop - start) < source.count, target[stop] == source[from + (stop - start)] { stop += 1 }
-                    // Back over bytes the match shares that were to be sent as they are.
-                    while start > literalStart, from > 0, target[start - 1] == source[from - 1] { start -= 1; from -= 1 }
-                    literal(upTo: start)
-                    Self.append(UInt64(stop - start) << 1 | 1, to: &out)
-                    Self.append(UInt64(from), to: &out)
-                    at = stop
-                    literalStart = stop
-                    if out.count > budget { return false }
+                    // Where the key's name next starts in the value (`end`: nowhere). A copy stops
+                    // there, even when the reference's own name begins with the same bytes.
+                    func nextName(from start: Int) -> Int {
+                        guard let first = name.first else { return end }
+                        var index = start
+                        while index + name.count <= end {
+                            if target[index] == first, memcmp(target.baseAddress! + index, name.baseAddress!, name.count) == 0 { return index }
+                            index += 1
+                        }
+                        return end
+                    }
+                    var nameAt = nextName(from: 0)
+                    while at + 4 <= end {
+                        if at == nameAt {
+                            literal(upTo: at)
+                            out.append(1)
+                            at += name.count
+                            literalStart = at
+                            nameAt = nextName(from: at)
+                            if out.count > budget { return false }
+                            continue
+                        }
+                        guard at + 4 <= nameAt else {
+                            at += 1
+                            continue
+                        }
+                        let word = target.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+                        let found = Int(table[Int(Reference.hash(word, shift))])
+                        guard found > 0, source.loadUnaligned(fromByteOffset: found - 1, as: UInt32.self) == word else {
+                            at += 1
+                            continue
+                        }
+                        var from = found - 1
+                        var start = at
+                        var stop = at + 4
+                        while stop < nameAt, from + (stop - start) < source.count, target[stop] == source[from + (stop - start)] { stop += 1 }
+                        // Back over bytes the match shares that were to be sent as they are.
+                        while start > literalStart, from > 0, target[start - 1] == source[from - 1] { start -= 1; from -= 1 }
+                        literal(upTo: start)
+                        Self.append(UInt64(stop - start) << 1 | 1, to: &out)
+                        Self.append(UInt64(from), to: &out)
+                        at = stop
+                        literalStart = stop
+                        if out.count > budget { return false }
+                    }
+                    literal(upTo: end)
+                    return out.count <= budget
                 }
-                literal(upTo: end)
-                return out.count <= budget
             }
         }
         // Held for as long as the value is: exactly as long as it is (the array grew by doubling).

@@ -12,14 +12,18 @@ struct NavigationTable {
     /// Sessions' navigations differ in a few ids: each is held packed against a similar one
     /// (`ValueDeltas`; a sign-in screen's 360 bytes are some 90).
     private var deltas = ValueDeltas(limits: .init(references: 32, referencesPerShape: 32))
-    private static let shape = Array("nav".utf8)
+    /// The key a session's navigation is packed under: the same shape for every session, and the
+    /// session's id as its name (a navigation names its session; the delta writes that as a byte).
+    private static func key(_ session: SessionID) -> [UInt8] {
+        Array("/s/\(session.text)/nav".utf8)
+    }
 
     var count: Int { entries.count }
 
     /// The session's navigation, decoded; nil when the session has none.
     subscript(session: SessionID) -> Navigation? {
         get {
-            entries[session].flatMap(bytes).flatMap { try? Navigation(serializedBytes: $0) }
+            entries[session].flatMap { bytes(of: $0, session: session) }.flatMap { try? Navigation(serializedBytes: $0) }
         }
         set {
             guard let navigation = newValue else {
@@ -32,7 +36,7 @@ struct NavigationTable {
                 assertionFailure("a navigation could not be encoded")
                 return
             }
-            if let packed = deltas.pack(bytes, key: Self.shape) {
+            if let packed = deltas.pack(bytes, key: Self.key(session)) {
                 entries[session] = (navigation.version, packed, true)
             } else {
                 entries[session] = (navigation.version, bytes, false)
@@ -41,8 +45,8 @@ struct NavigationTable {
     }
 
     /// The navigation's bytes; nil only if a delta this table made could not be read (a bug).
-    private func bytes(of entry: (version: UInt64, bytes: [UInt8], packed: Bool)) -> [UInt8]? {
-        entry.packed ? deltas.unpack(entry.bytes) : entry.bytes
+    private func bytes(of entry: (version: UInt64, bytes: [UInt8], packed: Bool), session: SessionID) -> [UInt8]? {
+        entry.packed ? deltas.unpack(entry.bytes, key: Self.key(session)) : entry.bytes
     }
 
     /// The version of the session's navigation, without decoding it.
@@ -66,7 +70,7 @@ struct NavigationTable {
     /// Every session's navigation, decoded (a restart's pass over them all).
     var all: [(session: SessionID, navigation: Navigation)] {
         entries.compactMap { session, entry in
-            bytes(of: entry).flatMap { try? Navigation(serializedBytes: $0) }.map { (session, $0) }
+            bytes(of: entry, session: session).flatMap { try? Navigation(serializedBytes: $0) }.map { (session, $0) }
         }
     }
 }

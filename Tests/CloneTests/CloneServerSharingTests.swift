@@ -39,21 +39,23 @@ struct CloneServerSharingTests {
         for (index, session) in sessions.enumerated() {
             let nav = ValueDeltasTests.value(session: session, time: 1_000 + index)
             let record = Array("record of \(session): open, flow auth, opened at \(2_000 + index), idle limit 3600 s".utf8)
-            // A view model's state, written twice in a row: the second copy shares the first one's delta.
+            // A view model's state, written twice in a row: the second copy shares the first one's
+            // delta. A third copy, under a key of another name, cannot: its delta would write
+            // the first key's name (the session's id) as its own.
             let state = Array("state of \(session): phase success, screen signin, presentation text, actions logIn".utf8)
             for (key, value) in [("/s/\(session)/nav", nav), ("/c/app/\(session)", record), ("/s/\(session)/tiny", Array("x".utf8)),
-                                 ("/v/x/\(session)", state), ("/s/\(session)/vm/x", state)] {
+                                 ("/v/x/\(session)", state), ("/s/\(session)/vm/x", state), ("/c/copy/\(session)-2", state)] {
                 try writer.set(key: key, value: value)
                 written[key] = value
             }
         }
         let bytes = written.reduce(0) { $0 + $1.key.utf8.count + $1.value.count }
-        #expect(await eventually { server.statistics.valuesPacked == 160 }, "\(server.statistics.valuesPacked) of 160 values packed")
+        #expect(await eventually { server.statistics.valuesPacked == 200 }, "\(server.statistics.valuesPacked) of 200 values packed")
         let packed = server.statistics
         #expect(packed.storeBytes == bytes, "the quotas count values whole")
         #expect(packed.packedValueBytes == written.values.filter { $0.count > 1 }.reduce(0) { $0 + $1.count })
         #expect(packed.packedBytes * 3 < packed.packedValueBytes, "\(packed.packedValueBytes) bytes packed to \(packed.packedBytes)")
-        #expect(packed.packReferences == 3, "one for the navigations, one for the records, one for both copies of the states")
+        #expect(packed.packReferences == 4, "one for the navigations, one for the records, one for both copies of the states, one for the third copies")
 
         let entries = await server.entries(prefix: "/")
         #expect(Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) }) == written)
@@ -66,7 +68,7 @@ struct CloneServerSharingTests {
         try writer.set(key: "/s/\(sessions[0])/nav", value: changed)
         try writer.delete(key: "/c/app/\(sessions[1])")
         #expect(await eventually { server.statistics.storeBytes == bytes + changed.count - written["/s/\(sessions[0])/nav"]!.count - "/c/app/\(sessions[1])".utf8.count - written["/c/app/\(sessions[1])"]!.count })
-        #expect(await eventually { server.statistics.valuesPacked == 159 })
+        #expect(await eventually { server.statistics.valuesPacked == 199 })
         let late = try await fixture.syncedAgent(["/s/\(sessions[0])/"])
         #expect(late.get("/s/\(sessions[0])/nav")?.value == changed)
         for key in written.keys { try writer.delete(key: key) }

@@ -25,13 +25,13 @@ struct ValueDeltasTests {
         var deltas = ValueDeltas()
         let first = Self.value(session: "aaaaaaaaaa", time: 1_795_895_737_544)
         let packedFirst = try Self.pack(&deltas, first, "/s/aaaaaaaaaa/nav")
-        #expect(packedFirst.count < 8, "the first becomes the reference: one copy of it, \(packedFirst.count) bytes")
-        #expect(deltas.unpack(packedFirst) == first)
+        #expect(packedFirst.count < 16, "the first becomes the reference: copies of it around its name, \(packedFirst.count) bytes")
+        #expect(deltas.unpack(packedFirst, key: Array("/s/aaaaaaaaaa/nav".utf8)) == first)
         for (index, session) in ["bbbbbbbbbb", "c0c0c0c0c0", "dd.dd_dd-d"].enumerated() {
             let value = Self.value(session: session, time: 1_795_895_737_600 + index)
             let packed = try Self.pack(&deltas, value, "/s/\(session)/nav")
             #expect(packed.count * 4 < value.count, "\(value.count) bytes packed to \(packed.count)")
-            #expect(deltas.unpack(packed) == value)
+            #expect(deltas.unpack(packed, key: Array("/s/\(session)/nav".utf8)) == value)
             #expect(ValueDeltas.unpackedCount(packed) == value.count)
         }
         #expect(deltas.references.count == 1)
@@ -44,6 +44,41 @@ struct ValueDeltasTests {
         #expect(ValueDeltas.shape(of: Array("/c/app/abc".utf8)) == Array("/c/app/".utf8))
         #expect(ValueDeltas.shape(of: Array("/v/signin/abc".utf8)) == Array("/v/signin/".utf8))
         #expect(ValueDeltas.shape(of: Array("plain".utf8)) == [])
+    }
+
+    @Test("a key's name is its session's id under a session, else its last part, when long enough to pay")
+    func names() {
+        #expect(ValueDeltas.name(of: Array("/s/abcd1234/nav".utf8)).elementsEqual("abcd1234".utf8))
+        #expect(ValueDeltas.name(of: Array("/s/abcd1234/vm/signin".utf8)).elementsEqual("abcd1234".utf8))
+        #expect(ValueDeltas.name(of: Array("/c/app/abcd1234".utf8)).elementsEqual("abcd1234".utf8))
+        #expect(ValueDeltas.name(of: Array("plainname".utf8)).elementsEqual("plainname".utf8))
+        #expect(ValueDeltas.name(of: Array("/c/app/abc".utf8)).isEmpty, "3 bytes: written as they are")
+        #expect(ValueDeltas.name(of: Array("/c/app/".utf8)).isEmpty)
+    }
+
+    @Test("the key's name in a value is one byte of its delta, and reads back as the key's own name")
+    func namesInValues() throws {
+        var deltas = ValueDeltas()
+        let first = Self.value(session: "aaaaaaaaaa", time: 1_795_895_737_544)
+        _ = try Self.pack(&deltas, first, "/s/aaaaaaaaaa/nav")
+        let value = Self.value(session: "bbbbbbbbbb", time: 1_795_895_737_545)
+        let packed = try Self.pack(&deltas, value, "/s/bbbbbbbbbb/nav")
+        // The same value under a key with a 3-byte name, so the delta writes the id as it is.
+        var unnamed = ValueDeltas()
+        _ = try Self.pack(&unnamed, first, "/s/aaa/nav")
+        let packedWithoutName = try Self.pack(&unnamed, value, "/s/bbb/nav")
+        #expect(packed.count + 2 * 8 <= packedWithoutName.count,
+                "the id twice: \(packed.count) bytes with names, \(packedWithoutName.count) without")
+        #expect(deltas.unpack(packed, key: Array("/s/bbbbbbbbbb/nav".utf8)) == value)
+        #expect(unnamed.unpack(packedWithoutName, key: Array("/s/bbb/nav".utf8)) == value)
+        // Read for another key, the name is that key's: a delta belongs to its key.
+        let other = deltas.unpack(packed, key: Array("/s/cccccccccc/nav".utf8))
+        #expect(other == Self.value(session: "cccccccccc", time: 1_795_895_737_545))
+        // A name that ends the value, and one of a different length from the reference's.
+        let tail = Array("prefix of some length, the same in every value, then the key's name: zz-12345".utf8)
+        _ = try Self.pack(&deltas, Array("prefix of some length, the same in every value, then the key's name: q-1".utf8), "/t/q-1")
+        let packedTail = try Self.pack(&deltas, tail, "/t/zz-12345")
+        #expect(deltas.unpack(packedTail, key: Array("/t/zz-12345".utf8)) == tail)
     }
 
     @Test("small values, unlike values and values past the limits stay as they are")
@@ -69,7 +104,7 @@ struct ValueDeltasTests {
         let values = (0..<3).map { _ in (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) } }
         for value in values.prefix(2) {
             let packed = try Self.pack(&deltas, value, "/c/n/k")
-            #expect(deltas.unpack(packed) == value)
+            #expect(deltas.unpack(packed, key: Array("/c/n/k".utf8)) == value)
         }
         #expect(deltas.pack(values[2], key: Array("/c/n/k".utf8)) == nil)
         #expect(deltas.references.count == 2)
@@ -78,7 +113,7 @@ struct ValueDeltasTests {
         near[100] ^= 0xFF
         let packed = try Self.pack(&deltas, near, "/c/n/other")
         #expect(packed.count < 20)
-        #expect(deltas.unpack(packed) == near)
+        #expect(deltas.unpack(packed, key: Array("/c/n/other".utf8)) == near)
     }
 
     @Test("random values near a reference unpack exactly (500 cases)")
@@ -100,7 +135,7 @@ struct ValueDeltasTests {
                 }
             }
             if let packed = deltas.pack(value, key: Array("/r/x".utf8)) {
-                #expect(deltas.unpack(packed) == value)
+                #expect(deltas.unpack(packed, key: Array("/r/x".utf8)) == value)
                 #expect(ValueDeltas.unpackedCount(packed) == value.count)
             }
         }
@@ -112,17 +147,23 @@ struct ValueDeltasTests {
         let value = Self.value(session: "aaaaaaaaaa", time: 1)
         _ = try Self.pack(&deltas, value, "/c/a/x")
         let packed = try Self.pack(&deltas, Self.value(session: "bbbbbbbbbb", time: 2), "/c/a/y")
-        #expect(deltas.unpack([]) == nil)
-        #expect(deltas.unpack([9, 10]) == nil, "no reference 9")
-        #expect(deltas.unpack(Array(packed.dropLast())) == nil, "cut short")
+        let key = Array("/c/a/y".utf8)
+        #expect(deltas.unpack(packed, key: key) == Self.value(session: "bbbbbbbbbb", time: 2))
+        #expect(deltas.unpack([], key: key) == nil)
+        #expect(deltas.unpack([9, 10], key: key) == nil, "no reference 9")
+        #expect(deltas.unpack(Array(packed.dropLast()), key: key) == nil, "cut short")
         var longer = packed
         longer.append(contentsOf: [0x03, 0x7F])
-        #expect(deltas.unpack(longer) == nil, "a copy past the value's length")
+        #expect(deltas.unpack(longer, key: key) == nil, "a copy past the value's length")
+        var named = packed
+        named.append(0x01)
+        #expect(deltas.unpack(named, key: key) == nil, "a name past the value's length")
         var random = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             var noisy = packed
             noisy[Int.random(in: 0..<noisy.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            if let out = deltas.unpack(noisy) { #expect(out.count == ValueDeltas.unpackedCount(noisy)) }
+            if let out = deltas.unpack(noisy, key: key) { #expect(out.count == ValueDeltas.unpackedCount(noisy)) }
+            if let out = deltas.unpack(noisy, key: Array("/c/a/b".utf8)) { #expect(out.count == ValueDeltas.unpackedCount(noisy)) }
         }
     }
 }
