@@ -79,16 +79,16 @@ public final class CloneAgent: Sendable {
     public func keepValues(where keep: @escaping @Sendable (String) -> Bool) {
         shared.view.withLock { view in
             view.keeps = keep
-            view.store = view.store.filter { keep($0.key) }
-            view.packed = PackedTally()
-            for entry in view.store.values { view.packed.add(entry) }
+            for key in view.store.keys.filter({ !keep($0) }) {
+                view.packedValues.removeValue(forKey: key, in: &view.store)
+            }
         }
     }
 
     /// Values the map holds packed (`CloneAgentConfiguration.packValuesAfter`), the bytes they
     /// hold so, and the bytes they would hold whole.
     public var packing: (values: Int, bytes: Int, valueBytes: Int) {
-        shared.view.withLock { ($0.packed.values, $0.packed.bytes, $0.packed.valueBytes) }
+        shared.view.withLock { ($0.packedValues.tally.values, $0.packedValues.tally.bytes, $0.packedValues.tally.valueBytes) }
     }
 
     /// The entries whose key starts with `prefix`, sorted by key.

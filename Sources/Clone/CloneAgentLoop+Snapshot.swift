@@ -107,7 +107,7 @@ extension CloneAgentLoop {
                     key: key, value: entry.value, sequence: entry.sequence, isDelete: false, fromSnapshot: true))
             }
             updates.sort { $0.key < $1.key }
-            return (view.apply(updates), view.packQueue.nextDue)
+            return (view.apply(updates), view.packedValues.nextDue)
         }
         // Delivered outside the lock (see publishChanges).
         packDue = due

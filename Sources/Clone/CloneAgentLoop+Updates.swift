@@ -169,7 +169,7 @@ extension CloneAgentLoop {
     /// still get changes in order.
     func publishChanges() {
         guard !changes.isEmpty else { return }
-        let (deliveries, due) = shared.view.withLock { ($0.apply(changes), $0.packQueue.nextDue) }
+        let (deliveries, due) = shared.view.withLock { ($0.apply(changes), $0.packedValues.nextDue) }
         packDue = due
         for (observer, updates) in deliveries { observer.deliver(updates) }
         changes.removeAll(keepingCapacity: true)

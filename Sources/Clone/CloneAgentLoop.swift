@@ -160,7 +160,7 @@ final class CloneAgentLoop {
                 if let due = packDue, due <= now {
                     packDue = shared.view.withLock { view in
                         view.packDue(now: now)
-                        return view.packQueue.nextDue
+                        return view.packedValues.nextDue
                     }
                 }
                 if nextFlush <= now { flushStatistics(now: now) }

@@ -11,17 +11,19 @@ struct AgentView {
     /// An entry as the map holds it: its key is the table's (a `CloneEntry` would hold it twice),
     /// its value maybe packed.
     struct Held: PackableEntry {
-        var value: [UInt8]
+        /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:key:)`.
+        var held: HeldBytes
         var sequence: UInt64
         var uuid: UUID?
-        /// `value` is packed (`ValueDeltas`), and the key waits to be packed (in the UUID's padding).
-        var packed = false
+        /// The key waits to be packed (in the UUID's padding).
         var queued = false
         var properties: CloneProperties
 
-        var heldBytes: [UInt8] {
-            get { value }
-            set { value = newValue }
+        init(value: [UInt8], sequence: UInt64, uuid: UUID?, properties: CloneProperties) {
+            self.held = .whole(value)
+            self.sequence = sequence
+            self.uuid = uuid
+            self.properties = properties
         }
     }
 
@@ -33,18 +35,17 @@ struct AgentView {
     /// Values unchanged for `packAfter` are packed (`CloneAgentConfiguration.packValuesAfter`).
     var packAfter: Duration?
     var deltas = ValueDeltas()
-    var packQueue = PackQueue<String>()
-    var packed = PackedTally()
+    var packedValues = PackedValues<String>()
 
     /// Applies changes in order; returns, for each observer, the changes whose key its prefix
     /// matches, for the caller to deliver once the lock is released.
     mutating func apply(_ updates: [CloneUpdate]) -> [(CloneObserver, [CloneUpdate])] {
         for update in updates {
             if update.isDelete || keeps?(update.key) == false {
-                if let removed = store.removeValue(forKey: update.key) { packed.remove(removed) }
+                packedValues.removeValue(forKey: update.key, in: &store)
             } else {
                 let entry = Held(value: update.value, sequence: update.sequence, uuid: update.uuid, properties: Self.held(update.properties))
-                _ = packQueue.store(entry, under: update.key, in: &store, after: packAfter, smallest: deltas.limits.smallestValue, tally: &packed)
+                packedValues.store(entry, under: update.key, in: &store, after: packAfter, smallest: deltas.limits.smallestValue)
             }
         }
         return listeners.values.compactMap { listener in
@@ -67,7 +68,10 @@ extension AgentView {
     func value(of held: Held, key: String) -> [UInt8] {
         // Only this map packs, against references it never drops: a delta it cannot read is a
         // bug, and the key then reads as empty rather than trapping.
-        held.packed ? deltas.unpack(held.value, key: Array(key.utf8)) ?? [] : held.value
+        switch held.held {
+        case .whole(let value): value
+        case .packed: packedValues.value(of: held, key: Array(key.utf8), deltas: deltas) ?? []
+        }
     }
 
     /// Packs the values that have stayed unchanged long enough, at most `limit` keys (the map's
@@ -78,7 +82,7 @@ extension AgentView {
         var deltas = ValueDeltas(limits: self.deltas.limits)
         swap(&deltas, &self.deltas)
         defer { swap(&deltas, &self.deltas) }
-        packQueue.packDue(in: &store, now: now, after: after, limit: limit, tally: &packed) { value, key in
+        packedValues.packDue(in: &store, now: now, after: after, limit: limit) { value, key in
             deltas.pack(value, key: Array(key.utf8))
         }
     }

@@ -187,9 +187,9 @@ extension CloneServerLoop {
         let (entries, last) = try journal.load()
         for entry in entries {
             let key = KeyBytes(entry.key)
-            _ = packQueue.store(
+            packedValues.store(
                 Stored(value: entry.value, sequence: entry.sequence, properties: entry.properties), under: key, in: &store,
-                after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue, tally: &packed)
+                after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue)
             index.insert(key)
             storeBytes += entry.key.count + entry.value.count
             if let length = entry.key.withUnsafeBytes({ CloneKeyRules.sessionPrefixLength($0) }) {

@@ -330,7 +330,7 @@ extension CloneServerLoop {
     /// Why `update` would take its session or the map past a quota, or nil; `existing` is what
     /// the map holds under `key`.
     private func quotaRefusal(_ update: AcceptedSet, key: KeyBytes, existing: Stored?) -> String? {
-        let old = existing.map { $0.valueCount + update.key.count } ?? 0
+        let old = existing.map { packedValues.valueCount(of: $0) + update.key.count } ?? 0
         let new = update.value.count + update.key.count
         if storeBytes - old + new > configuration.maxStoreBytes {
             return "the map would hold more than \(configuration.maxStoreBytes) bytes"
@@ -366,10 +366,9 @@ extension CloneServerLoop {
         // One array for the session's prefix, however many tables name it (quota, chain, index).
         let session = sessionPrefix(of: update.key)
         if update.value.isEmpty {
-            if let removed = store.removeValue(forKey: key) {
+            if let removedCount = packedValues.removeValue(forKey: key, in: &store) {
                 index.remove(key)
-                account(-(removed.valueCount + update.key.count), session: session)
-                packed.remove(removed)
+                account(-(removedCount + update.key.count), session: session)
             }
             if let order = update.order { deletedOrders.remember(order, for: key) }
             statistics.deletesPublished += 1
@@ -379,10 +378,10 @@ extension CloneServerLoop {
             var value = update.value
             if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
             let stored = Stored(value: value, sequence: sequence, properties: update.properties, order: update.order)
-            if let replaced = packQueue.store(
-                stored, under: key, in: &store, after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue, tally: &packed
+            if let replacedCount = packedValues.store(
+                stored, under: key, in: &store, after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue
             ) {
-                account(update.value.count - replaced.valueCount, session: session)
+                account(update.value.count - replacedCount, session: session)
             } else {
                 // Only a key the map does not hold can have a delete remembered.
                 deletedOrders.forget(key)

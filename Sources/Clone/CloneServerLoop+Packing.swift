@@ -5,8 +5,7 @@ import MessagePath
 extension CloneServerLoop {
     /// The value `stored` holds under `key`, unpacked if it is packed.
     func value(of stored: Stored, key: [UInt8]) -> [UInt8] {
-        guard stored.packed else { return stored.bytes }
-        guard let value = deltas.unpack(stored.bytes, key: key) else {
+        guard let value = packedValues.value(of: stored, key: key, deltas: deltas) else {
             // Only this loop packs, against references it never drops: a delta it cannot read is
             // a bug, never input. Logged rather than trapped; the key reads as deleted.
             logger.error("clone server: a packed value could not be unpacked", metadata: ["flowbus.service": "clone"])
@@ -21,7 +20,7 @@ extension CloneServerLoop {
     /// both keys have the same name (`/v/<screen>/<id>`, `/s/<id>/vm/<screen>`).
     func packDue(now: MonotonicTime, limit: Int = 256) {
         guard let after = configuration.packValuesAfter else { return }
-        packQueue.packDue(in: &store, now: now, after: after, limit: limit, tally: &packed) { value, key in
+        packedValues.packDue(in: &store, now: now, after: after, limit: limit) { value, key in
             let name = ValueDeltas.name(of: key.bytes)
             if let lastPacked, sameBytes(value, lastPacked.value), name.elementsEqual(lastPacked.name) { return lastPacked.delta }
             guard let delta = deltas.pack(value, key: key.bytes) else { return nil }

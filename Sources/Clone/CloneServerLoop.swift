@@ -7,14 +7,12 @@ import ZeroMQ
 /// The server's state and sockets; lives on the server thread only.
 final class CloneServerLoop {
     struct Stored: PackableEntry {
-        /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:)`.
-        var bytes: [UInt8]
+        /// The value as it came, or packed (`ValueDeltas`): read it with `value(of:key:)`.
+        var held: HeldBytes
         var sequence: UInt64
         // The writer's UUID is not kept: it went out with the KVPUB (and the confirmation), a
         // snapshot sends none, and 16 bytes more in every slot of the map cost 130 bytes a session.
-        /// `bytes` is a delta.
-        var packed = false
-        /// The key waits in `packQueue`.
+        /// The key waits in `packedValues`' queue.
         var queued = false
         /// The writer's properties frame, without the server's own (`sprev`).
         var properties: [UInt8]
@@ -22,19 +20,11 @@ final class CloneServerLoop {
         var order: WriteOrder? = nil
 
         init(value: [UInt8], sequence: UInt64, properties: [UInt8], order: WriteOrder? = nil) {
-            self.bytes = value
+            self.held = .whole(value)
             self.sequence = sequence
             self.properties = properties
             self.order = order
         }
-
-        var heldBytes: [UInt8] {
-            get { bytes }
-            set { bytes = newValue }
-        }
-
-        /// The length of the value, packed or not.
-        var valueCount: Int { packed ? ValueDeltas.unpackedCount(bytes) : bytes.count }
     }
 
     let configuration: CloneServerConfiguration
@@ -55,10 +45,10 @@ final class CloneServerLoop {
     let wakeIndex: Int
 
     var store: [KeyBytes: Stored] = [:]
-    /// What packs values that stay unchanged (`packValuesAfter`), and the keys waiting for it.
+    /// What packs values that stay unchanged (`packValuesAfter`); the keys waiting for it, and
+    /// the deltas.
     var deltas = ValueDeltas()
-    var packQueue = PackQueue<KeyBytes>()
-    var packed = PackedTally()
+    var packedValues = PackedValues<KeyBytes>()
     /// The keys of `store` by subtree, so a snapshot reads only its own.
     var index = SubtreeIndex()
     /// Bytes (keys and values) held, in all and per session prefix (`/s/<id>/`): the quotas.
@@ -202,7 +192,7 @@ final class CloneServerLoop {
                 if !held.isEmpty { try releaseHeld(now: now) }
                 try expireDue(now: now)
                 try sendHugzIfDue(now: now)
-                if let due = packQueue.nextDue, due <= now { packDue(now: now) }
+                if let due = packedValues.nextDue, due <= now { packDue(now: now) }
                 if nextFlush <= now { flushStatistics(now: now) }
             } catch {
                 if error.code == .terminated { break }
@@ -219,7 +209,7 @@ final class CloneServerLoop {
         if let expiry = expiries.nextDeadline, expiry < deadline { deadline = expiry }
         if let due = held.nextDeadline, due < deadline { deadline = due }
         if nextFlush < deadline { deadline = nextFlush }
-        if let due = packQueue.nextDue, due < deadline { deadline = due }
+        if let due = packedValues.nextDue, due < deadline { deadline = due }
         return now.until(deadline)
     }
 
@@ -289,11 +279,12 @@ final class CloneServerLoop {
         statistics.sequence = sequence
         statistics.keysStored = store.count
         statistics.storeBytes = storeBytes
-        statistics.valuesPacked = packed.values
-        statistics.packedBytes = packed.bytes
-        statistics.packedValueBytes = packed.valueBytes
+        statistics.valuesPacked = packedValues.tally.values
+        statistics.packedBytes = packedValues.tally.bytes
+        statistics.packedValueBytes = packedValues.tally.valueBytes
         statistics.packReferences = deltas.references.count
         statistics.packReferenceBytes = deltas.referenceFootprint
+        statistics.packArenaBytes = packedValues.arena.usedBytes
         statistics.sessions = sessions.count
         for kind in CloneBadInput.allCases {
             let count = badInput[kind.index]

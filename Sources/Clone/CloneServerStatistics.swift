@@ -56,6 +56,9 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var packedValueBytes = 0
     public var packReferences = 0
     public var packReferenceBytes = 0
+    /// The bytes the packed values' deltas take in their arena, with the holes that replaced and
+    /// deleted values left (compacted away once they are half of it).
+    public var packArenaBytes = 0
     /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.
     public var acksSent = 0
     /// Writes sent again by their writer that had been applied already: confirmed, not applied twice.

@@ -130,51 +130,56 @@ public struct ValueDeltas: Sendable {
 
     /// The value `delta` packs for `key`; nil if it is not a delta this table made.
     public func unpack(_ delta: [UInt8], key: [UInt8]) -> [UInt8]? {
+        delta.withUnsafeBytes { unpack($0, key: key) }
+    }
+
+    /// The value the delta in `raw` packs for `key`; nil if it is not a delta this table made.
+    func unpack(_ raw: UnsafeRawBufferPointer, key: [UInt8]) -> [UInt8]? {
         let name = Self.name(of: key)
-        return delta.withUnsafeBytes { raw -> [UInt8]? in
-            var cursor = 0
-            guard let number = Self.varint(raw, &cursor), number < references.count,
-                  let count = Self.varint(raw, &cursor), count <= limits.largestValue else { return nil }
-            let reference = references[Int(number)].bytes
-            return reference.withUnsafeBytes { source -> [UInt8]? in
-                var failed = false
-                let value = [UInt8](unsafeUninitializedCapacity: Int(count)) { out, initialized in
-                    var written = 0
-                    while cursor < raw.count {
-                        guard let operation = Self.varint(raw, &cursor) else { failed = true; break }
-                        if operation == 1 {
-                            guard !name.isEmpty, name.count <= out.count - written else { failed = true; break }
-                            name.withUnsafeBufferPointer { (out.baseAddress! + written).initialize(from: $0.baseAddress!, count: $0.count) }
-                            written += name.count
-                            continue
-                        }
-                        let length = Int(operation >> 1)
-                        guard length <= out.count - written else { failed = true; break }
-                        if operation & 1 == 0 {
-                            guard length <= raw.count - cursor else { failed = true; break }
-                            if length > 0 { (out.baseAddress! + written).initialize(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + cursor, count: length) }
-                            cursor += length
-                        } else {
-                            guard let offset = Self.varint(raw, &cursor), Int(offset) <= source.count - length else { failed = true; break }
-                            if length > 0 { (out.baseAddress! + written).initialize(from: source.baseAddress!.assumingMemoryBound(to: UInt8.self) + Int(offset), count: length) }
-                        }
-                        written += length
+        var cursor = 0
+        guard let number = Self.varint(raw, &cursor), number < references.count,
+              let count = Self.varint(raw, &cursor), count <= limits.largestValue else { return nil }
+        let reference = references[Int(number)].bytes
+        return reference.withUnsafeBytes { source -> [UInt8]? in
+            var failed = false
+            let value = [UInt8](unsafeUninitializedCapacity: Int(count)) { out, initialized in
+                var written = 0
+                while cursor < raw.count {
+                    guard let operation = Self.varint(raw, &cursor) else { failed = true; break }
+                    if operation == 1 {
+                        guard !name.isEmpty, name.count <= out.count - written else { failed = true; break }
+                        name.withUnsafeBufferPointer { (out.baseAddress! + written).initialize(from: $0.baseAddress!, count: $0.count) }
+                        written += name.count
+                        continue
                     }
-                    if written != out.count { failed = true }
-                    initialized = failed ? 0 : written
+                    let length = Int(operation >> 1)
+                    guard length <= out.count - written else { failed = true; break }
+                    if operation & 1 == 0 {
+                        guard length <= raw.count - cursor else { failed = true; break }
+                        if length > 0 { (out.baseAddress! + written).initialize(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + cursor, count: length) }
+                        cursor += length
+                    } else {
+                        guard let offset = Self.varint(raw, &cursor), Int(offset) <= source.count - length else { failed = true; break }
+                        if length > 0 { (out.baseAddress! + written).initialize(from: source.baseAddress!.assumingMemoryBound(to: UInt8.self) + Int(offset), count: length) }
+                    }
+                    written += length
                 }
-                return failed ? nil : value
+                if written != out.count { failed = true }
+                initialized = failed ? 0 : written
             }
+            return failed ? nil : value
         }
     }
 
     /// The length of the value `delta` packs, read from its head.
     public static func unpackedCount(_ delta: [UInt8]) -> Int {
-        delta.withUnsafeBytes { raw in
-            var cursor = 0
-            _ = varint(raw, &cursor)
-            return varint(raw, &cursor).map(Int.init) ?? 0
-        }
+        delta.withUnsafeBytes { unpackedCount($0) }
+    }
+
+    static func unpackedCount(_ raw: UnsafeRawBufferPointer) -> Int {
+        var cursor = 0
+        _ = varint(raw, &cursor)
+        return varint(raw, &cursor).map(Int.init) ?? 0
     }
 
     /// `value` as copies from `reference`, the key's `name` where the value holds it, and the bytes
