@@ -6,8 +6,9 @@ import Foundation
 /// ids and times: packed against one of them, a navigation of 432 bytes is about 85.
 ///
 /// Nothing here knows what a value means; `shape(of:)` groups keys by their path alone. The first
-/// values of a shape become its references (at most `referencesPerShape`); a later one that packs
-/// to more than a quarter of its size against all of them becomes one too while there is room.
+/// values of a shape become its references (at most `referencesPerShape`), from the second on (the
+/// first stays as it is); a later one that packs to more than a quarter of its size against all of
+/// them becomes one too while there is room.
 ///
 /// A value names its own key more often than not (a session's values carry the session's id), and
 /// the name is what differs from the reference, which names another key: a delta writes it as one
@@ -69,6 +70,13 @@ public struct ValueDeltas: Sendable {
     private(set) var references: [Reference] = []
     private var byShape: [KeyBytes: [Int32]] = [:]
     public private(set) var referenceFootprint = 0
+    /// Shapes only one key has offered values for, none of which has become a reference, with
+    /// the hash of that key. A shape's first reference is made from the value of its second
+    /// key: a reference costs its value and a table of twice its size, so a key alone of its shape
+    /// (a host's only session) would pay for it and gain nothing. Forgotten all at once when it
+    /// grows past `lonelyShapesLimit`.
+    private(set) var lonelyShapes: [KeyBytes: Int] = [:]
+    static let lonelyShapesLimit = 4096
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -119,6 +127,17 @@ public struct ValueDeltas: Sendable {
         if let best, best.count * 4 <= value.count { return best }
         guard (byShape[shape]?.count ?? 0) < limits.referencesPerShape, references.count < limits.references,
               value.count <= Int(UInt16.max) else { return best }
+        if byShape[shape] == nil {
+            var hasher = Hasher()
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+            let keyHash = hasher.finalize()
+            guard let other = lonelyShapes[shape], other != keyHash else {
+                if lonelyShapes[shape] == nil, lonelyShapes.count >= Self.lonelyShapesLimit { lonelyShapes.removeAll() }
+                lonelyShapes[shape] = keyHash
+                return nil
+            }
+            lonelyShapes[shape] = nil
+        }
         let reference = Reference(value)
         guard referenceFootprint + reference.footprint <= limits.referenceBytes else { return best }
         let number = Int32(references.count)

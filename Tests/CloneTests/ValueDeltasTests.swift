@@ -20,11 +20,23 @@ struct ValueDeltasTests {
         return try #require(packed, "\(value.count) bytes under \(key) were not packed")
     }
 
+    /// The first key of a shape keeps its values whole; the same value under a second key of the
+    /// shape becomes the shape's reference and packs against itself.
+    static func first(_ deltas: inout ValueDeltas, _ value: [UInt8], _ key: String) throws -> [UInt8] {
+        // Another key of the same shape: another session's, or another name under the same parent.
+        var other = key + "-0"
+        if key.hasPrefix("/s/"), let slash = key.dropFirst(3).firstIndex(of: "/") {
+            other = String(key[..<slash]) + "-0" + String(key[slash...])
+        }
+        #expect(deltas.pack(value, key: Array(other.utf8)) == nil, "the first key of \(key)'s shape keeps its value whole")
+        return try pack(&deltas, value, key)
+    }
+
     @Test("values of one shape pack to a fraction of their size and unpack to the same bytes")
     func roundTrip() throws {
         var deltas = ValueDeltas()
         let first = Self.value(session: "aaaaaaaaaa", time: 1_795_895_737_544)
-        let packedFirst = try Self.pack(&deltas, first, "/s/aaaaaaaaaa/nav")
+        let packedFirst = try Self.first(&deltas, first, "/s/aaaaaaaaaa/nav")
         #expect(packedFirst.count < 16, "the first becomes the reference: copies of it around its name, \(packedFirst.count) bytes")
         #expect(deltas.unpack(packedFirst, key: Array("/s/aaaaaaaaaa/nav".utf8)) == first)
         for (index, session) in ["bbbbbbbbbb", "c0c0c0c0c0", "dd.dd_dd-d"].enumerated() {
@@ -60,12 +72,12 @@ struct ValueDeltasTests {
     func namesInValues() throws {
         var deltas = ValueDeltas()
         let first = Self.value(session: "aaaaaaaaaa", time: 1_795_895_737_544)
-        _ = try Self.pack(&deltas, first, "/s/aaaaaaaaaa/nav")
+        _ = try Self.first(&deltas, first, "/s/aaaaaaaaaa/nav")
         let value = Self.value(session: "bbbbbbbbbb", time: 1_795_895_737_545)
         let packed = try Self.pack(&deltas, value, "/s/bbbbbbbbbb/nav")
         // The same value under a key with a 3-byte name, so the delta writes the id as it is.
         var unnamed = ValueDeltas()
-        _ = try Self.pack(&unnamed, first, "/s/aaa/nav")
+        _ = try Self.first(&unnamed, first, "/s/aaa/nav")
         let packedWithoutName = try Self.pack(&unnamed, value, "/s/bbb/nav")
         #expect(packed.count + 2 * 8 <= packedWithoutName.count,
                 "the id twice: \(packed.count) bytes with names, \(packedWithoutName.count) without")
@@ -76,9 +88,33 @@ struct ValueDeltasTests {
         #expect(other == Self.value(session: "cccccccccc", time: 1_795_895_737_545))
         // A name that ends the value, and one of a different length from the reference's.
         let tail = Array("prefix of some length, the same in every value, then the key's name: zz-12345".utf8)
-        _ = try Self.pack(&deltas, Array("prefix of some length, the same in every value, then the key's name: q-1".utf8), "/t/q-1")
+        _ = try Self.first(&deltas, Array("prefix of some length, the same in every value, then the key's name: q-1".utf8), "/t/q-1")
         let packedTail = try Self.pack(&deltas, tail, "/t/zz-12345")
         #expect(deltas.unpack(packedTail, key: Array("/t/zz-12345".utf8)) == tail)
+    }
+
+    @Test("a shape's first value stays whole and makes no reference; its second is the first reference")
+    func lonelyShapes() throws {
+        var deltas = ValueDeltas()
+        let first = Self.value(session: "aaaaaaaaaa", time: 1)
+        let changed = Self.value(session: "aaaaaaaaaa", time: 3, screens: 4)
+        for value in [first, changed, first] {
+            #expect(deltas.pack(value, key: Array("/s/aaaaaaaaaa/nav".utf8)) == nil)
+        }
+        #expect(deltas.references.isEmpty && deltas.referenceFootprint == 0, "a host's only session pays for no reference, however often it writes")
+        let second = Self.value(session: "bbbbbbbbbb", time: 2)
+        let packed = try Self.pack(&deltas, second, "/s/bbbbbbbbbb/nav")
+        #expect(deltas.references.count == 1)
+        #expect(deltas.unpack(packed, key: Array("/s/bbbbbbbbbb/nav".utf8)) == second)
+        // The first, offered again (written again), packs against the second.
+        let again = try Self.pack(&deltas, first, "/s/aaaaaaaaaa/nav")
+        #expect(again.count * 4 < first.count)
+        // Shapes seen once are remembered up to a limit, then forgotten all at once.
+        for index in 0..<(ValueDeltas.lonelyShapesLimit + 10) {
+            #expect(deltas.pack(first, key: Array("/p\(index)/aaaaaaaaaa".utf8)) == nil)
+        }
+        #expect(deltas.lonelyShapes.count <= ValueDeltas.lonelyShapesLimit)
+        #expect(deltas.references.count == 1)
     }
 
     @Test("small values, unlike values and values past the limits stay as they are")
@@ -86,11 +122,12 @@ struct ValueDeltasTests {
         var deltas = ValueDeltas(limits: .init(references: 2, referencesPerShape: 1))
         #expect(deltas.pack(Array("short".utf8), key: Array("/c/a/x".utf8)) == nil)
         let reference = Self.value(session: "aaaaaaaaaa", time: 1)
-        _ = try Self.pack(&deltas, reference, "/c/a/x")
+        _ = try Self.first(&deltas, reference, "/c/a/x")
         var random = SystemRandomNumberGenerator()
         let noise = (0..<300).map { _ in UInt8.random(in: 0...255, using: &random) }
         #expect(deltas.pack(noise, key: Array("/c/a/y".utf8)) == nil, "nothing like it, and its shape has no room for another reference")
-        _ = try Self.pack(&deltas, reference, "/c/b/x")
+        _ = try Self.first(&deltas, reference, "/c/b/x")
+        #expect(deltas.pack(reference, key: Array("/c/c/x".utf8)) == nil, "the first of its shape")
         #expect(deltas.pack(reference, key: Array("/c/c/x".utf8)) == nil, "no room for a third reference")
         #expect(deltas.references.count == 2)
         let large = [UInt8](repeating: 7, count: deltas.limits.largestValue + 1)
@@ -102,8 +139,8 @@ struct ValueDeltasTests {
         var deltas = ValueDeltas(limits: .init(referencesPerShape: 2))
         var random = SystemRandomNumberGenerator()
         let values = (0..<3).map { _ in (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) } }
-        for value in values.prefix(2) {
-            let packed = try Self.pack(&deltas, value, "/c/n/k")
+        for (index, value) in values.prefix(2).enumerated() {
+            let packed = try index == 0 ? Self.first(&deltas, value, "/c/n/k") : Self.pack(&deltas, value, "/c/n/k")
             #expect(deltas.unpack(packed, key: Array("/c/n/k".utf8)) == value)
         }
         #expect(deltas.pack(values[2], key: Array("/c/n/k".utf8)) == nil)
@@ -121,7 +158,7 @@ struct ValueDeltasTests {
         var deltas = ValueDeltas()
         var random = SystemRandomNumberGenerator()
         let base = (0..<600).map { _ in UInt8.random(in: 0...3, using: &random) }
-        _ = try Self.pack(&deltas, base, "/r/base")
+        _ = try Self.first(&deltas, base, "/r/base")
         for _ in 0..<500 {
             var value = base
             for _ in 0..<Int.random(in: 0...20, using: &random) {
@@ -145,7 +182,7 @@ struct ValueDeltasTests {
     func damaged() throws {
         var deltas = ValueDeltas()
         let value = Self.value(session: "aaaaaaaaaa", time: 1)
-        _ = try Self.pack(&deltas, value, "/c/a/x")
+        _ = try Self.first(&deltas, value, "/c/a/x")
         let packed = try Self.pack(&deltas, Self.value(session: "bbbbbbbbbb", time: 2), "/c/a/y")
         let key = Array("/c/a/y".utf8)
         #expect(deltas.unpack(packed, key: key) == Self.value(session: "bbbbbbbbbb", time: 2))
