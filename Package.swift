@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "FlowHost",
             dependencies: [
-                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision", "FlowbusEnvironment", "CFlowHost",
+                "ZeroMQ", "Majordomo", "Clone", "FlowProtocol", "MessagePath", "Supervision", "FlowbusEnvironment", "CFlowHost", "WireCheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import WireCheck
 
 /// Values kept as their differences from a similar value held once: a delta, the copies it makes
 /// from its reference and the bytes it adds between them. Values that sit under the same parent
@@ -156,15 +157,15 @@ public struct ValueDeltas: Sendable {
     func unpack(_ raw: UnsafeRawBufferPointer, key: [UInt8]) -> [UInt8]? {
         let name = Self.name(of: key)
         var cursor = 0
-        guard let number = Self.varint(raw, &cursor), number < references.count,
-              let count = Self.varint(raw, &cursor), count <= limits.largestValue else { return nil }
+        guard let number = WireVarint.read(raw, at: &cursor), number < references.count,
+              let count = WireVarint.read(raw, at: &cursor), count <= limits.largestValue else { return nil }
         let reference = references[Int(number)].bytes
         return reference.withUnsafeBytes { source -> [UInt8]? in
             var failed = false
             let value = [UInt8](unsafeUninitializedCapacity: Int(count)) { out, initialized in
                 var written = 0
                 while cursor < raw.count {
-                    guard let operation = Self.varint(raw, &cursor) else { failed = true; break }
+                    guard let operation = WireVarint.read(raw, at: &cursor) else { failed = true; break }
                     if operation == 1 {
                         guard !name.isEmpty, name.count <= out.count - written else { failed = true; break }
                         name.withUnsafeBufferPointer { (out.baseAddress! + written).initialize(from: $0.baseAddress!, count: $0.count) }
@@ -178,7 +179,7 @@ public struct ValueDeltas: Sendable {
                         if length > 0 { (out.baseAddress! + written).initialize(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + cursor, count: length) }
                         cursor += length
                     } else {
-                        guard let offset = Self.varint(raw, &cursor), Int(offset) <= source.count - length else { failed = true; break }
+                        guard let offset = WireVarint.read(raw, at: &cursor), Int(offset) <= source.count - length else { failed = true; break }
                         if length > 0 { (out.baseAddress! + written).initialize(from: source.baseAddress!.assumingMemoryBound(to: UInt8.self) + Int(offset), count: length) }
                     }
                     written += length
@@ -197,8 +198,8 @@ public struct ValueDeltas: Sendable {
 
     static func unpackedCount(_ raw: UnsafeRawBufferPointer) -> Int {
         var cursor = 0
-        _ = varint(raw, &cursor)
-        return varint(raw, &cursor).map(Int.init) ?? 0
+        _ = WireVarint.read(raw, at: &cursor)
+        return WireVarint.read(raw, at: &cursor).map(Int.init) ?? 0
     }
 
     /// `value` as copies from `reference`, the key's `name` where the value holds it, and the bytes
@@ -206,8 +207,8 @@ public struct ValueDeltas: Sendable {
     static func delta(_ value: [UInt8], from reference: Reference, number: Int32, name: ArraySlice<UInt8>, budget: Int) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(min(budget, 256))
-        Self.append(UInt64(number), to: &out)
-        Self.append(UInt64(value.count), to: &out)
+        WireVarint.append(UInt64(number), to: &out)
+        WireVarint.append(UInt64(value.count), to: &out)
         let complete = value.withUnsafeBytes { target -> Bool in
             reference.bytes.withUnsafeBytes { source -> Bool in
                 name.withUnsafeBytes { name -> Bool in
@@ -218,7 +219,7 @@ public struct ValueDeltas: Sendable {
                     var at = 0
                     func literal(upTo stop: Int) {
                         guard stop > literalStart else { return }
-                        Self.append(UInt64(stop - literalStart) << 1, to: &out)
+                        WireVarint.append(UInt64(stop - literalStart) << 1, to: &out)
                         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: target[literalStart..<stop]))
                     }
                     // Where the key's name next starts in the value (`end`: nowhere). A copy stops
@@ -260,8 +261,8 @@ public struct ValueDeltas: Sendable {
                         // Back over bytes the match shares that were to be sent as they are.
                         while start > literalStart, from > 0, target[start - 1] == source[from - 1] { start -= 1; from -= 1 }
                         literal(upTo: start)
-                        Self.append(UInt64(stop - start) << 1 | 1, to: &out)
-                        Self.append(UInt64(from), to: &out)
+                        WireVarint.append(UInt64(stop - start) << 1 | 1, to: &out)
+                        WireVarint.append(UInt64(from), to: &out)
                         at = stop
                         literalStart = stop
                         if out.count > budget { return false }
@@ -273,28 +274,5 @@ public struct ValueDeltas: Sendable {
         }
         // Held for as long as the value is: exactly as long as it is (the array grew by doubling).
         return complete ? out.withUnsafeBufferPointer { Array($0) } : nil
-    }
-
-    @inline(__always)
-    private static func append(_ value: UInt64, to out: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
-    }
-
-    private static func varint(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while cursor < raw.count, shift < 64 {
-            let byte = raw[cursor]
-            cursor += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return value }
-            shift += 7
-        }
-        return nil
     }
 }

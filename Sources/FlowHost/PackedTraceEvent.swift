@@ -1,5 +1,6 @@
 import FlowProtocol
 import Foundation
+import WireCheck
 
 /// A `TraceEvent` as the host's history keeps it: one byte array holding only the fields the
 /// event has, its session left out (the log it sits in says it), and the words that repeat from

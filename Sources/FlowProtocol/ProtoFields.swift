@@ -1,4 +1,5 @@
 import Foundation
+import WireCheck
 
 /// The top-level fields of a serialized protobuf message, read without decoding the message: for
 /// a reader that needs two or three scalars of a large message (the host's trace reads a view
@@ -19,18 +20,7 @@ public enum ProtoFields {
     @discardableResult
     public static func scan(_ bytes: UnsafeRawBufferPointer, _ visit: (Int, Value) -> Void) -> Bool {
         var offset = 0
-        func varint() -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < bytes.count, shift < 64 {
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-            return nil
-        }
+        func varint() -> UInt64? { WireVarint.read(bytes, at: &offset) }
         while offset < bytes.count {
             guard let tag = varint(), tag >> 3 > 0, tag >> 3 <= UInt64(Int32.max) else { return false }
             let number = Int(tag >> 3)

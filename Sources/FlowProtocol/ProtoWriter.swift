@@ -1,5 +1,6 @@
 import Foundation
 import SwiftProtobuf
+import WireCheck
 
 /// Protobuf's binary encoding in one pass, the same bytes as SwiftProtobuf's `serializedBytes()`.
 ///
@@ -311,19 +312,6 @@ extension SwiftProtobuf.Message {
     /// The message's binary encoding through `ProtoWriter`: `serializedData()`'s bytes in one pass.
     public func wireData() throws -> Data {
         Data(try ProtoWriter.encode(self))
-    }
-}
-
-/// Protobuf's base-128 varint, least significant group first.
-public enum WireVarint {
-    @inline(__always)
-    public static func append(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }
 
