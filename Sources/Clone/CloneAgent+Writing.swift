@@ -9,7 +9,7 @@ extension CloneAgent {
     @discardableResult
     public func set(key: String, value: [UInt8], ttl: Duration? = nil, properties: CloneProperties = []) throws(CloneWriteError) -> UUID {
         let write = try prepare(key: key, value: value, ttl: ttl, properties: properties)
-        try enqueue([write.frames])
+        try enqueue(CollectionOfOne(write))
         return write.uuid
     }
 
@@ -18,17 +18,19 @@ extension CloneAgent {
     /// view model's two copies of a state). None is queued when one key is refused.
     @discardableResult
     public func set(keys: [String], value: [UInt8], properties: CloneProperties = []) throws(CloneWriteError) -> [UUID] {
-        var writes: [(uuid: UUID, frames: (UInt64) -> [Frame])] = []
+        var writes: [PreparedWrite] = []
         writes.reserveCapacity(keys.count)
         for key in keys { writes.append(try prepare(key: key, value: value, ttl: nil, properties: properties)) }
-        try enqueue(writes.map(\.frames))
+        try enqueue(writes)
         return writes.map(\.uuid)
     }
 
-    /// Checks a write and makes every byte of its frames but the count, which `enqueue` fills in.
+    /// Checks a write and keeps what its frames are made of; `enqueue` numbers it, and the agent's
+    /// thread writes the frames as it sends them. Nothing is copied or allocated here but the
+    /// properties' bytes when the writer gives any: the key and value are the caller's.
     private func prepare(
         key: String, value: [UInt8], ttl: Duration?, properties: CloneProperties
-    ) throws(CloneWriteError) -> (uuid: UUID, frames: (UInt64) -> [Frame]) {
+    ) throws(CloneWriteError) -> PreparedWrite {
         do {
             try CloneKeyRules.validate(key: key)
         } catch {
@@ -46,13 +48,7 @@ extension CloneAgent {
             || property.name.contains(where: { $0.isWhitespace }) || property.value.contains("\n") {
             throw .invalid(.malformedProperties("'\(property.name)' cannot be sent as one name=value line"))
         }
-        let uuid = writeIDs.next()
-        let lines = KVSetLines(properties, own: ownLines)
-        let keyFrame = Array(key.utf8)
-        let uuidFrame = uuid.frame
-        // Numbered in the order they are queued, which is the order they are sent: only the
-        // count is filled in under the queue's lock, every other byte is ready.
-        return (uuid, { sequence in lines.frames(key: keyFrame, uuid: uuidFrame, value: value, count: sequence) })
+        return PreparedWrite(key: key, uuid: writeIDs.next(), leading: KVSetLines.leading(properties, own: ownLines), value: value)
     }
 
     /// How many writes this agent has made: the number of the last one.
@@ -74,17 +70,19 @@ extension CloneAgent {
         try set(key: key, value: [])
     }
 
-    private func enqueue(_ writes: [(UInt64) -> [Frame]]) throws(CloneWriteError) {
+    private func enqueue(_ writes: some Collection<PreparedWrite>) throws(CloneWriteError) {
         guard !writes.isEmpty else { return }
         let limit = maxHeldWrites
         let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
             guard outbox.open else { return .failure(.stopped) }
-            let waiting = outbox.frames.count + outbox.held
+            let waiting = outbox.writes.count + outbox.held
             guard waiting + writes.count <= limit else { return .failure(.backlogFull(held: waiting)) }
-            let wasEmpty = outbox.frames.isEmpty
-            for frames in writes {
+            let wasEmpty = outbox.writes.isEmpty
+            // Numbered in the order they are queued, which is the order they are sent.
+            for var write in writes {
                 outbox.written += 1
-                outbox.frames.append(frames(outbox.written))
+                write.count = outbox.written
+                outbox.writes.append(write)
             }
             return .success(wasEmpty)
         }
@@ -106,39 +104,62 @@ extension CloneAgent {
         }
     }
 
-    /// A KVSET's properties frame but for its count, and how to finish it.
-    struct KVSetLines {
-        var leading: [UInt8]
-        var own: OwnLines
-
-        /// The writer's `properties`, then the agent's own lines, which replace any of the same
-        /// name (as `CloneProperties.set` would): `ack`, `wseq`, `wgen`.
-        init(_ properties: CloneProperties, own: OwnLines) {
+    /// A KVSET's properties frame: the writer's lines, then the agent's own (`ack`, `wseq` with
+    /// the write's count, `wgen`), which replace any of the same name the writer gave (as
+    /// `CloneProperties.set` would).
+    enum KVSetLines {
+        /// Everything before `wseq`: the writer's `properties` without the agent's names, then `ack`.
+        static func leading(_ properties: CloneProperties, own: OwnLines) -> [UInt8] {
+            guard !properties.isEmpty else { return own.leading }
             var properties = properties
             if !own.leading.isEmpty { properties.set(CloneProperties.ackName, nil) }
             properties.set(CloneProperties.writeSequenceName, nil)
             if !own.trailing.isEmpty { properties.set(CloneProperties.writerGenerationName, nil) }
-            leading = properties.isEmpty ? own.leading : properties.encoded + own.leading
-            self.own = own
+            return properties.isEmpty ? own.leading : properties.encoded + own.leading
         }
 
-        /// The five frames of the KVSET numbered `count`: the same bytes as
-        /// `CloneMessage.kvset(record).frames` with `wseq=<agent>:<count>` (and `wgen`) set.
-        func frames(key: [UInt8], uuid: [UInt8], value: [UInt8], count: UInt64) -> [Frame] {
-            var properties: [UInt8] = []
-            properties.reserveCapacity(leading.count + own.writeSequencePrefix.count + 21 + own.trailing.count)
-            properties.append(contentsOf: leading)
-            properties.append(contentsOf: own.writeSequencePrefix)
-            let digitsStart = properties.count
-            var rest = count
-            repeat {
-                properties.append(UInt8(ascii: "0") + UInt8(rest % 10))
-                rest /= 10
-            } while rest > 0
-            properties[digitsStart...].reverse()
-            properties.append(UInt8(ascii: "\n"))
-            properties.append(contentsOf: own.trailing)
-            return [key, KVSetLines.zeroSequence, uuid, properties, value]
+        /// Writes the whole frame at the start of `buffer` (made larger when it is too small):
+        /// `leading`, `wseq=<agent>:<count>`, then `wgen`; returns its length. Every write's frame is
+        /// made here, on the agent's thread, so it copies the parts' bytes and nothing else.
+        static func write(into buffer: inout UnsafeMutableRawBufferPointer, leading: [UInt8], own: OwnLines, count: UInt64) -> Int {
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            return withUnsafeMutableBytes(of: &digits) { digits in
+                var start = digits.count
+                var rest = count
+                repeat {
+                    start -= 1
+                    digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                } while rest > 0
+                let number = UnsafeRawBufferPointer(rebasing: digits[start...])
+                let length = leading.count + own.writeSequencePrefix.count + number.count + 1 + own.trailing.count
+                if buffer.count < length {
+                    buffer.deallocate()
+                    buffer = .allocate(byteCount: max(length, 2 * buffer.count), alignment: 1)
+                }
+                var at = 0
+                func put(_ bytes: UnsafeRawBufferPointer) {
+                    guard bytes.count > 0 else { return }
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + bytes.count)]).copyMemory(from: bytes)
+                    at += bytes.count
+                }
+                leading.withUnsafeBytes(put)
+                own.writeSequencePrefix.withUnsafeBytes(put)
+                put(number)
+                buffer[at] = UInt8(ascii: "\n")
+                at += 1
+                own.trailing.withUnsafeBytes(put)
+                return at
+            }
+        }
+
+        /// The five frames of a KVSET numbered `count`, as the agent's thread sends them: the same
+        /// bytes as `CloneMessage.kvset(record).frames` with the agent's lines set.
+        static func frames(_ write: PreparedWrite, own: OwnLines) -> [Frame] {
+            var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+            defer { buffer.deallocate() }
+            let length = Self.write(into: &buffer, leading: write.leading, own: own, count: write.count)
+            return [Array(write.key.utf8), zeroSequence, write.uuid.frame, Array(buffer[..<length]), write.value]
         }
 
         /// A KVSET's sequence frame: 12/CHP leaves it zero.
@@ -150,4 +171,16 @@ extension CloneAgent {
         if attoseconds == 0 { return String(seconds) }
         return String(Double(seconds) + Double(attoseconds) * 1e-18)
     }
+}
+
+/// A KVSET checked and numbered, waiting for the agent's thread (and, when writes are confirmed,
+/// for its confirmation): what its frames are made of, written only as it is sent.
+struct PreparedWrite: Sendable {
+    var key: String
+    var uuid: UUID
+    /// The properties frame up to `wseq`: the writer's lines and the agent's `ack`.
+    var leading: [UInt8]
+    var value: [UInt8]
+    /// Its number among the agent's writes (`wseq`), given as it is queued.
+    var count: UInt64 = 0
 }

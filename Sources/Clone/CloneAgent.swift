@@ -38,6 +38,7 @@ public final class CloneAgent: Sendable {
         let wake: WakeSignal
         do { wake = try WakeSignal() } catch { throw .system(error.description) }
         let shared = CloneAgentShared(wake: wake)
+        let ownLines = self.ownLines
         self.shared = shared
         let started = Mutex<Result<Void, CloneStartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
@@ -45,7 +46,7 @@ public final class CloneAgent: Sendable {
             ThreadName.set("fb-clone-agent")
             do {
                 let loop = try CloneAgentLoop(
-                    context: context, endpoints: endpoints, configuration: configuration, shared: shared, ackID: ackID, logger: logger)
+                    context: context, endpoints: endpoints, configuration: configuration, shared: shared, ackID: ackID, ownLines: ownLines, logger: logger)
                 started.withLock { $0 = .success(()) }
                 ready.signal()
                 loop.run()

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MessagePath
 import Synchronization
@@ -17,19 +18,24 @@ extension CloneAgentLoop {
     }
 
     func takeOutbox() {
-        var taken: [[Frame]] = []
+        // The outbox and this thread trade arrays, so neither allocates one after the first takes.
+        var taken = spareOutbox
         let held = heldWrites.count - heldStart
         shared.outbox.withLock { outbox in
-            swap(&taken, &outbox.frames)
+            swap(&taken, &outbox.writes)
             outbox.held = held + taken.count
+        }
+        defer {
+            taken.removeAll(keepingCapacity: true)
+            spareOutbox = taken
         }
         guard !taken.isEmpty else { return }
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
         // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued.
-        for frames in taken {
+        for write in taken {
             writesTaken += 1
-            heldWrites.append(HeldWrite(frames: frames, sequence: writesTaken))
+            heldWrites.append(HeldWrite(write: write, sequence: writesTaken))
         }
     }
 
@@ -41,22 +47,22 @@ extension CloneAgentLoop {
         var skipped = 0
         while heldStart < heldWrites.count {
             let write = heldWrites[heldStart]
-            if write.isResend && !confirmations.isWaiting(write.frames[2]) {
+            if write.isResend && !confirmations.isWaiting(write.write.uuid) {
                 // Confirmed while it waited to go again.
                 heldStart += 1
                 skipped += 1
                 continue
             }
-            guard try writer.send(write.frames, dontWait: true) else {
+            guard try send(write.write) else {
                 blocked = true
                 break
             }
             if ackTopic == nil {
                 writesSettled = write.sequence
             } else if write.isResend {
-                confirmations.sentAgain(write.frames, now: now)
+                confirmations.sentAgain(write.write, now: now)
             } else {
-                confirmations.sentFirst(write.frames, sequence: write.sequence, now: now)
+                confirmations.sentFirst(write.write, sequence: write.sequence, now: now)
             }
             heldStart += 1
         }
@@ -69,6 +75,31 @@ extension CloneAgentLoop {
         shared.outbox.withLock { $0.held = held }
     }
 
+    /// Writes a KVSET's five frames to the collector straight from what the write holds (its
+    /// properties frame in a buffer this thread reuses); false when the socket cannot take it now.
+    private func send(_ write: PreparedWrite) throws(ZMQError) -> Bool {
+        let propertiesLength = CloneAgent.KVSetLines.write(
+            into: &propertiesScratch.bytes, leading: write.leading, own: ownLines, count: write.count)
+        var key = write.key
+        let first: Result<Bool, ZMQError> = key.withUTF8 { bytes in
+            do throws(ZMQError) {
+                return .success(try writer.send(bytes: UnsafeRawBufferPointer(bytes), more: true, dontWait: true))
+            } catch {
+                return .failure(error)
+            }
+        }
+        // Only the first part can meet the high-water mark; the others follow it.
+        guard try first.get() else { return false }
+        try writer.send(CloneAgent.KVSetLines.zeroSequence, more: true)
+        let uuid: Result<Bool, ZMQError> = withUnsafeBytes(of: write.uuid.uuid) { bytes in
+            do throws(ZMQError) { return .success(try writer.send(bytes: bytes, more: true)) } catch { return .failure(error) }
+        }
+        _ = try uuid.get()
+        try writer.send(bytes: UnsafeRawBufferPointer(rebasing: propertiesScratch.bytes[..<propertiesLength]), more: true)
+        try writer.send(write.value)
+        return true
+    }
+
     static let ackPrefix = Array(CloneProperties.ackTopicPrefix.utf8)
 
     /// A confirmation from the server: `ACK/<agent>`, its value the UUIDs (16 bytes each) of
@@ -79,7 +110,7 @@ extension CloneAgentLoop {
         let uuids = frames[4]
         var offset = 0
         while offset + 16 <= uuids.count {
-            if confirmations.confirm(Array(uuids[offset..<(offset + 16)])) { statistics.writesConfirmed += 1 }
+            if let uuid = UUID(frame: uuids[offset..<(offset + 16)]), confirmations.confirm(uuid) { statistics.writesConfirmed += 1 }
             offset += 16
         }
         statistics.writesUnconfirmed = confirmations.count
@@ -91,13 +122,13 @@ extension CloneAgentLoop {
     func resendUnconfirmed(now: MonotonicTime) {
         for verdict in confirmations.due(now: now) {
             switch verdict {
-            case .resend(let frames):
+            case .resend(let write):
                 statistics.writesResent += 1
-                heldWrites.append(HeldWrite(frames: frames, sequence: 0, isResend: true))
-            case .abandon(let frames):
+                heldWrites.append(HeldWrite(write: write, sequence: 0, isResend: true))
+            case .abandon(let write):
                 statistics.writesAbandoned += 1
                 logger.error("a write was never confirmed by the clone server and is given up", metadata: [
-                    "flowbus.service": "clone-agent", "flowbus.key": "\(frames[0].printable)",
+                    "flowbus.service": "clone-agent", "flowbus.key": "\(write.key)",
                     "flowbus.tries": "\(configuration.confirmTries)",
                     "flowbus.hint": "check the host (`flowbus ps`: clone write counters, fault rules) and its log",
                 ])
@@ -108,9 +139,20 @@ extension CloneAgentLoop {
     }
 }
 
+/// Bytes a thread reuses to make a frame before sending it; freed with it.
+final class FrameScratch {
+    var bytes: UnsafeMutableRawBufferPointer
+
+    init(capacity: Int) {
+        bytes = .allocate(byteCount: capacity, alignment: 1)
+    }
+
+    deinit { bytes.deallocate() }
+}
+
 /// A write waiting for the collector: numbered when it is first sent, or sent again.
 struct HeldWrite {
-    var frames: [Frame]
+    var write: PreparedWrite
     var sequence: UInt64
     var isResend = false
 }

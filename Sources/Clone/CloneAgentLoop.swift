@@ -65,6 +65,12 @@ final class CloneAgentLoop {
 
     var collectorSubscriptions = 0
     var heldWrites: [HeldWrite] = []
+    /// The array the outbox is traded for at the next take (`takeOutbox`).
+    var spareOutbox: [PreparedWrite] = []
+    /// The lines every KVSET of this agent carries (`CloneAgent.OwnLines`).
+    let ownLines: CloneAgent.OwnLines
+    /// Where a KVSET's properties frame is written before it is sent.
+    let propertiesScratch = FrameScratch(capacity: 256)
     /// How many writes the outbox gave this thread (the last one's number).
     var writesTaken: UInt64 = 0
     /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters
@@ -89,8 +95,9 @@ final class CloneAgentLoop {
 
     init(
         context: ZMQContext, endpoints: CloneEndpoints, configuration: CloneAgentConfiguration,
-        shared: CloneAgentShared, ackID: String? = nil, logger: Logger
+        shared: CloneAgentShared, ackID: String? = nil, ownLines: CloneAgent.OwnLines, logger: Logger
     ) throws(CloneStartError) {
+        self.ownLines = ownLines
         self.ackTopic = ackID.map { Array((CloneProperties.ackTopicPrefix + $0).utf8) }
         self.confirmations = WriteConfirmations(firstWait: configuration.confirmAfter, maxTries: configuration.confirmTries)
         self.context = context

@@ -112,9 +112,9 @@ final class CloneAgentShared: Sendable {
     let statistics = Mutex(CloneAgentStatistics())
     /// The subtree and reason of the last snapshot the server refused (a closed host's rule).
     let refusal = Mutex<(subtree: String, reason: String)?>(nil)
-    /// Writes from any thread, taken by the agent thread.
-    /// Writes waiting for the agent's thread; `written` numbers them (`CloneProperties.writeSequenceName`).
-    let outbox = Mutex<(open: Bool, frames: [[Frame]], held: Int, written: UInt64)>((true, [], 0, 0))
+    /// Writes from any thread waiting for the agent's thread; `written` numbers them
+    /// (`CloneProperties.writeSequenceName`), `held` counts those the thread holds unsent.
+    let outbox = Mutex<(open: Bool, writes: [PreparedWrite], held: Int, written: UInt64)>((true, [], 0, 0))
     let commands = Mutex<[Command]>([])
     let settled = SettledMark()
     private let exited = DispatchSemaphore(value: 0)

@@ -27,7 +27,11 @@ struct KVSetProperties {
     init(_ frame: [UInt8]) throws(CloneDecodeError) {
         self.frame = frame
         published = frame
-        // Built only once a line is taken out: the lines kept so far, then every later one kept.
+        // Where the first line taken out starts: while every line after it is taken out too (an
+        // agent puts its own lines last), what is kept is the frame up to there, copied once at
+        // the end. A line kept after one taken out needs `kept`: the lines kept so far, then
+        // every later one kept.
+        var firstRemoved: Int?
         var kept: [UInt8]?
         var failure: CloneDecodeError?
         frame.withUnsafeBufferPointer { bytes in
@@ -47,13 +51,14 @@ struct KVSetProperties {
                 case .other: removed = false
                 }
                 if removed {
+                    if firstRemoved == nil { firstRemoved = lineStart }
+                } else if let firstRemoved {
                     if kept == nil {
                         kept = []
                         kept!.reserveCapacity(bytes.count)
-                        kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<lineStart]))
+                        kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<firstRemoved]))
                     }
-                } else {
-                    kept?.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[lineStart...index]))
+                    kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[lineStart...index]))
                 }
                 lineStart = index + 1
             }
@@ -64,7 +69,11 @@ struct KVSetProperties {
         if let failure { throw failure }
         // Exactly as long as it is, and no block at all when nothing is left: the server keeps
         // this frame with every key it stores.
-        if let kept { published = kept.isEmpty ? [] : kept.withUnsafeBufferPointer { Array($0) } }
+        if let kept {
+            published = kept.withUnsafeBufferPointer { Array($0) }
+        } else if let firstRemoved {
+            published = firstRemoved == 0 ? [] : Array(frame[0..<firstRemoved])
+        }
     }
 
     private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Name {

@@ -1,3 +1,4 @@
+import Foundation
 import MessagePath
 import ZeroMQ
 
@@ -6,7 +7,7 @@ import ZeroMQ
 /// write replaced would undo it.
 struct WriteConfirmations {
     struct Pending {
-        var frames: [Frame]
+        var write: PreparedWrite
         var tries: Int
         var due: MonotonicTime
         /// Which queue entry is this write's current one (older entries are skipped).
@@ -20,11 +21,10 @@ struct WriteConfirmations {
     let firstWait: Duration
     let maxWait: Duration = .seconds(4)
     let maxTries: Int
-    /// By write UUID (frame 2 of the KVSET). Keyed by `KeyBytes`, which hashes the bytes in one
-    /// call where an array hashes them one by one: every write is looked up here a few times.
-    private var pending: [KeyBytes: Pending] = [:]
+    /// By write UUID (frame 2 of the KVSET).
+    private var pending: [UUID: Pending] = [:]
     /// By key: the UUID of the newest write sent.
-    private var newest: [KeyBytes: [UInt8]] = [:]
+    private var newest: [String: UUID] = [:]
     /// (due, ticket, UUID) of every try, a min-heap on the due time.
     private var queue = DueHeap()
     private var tickets: UInt64 = 0
@@ -42,49 +42,48 @@ struct WriteConfirmations {
     var settledThrough: UInt64 { settlement.through }
 
     /// Whether `uuid` still waits for its confirmation (a resend of one confirmed meanwhile need not go).
-    func isWaiting(_ uuid: [UInt8]) -> Bool { pending[KeyBytes(uuid)] != nil }
+    func isWaiting(_ uuid: UUID) -> Bool { pending[uuid] != nil }
 
     /// The KVSET numbered `sequence` went to the collector for the first time.
-    mutating func sentFirst(_ frames: [Frame], sequence: UInt64, now: MonotonicTime) {
-        guard frames.count == 5 else { return }
+    mutating func sentFirst(_ write: PreparedWrite, sequence: UInt64, now: MonotonicTime) {
         settlement.sent(sequence)
         // The newest write of a key settles the older ones still waiting: it is what the key will hold.
-        if let older = newest[KeyBytes(frames[0])], let replaced = pending[KeyBytes(older)], !replaced.replaced {
-            pending[KeyBytes(older)]?.replaced = true
+        if let older = newest[write.key], let replaced = pending[older], !replaced.replaced {
+            pending[older]?.replaced = true
             settlement.settle(replaced.sequence)
         }
-        schedule(frames, tries: 1, sequence: sequence, now: now)
+        schedule(write, tries: 1, sequence: sequence, now: now)
     }
 
     /// A KVSET not confirmed in time went to the collector again.
-    mutating func sentAgain(_ frames: [Frame], now: MonotonicTime) {
-        guard frames.count == 5, let earlier = pending[KeyBytes(frames[2])] else { return }
-        schedule(frames, tries: earlier.tries + 1, sequence: earlier.sequence, now: now)
+    mutating func sentAgain(_ write: PreparedWrite, now: MonotonicTime) {
+        guard let earlier = pending[write.uuid] else { return }
+        schedule(write, tries: earlier.tries + 1, sequence: earlier.sequence, now: now)
     }
 
-    private mutating func schedule(_ frames: [Frame], tries: Int, sequence: UInt64, now: MonotonicTime) {
-        let uuid = frames[2]
+    private mutating func schedule(_ write: PreparedWrite, tries: Int, sequence: UInt64, now: MonotonicTime) {
+        let uuid = write.uuid
         var wait = firstWait
         for _ in 1..<tries where wait < maxWait { wait = wait * 2 }
         tickets += 1
         let due = now + min(wait, maxWait)
-        let replaced = pending[KeyBytes(uuid)]?.replaced ?? false
-        pending[KeyBytes(uuid)] = Pending(frames: frames, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
-        newest[KeyBytes(frames[0])] = uuid
+        let replaced = pending[uuid]?.replaced ?? false
+        pending[uuid] = Pending(write: write, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
+        newest[write.key] = uuid
         queue.push(DueHeap.Item(due: due, ticket: tickets, uuid: uuid))
     }
 
     /// The server confirmed `uuid`; false when it was not waiting (confirmed twice, or given up).
-    mutating func confirm(_ uuid: [UInt8]) -> Bool {
-        guard let confirmed = pending.removeValue(forKey: KeyBytes(uuid)) else { return false }
-        if newest[KeyBytes(confirmed.frames[0])] == uuid { newest[KeyBytes(confirmed.frames[0])] = nil }
+    mutating func confirm(_ uuid: UUID) -> Bool {
+        guard let confirmed = pending.removeValue(forKey: uuid) else { return false }
+        if newest[confirmed.write.key] == uuid { newest[confirmed.write.key] = nil }
         if !confirmed.replaced { settlement.settle(confirmed.sequence) }
         return true
     }
 
     enum Verdict {
-        case resend([Frame])
-        case abandon([Frame])
+        case resend(PreparedWrite)
+        case abandon(PreparedWrite)
     }
 
     /// Writes whose wait ran out: to send again, or to give up after `maxTries`. A write a newer
@@ -93,18 +92,18 @@ struct WriteConfirmations {
         var verdicts: [Verdict] = []
         while let (uuid, entry) = current(), entry.due <= now {
             queue.pop()
-            guard newest[KeyBytes(entry.frames[0])] == uuid else {
-                pending[KeyBytes(uuid)] = nil
+            guard newest[entry.write.key] == uuid else {
+                pending[uuid] = nil
                 if !entry.replaced { settlement.settle(entry.sequence) }
                 continue
             }
             if entry.tries >= maxTries {
-                pending[KeyBytes(uuid)] = nil
-                newest[KeyBytes(entry.frames[0])] = nil
+                pending[uuid] = nil
+                newest[entry.write.key] = nil
                 if !entry.replaced { settlement.settle(entry.sequence) }
-                verdicts.append(.abandon(entry.frames))
+                verdicts.append(.abandon(entry.write))
             } else {
-                verdicts.append(.resend(entry.frames))
+                verdicts.append(.resend(entry.write))
             }
         }
         return verdicts
@@ -116,9 +115,9 @@ struct WriteConfirmations {
     }
 
     /// The earliest try that is a write's current one, dropping those of confirmed or retried writes.
-    private mutating func current() -> (uuid: [UInt8], entry: Pending)? {
+    private mutating func current() -> (uuid: UUID, entry: Pending)? {
         while let item = queue.first {
-            if let entry = pending[KeyBytes(item.uuid)], entry.ticket == item.ticket { return (item.uuid, entry) }
+            if let entry = pending[item.uuid], entry.ticket == item.ticket { return (item.uuid, entry) }
             queue.pop()
         }
         return nil
@@ -169,7 +168,7 @@ struct DueHeap {
     struct Item {
         var due: MonotonicTime
         var ticket: UInt64
-        var uuid: [UInt8]
+        var uuid: UUID
 
         func isBefore(_ other: Item) -> Bool { due < other.due || (due == other.due && ticket < other.ticket) }
     }

@@ -98,6 +98,20 @@ public final class ZMQSocket {
         }
     }
 
+    /// Sends one frame from bytes the caller keeps (libzmq copies them). Returns false when
+    /// `dontWait` is set and the socket cannot take it now.
+    @discardableResult
+    public func send(bytes: UnsafeRawBufferPointer, more: Bool = false, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        while true {
+            if zmq_send(handle, bytes.baseAddress, bytes.count, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "zmq_send")
+        }
+    }
+
     /// Sends the frames as one multipart message. libzmq delivers all parts or none;
     /// with `dontWait`, returns false when the first part could not be queued.
     @discardableResult

@@ -11,6 +11,10 @@ struct KVSetPropertiesTests {
         "x=1\nwseq=a:1\ny=2\nwseq=a:2\nz=3\n",
         "name=é ü\n",
         "ttl=2\nttl=soon\n",
+        // The server's lines last (as an agent writes them), first, and between kept ones.
+        "a=1\nb=2\nack=0123456789abcdef\nwseq=w1:17\n",
+        "wseq=w1:17\na=1\n",
+        "a=1\nwseq=w1:17\nb=2\nwgen=g:1\nc=3\nsprev=4\n",
     ]
 
     @Test("picks out the server's lines and keeps the others in order, as CloneProperties would", arguments: frames)
@@ -43,6 +47,10 @@ struct KVSetPropertiesTests {
         #expect(published == Array("x=1\n".utf8))
         // The reserve was the whole frame; the kept copy is its own size (malloc may round it up).
         #expect(published.capacity < 32)
+        let keptFirst = Array("x=1\nack=0123456789abcdef\nwseq=w1:17\nwgen=coord-app/0:2\n".utf8)
+        let prefix = try KVSetProperties(keptFirst).published
+        #expect(prefix == Array("x=1\n".utf8))
+        #expect(prefix.capacity < 32)
     }
 
     @Test("refuses what CloneProperties refuses", arguments: ["ttl=1", "novalue\n", "=v\n", "a b=1\n"])
