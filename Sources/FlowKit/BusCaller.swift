@@ -24,7 +24,7 @@ public final class BusCaller: @unchecked Sendable {
         var body: [Frame]
         var timeout: Duration
         var tries: Int
-        var accepts: (@Sendable ([Frame]) -> Bool)?
+        var accepts: @Sendable ([Frame]) -> Bool
         var completion: @Sendable (Outcome) -> Void
     }
 
@@ -62,11 +62,10 @@ public final class BusCaller: @unchecked Sendable {
 
     /// Queues a request on `lane` (behind that lane's earlier ones); `completion` gets the reply
     /// frames or why there was none. `accepts` tells this request's reply from a late one of an
-    /// earlier request on the same socket (`Envelope.reply(_:answers:)`), which is dropped; with
-    /// it, a late reply to an earlier try of this request answers it (`MajordomoClient.request`).
+    /// earlier request on the same socket (`Envelope.reply(_:answers:)`), which is dropped.
     public func call(
         service: String, body: [Frame], lane: String = "", timeout: Duration = .seconds(2), tries: Int = 3,
-        accepts: (@Sendable ([Frame]) -> Bool)? = nil,
+        accepts: @escaping @Sendable ([Frame]) -> Bool = { _ in true },
         completion: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         condition.lock()

@@ -53,12 +53,8 @@ public final class MajordomoClient {
         }
     }
 
-    /// Sends a request and waits for its reply. On each timeout the request is sent again (workers
-    /// are idempotent); after the last try it throws `.noReply`. Without `accepts`, each try after
-    /// a timeout goes on a new socket (the zguide's Lazy Pirate), so a late reply cannot be taken for
-    /// a later request's. With it, tries stay on one socket: a late reply to an earlier try, which
-    /// `accepts` knows as this request's, answers it, where a new socket would have lost it (and
-    /// with it an answer the worker gave, to be asked for again).
+    /// Sends a request and waits for its reply. On each timeout the socket is closed, a new one
+    /// opened and the request sent again (workers are idempotent); after the last try it throws `.noReply`.
     /// A reply equal to `ClientConfiguration.resendWhenAnswered` (the worker got the request
     /// damaged) sends it again at once on the same socket, `damagedResends` times a try; once
     /// the last try's are spent, that reply is returned. A reply equal to
@@ -68,7 +64,7 @@ public final class MajordomoClient {
     /// a duplicated or retried request that came late): those are dropped and counted
     /// (`strayReplies`), as MDP's client has no request id of its own.
     public func request(
-        service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil, accepts: (([Frame]) -> Bool)? = nil
+        service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil, accepts: ([Frame]) -> Bool = { _ in true }
     ) throws(MajordomoClientError) -> [Frame] {
         guard !service.isEmpty else { throw .invalidService(service) }
         let serviceFrame = Array(service.utf8)
@@ -80,10 +76,10 @@ public final class MajordomoClient {
         var timedOut = false
         while attempt <= tries {
             if timedOut {
-                logger.debug(accepts == nil ? "no reply yet; retrying on a new socket" : "no reply yet; retrying", metadata: [
+                logger.debug("no reply yet; retrying on a new socket", metadata: [
                     "flowbus.service": "\(service)", "flowbus.try": "\(attempt)",
                 ])
-                if accepts == nil { (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration) }
+                (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
             }
             do {
                 try socket.send(message)
@@ -129,7 +125,7 @@ public final class MajordomoClient {
         throw .noReply(service: service, endpoint: endpoint, tries: tries, timeout: configuration.patience(startingAt: timeout, tries: tries))
     }
 
-    private func awaitReply(for service: Frame, until deadline: MonotonicTime, accepts: (([Frame]) -> Bool)?) throws(MajordomoClientError) -> [Frame]? {
+    private func awaitReply(for service: Frame, until deadline: MonotonicTime, accepts: ([Frame]) -> Bool) throws(MajordomoClientError) -> [Frame]? {
         while true {
             let now = MonotonicTime.now()
             guard now < deadline else { return nil }
@@ -137,7 +133,7 @@ public final class MajordomoClient {
                 guard try poller.poll(timeout: deadline.since(now)) > 0 else { continue }
                 while let frames = try socket.receiveMessage(dontWait: true) {
                     guard let reply = Self.decodeReply(frames), reply.service == service else { continue }
-                    if accepts?(reply.body) ?? true { return reply.body }
+                    if accepts(reply.body) { return reply.body }
                     strayReplies += 1
                 }
             } catch {
