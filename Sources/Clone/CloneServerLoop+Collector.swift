@@ -393,23 +393,37 @@ extension CloneServerLoop {
             }
         }
         journal(update)
-        var properties = update.properties
+        var chained = false
         if let session {
             let previous = sessions.updateValue(sequence, forKey: session) ?? 0
-            properties.append(contentsOf: CloneProperties.sessionPreviousName.utf8)
-            properties.append(UInt8(ascii: "="))
-            properties.append(contentsOf: String(previous).utf8)
-            properties.append(UInt8(ascii: "\n"))
+            publishedProperties.removeAll(keepingCapacity: true)
+            publishedProperties.append(contentsOf: update.properties)
+            publishedProperties.append(contentsOf: CloneProperties.sessionPreviousName.utf8)
+            publishedProperties.append(UInt8(ascii: "="))
+            Self.appendDecimal(previous, to: &publishedProperties)
+            publishedProperties.append(UInt8(ascii: "\n"))
+            chained = true
             if let observer = configuration.sessionObserver { observeSessionUpdate(update, previous: previous, observer: observer) }
             // A session with no key left is forgotten (its chain starts again from 0 if it is
             // written again), so closed sessions cost nothing.
             if update.value.isEmpty, index.count(inGroup: session.bytes) == 0 { sessions[session] = nil }
         }
-        if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, properties, update.value) {
+        if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, chained ? publishedProperties : update.properties, update.value) {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
         lastPublished = .now()
+    }
+
+    /// Appends `number` in decimal digits.
+    static func appendDecimal(_ number: UInt64, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        var rest = number
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
     }
 
     /// Sends one five-frame message on the publisher. XPUB_NODROP turns a full subscriber queue

@@ -88,6 +88,9 @@ final class CloneServerLoop {
     var writerNames = InternedBytes(capacity: 4096)
     /// The value last stored, whose array the next one shares when it holds the same bytes.
     var lastStoredValue: [UInt8] = []
+    /// Where a published update's properties frame is made when the server adds its own line
+    /// (`sprev`): the stored properties stay as they are, and no array is made per update.
+    var publishedProperties: [UInt8] = []
     /// The value packed last and its delta: the second copy of a view model's state (`/v/`,
     /// then `/s/`) shares the first one's delta as it shared its bytes.
     var lastPacked: (value: [UInt8], name: ArraySlice<UInt8>, delta: [UInt8])?
