@@ -135,12 +135,30 @@ extension CoordinatorRuntime {
         }
     }
 
+    /// The version the change with idempotency key `key` made, if `navigation` remembers it
+    /// (its current version when it keeps none for it: written by an older owner).
+    static func appliedVersion(of key: String, in navigation: Navigation) -> UInt64? {
+        guard !key.isEmpty, let index = navigation.appliedKeys.lastIndex(of: key) else { return nil }
+        let versions = navigation.appliedVersions
+        let version = versions.count == navigation.appliedKeys.count ? versions[index] : 0
+        return version > 0 ? version : navigation.version
+    }
+
     /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
     func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID, key: String) -> Flowbus_V1_IntentReply {
         state.withLock { state in
             guard let navigation = state.navigations[session] else {
                 return Self.intentRefusal(WireError(.invalidField, "session \(session) has no navigation yet",
                                                     hint: "wait for its first screen, or open a new session"))
+            }
+            if let version = Self.appliedVersion(of: key, in: navigation) {
+                // A retry of one applied, by this owner or before its restart: answered as it
+                // was, not refused for what the screen shows now (`ok` with the modal gone).
+                state.retriesAnswered += 1
+                var reply = Flowbus_V1_IntentReply()
+                reply.applied = true
+                reply.screenVersion = version
+                return reply
             }
             let ops: [NavigationOp]
             switch intent.action {
@@ -184,11 +202,11 @@ extension CoordinatorRuntime {
             state.navigations[session] = ahead
             before = ahead
         }
-        if !key.isEmpty, before.appliedKeys.contains(key) {
+        if let version = Self.appliedVersion(of: key, in: before) {
             state.retriesAnswered += 1
             var reply = Flowbus_V1_CoordinatorReply()
             reply.ok = true
-            reply.navVersion = before.version
+            reply.navVersion = version
             return reply
         }
         if expected != 0, expected != before.version {
@@ -215,9 +233,20 @@ extension CoordinatorRuntime {
         if changed {
             navigation.version = before.version + 1
             if !key.isEmpty {
+                // One version per key: those of a navigation an older owner wrote without them
+                // read as 0, "the current one".
+                let missing = navigation.appliedKeys.count - navigation.appliedVersions.count
+                if missing > 0 {
+                    navigation.appliedVersions.insert(contentsOf: repeatElement(0, count: missing), at: 0)
+                } else if missing < 0 {
+                    navigation.appliedVersions.removeFirst(-missing)
+                }
                 navigation.appliedKeys.append(key)
-                if navigation.appliedKeys.count > Self.rememberedNavigationKeys {
-                    navigation.appliedKeys.removeFirst(navigation.appliedKeys.count - Self.rememberedNavigationKeys)
+                navigation.appliedVersions.append(navigation.version)
+                let over = navigation.appliedKeys.count - Self.rememberedNavigationKeys
+                if over > 0 {
+                    navigation.appliedKeys.removeFirst(over)
+                    navigation.appliedVersions.removeFirst(over)
                 }
             }
             let appearing = screenToAppear(session: session, before: before, after: navigation)

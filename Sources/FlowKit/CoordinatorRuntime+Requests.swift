@@ -49,14 +49,60 @@ extension CoordinatorRuntime {
         if let fenced = checkFence(envelope) { return fenced }
         state.withLock { touch(session, in: &$0) }
         let remembered = Self.rememberedKey(session, envelope.idempotencyKey)
-        if let earlier = state.withLock({ state in
-            state.recentCalls[remembered, as: Flowbus_V1_CoordinatorReply.self].map { reply in state.retriesAnswered += 1; return reply }
+        let recorded = Self.isRecordedCall(call.method)
+        if let earlier = state.withLock({ state -> Flowbus_V1_CoordinatorReply? in
+            // Answered before by this process, or applied by an instance whose record says so
+            // (its previous incarnation's too): a retry or a duplicate gets the same answer.
+            guard let reply = state.recentCalls[remembered, as: Flowbus_V1_CoordinatorReply.self]
+                ?? Self.appliedCall(envelope.idempotencyKey, in: state.appliedCalls[session]) else { return nil }
+            state.retriesAnswered += 1
+            return reply
         }) {
+            if recorded, earlier.ok { recordApplied(earlier, key: envelope.idempotencyKey, session: session) }
             return earlier
         }
         let reply = handleCallOnce(call, session: session, key: envelope.idempotencyKey)
         if reply.ok || Self.isFinal(reply.error) { state.withLock { $0.recentCalls.remember(reply, for: remembered) } }
+        if recorded, reply.ok { recordApplied(reply, key: envelope.idempotencyKey, session: session) }
         return reply
+    }
+
+    /// The calls an instance's record remembers once applied: the coordinator's own methods
+    /// (`Coordinator.handle(call:args:)`). The runtime's own are answered again by what they
+    /// leave: `navigate` by the navigation's keys, `start` and `finish` by the instance there is
+    /// or is not, a session's opening and closing by its record.
+    static func isRecordedCall(_ method: String) -> Bool {
+        !["start", "finish", "navigate", "openSession", "closeSession", "touch"].contains(method)
+    }
+
+    /// Adds an applied call to its instance's record once everything it wrote is confirmed, so a
+    /// retry or a duplicate of it that reaches this coordinator's next incarnation is answered
+    /// as it was, not applied again. Not before: an incarnation killed while its writes were
+    /// unconfirmed never answered the call, and its next one must apply it again (its session
+    /// record, say, may never have reached the map). Writes not confirmed in time leave it out;
+    /// the caller, told to ask again (`AnswerSettling`), comes back, and it is added then. The
+    /// answer waits for this record too.
+    func recordApplied(_ reply: Flowbus_V1_CoordinatorReply, key: String, session: SessionID) {
+        guard !key.isEmpty,
+              state.withLock({ Self.appliedCall(key, in: $0.appliedCalls[session]) == nil && $0.instances[session] != nil }),
+              map.settle(timeout: AnswerSettling.timeout) else { return }
+        state.withLock { state in
+            guard let instance = state.instances[session], Self.appliedCall(key, in: state.appliedCalls[session]) == nil else { return }
+            var applied = Flowbus_V1_AppliedCall()
+            applied.key = key
+            applied.reply = reply
+            var calls = state.appliedCalls[session] ?? []
+            calls.append(applied)
+            if calls.count > Self.rememberedCalls { calls.removeFirst(calls.count - Self.rememberedCalls) }
+            state.appliedCalls[session] = calls
+            record(instance, of: session, in: state)
+        }
+    }
+
+    /// The answer an instance gave the call with `key`, if its last applied calls hold it.
+    static func appliedCall(_ key: String, in applied: [Flowbus_V1_AppliedCall]?) -> Flowbus_V1_CoordinatorReply? {
+        guard !key.isEmpty, let applied else { return nil }
+        return applied.last { $0.key == key }?.reply
     }
 
     /// The session and key under which an answer is remembered; empty (not remembered) without a key.

@@ -19,6 +19,7 @@ extension CoordinatorRuntime {
                 state.handled.set(session, record.handled, screens: watchedScreens)
                 state.startedAt[session] = record.startedAtUnixNanos
                 if !record.pending.isEmpty { state.outbox[session] = record.pending }
+                if !record.applied.isEmpty { state.appliedCalls[session] = record.applied }
             }
             if isOwner {
                 for entry in map.entries(in: .allSessions) {

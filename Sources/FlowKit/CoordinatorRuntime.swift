@@ -57,6 +57,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         var openByClient: [String: Int] = [:]
         /// Calls each instance sent and has not had answered, oldest first (in its record too).
         var outbox: [SessionID: [Flowbus_V1_PendingCall]] = [:]
+        /// The last calls each instance applied whose writes were confirmed, with their answers,
+        /// oldest first (in its record too, so its next incarnation knows them:
+        /// `CoordinatorInstance.applied`, `recordApplied`).
+        var appliedCalls: [SessionID: [Flowbus_V1_AppliedCall]] = [:]
     }
 
     /// Requests a coordinator process takes at once (the broker's credit for its worker).
@@ -64,6 +68,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// How many idempotency keys a session's navigation remembers (`Navigation.appliedKeys`).
     static let rememberedNavigationKeys = 16
+    /// How many applied calls an instance's record remembers (`CoordinatorInstance.applied`). A
+    /// caller waits for each call's answer before its next in the session, so only its last
+    /// one can come again; this many callers (children, parent, clients) may each have one.
+    static let rememberedCalls = 4
 
     public let name: String
     let coordinatorName: CoordinatorName
@@ -331,6 +339,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         state.handled.remove(session)
         state.startedAt[session] = nil
         state.outbox[session] = nil
+        state.appliedCalls[session] = nil
         delete(.coordinatorInstance(coordinatorName, session))
         logger.debug("finished", metadata: ["flowbus.session": "\(session)"])
     }
@@ -347,6 +356,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         record.handled = state.handled.table(of: session, screens: watchedScreens) ?? [:]
         record.context = instance.context
         record.pending = state.outbox[session] ?? []
+        record.applied = state.appliedCalls[session] ?? []
         write(.coordinatorInstance(coordinatorName, session), record, keyVersion: nextRecordVersion())
     }
 

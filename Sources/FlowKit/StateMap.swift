@@ -187,8 +187,13 @@ public final class MemoryStateMap: StateMap {
         try write(StateEntry(key: key, value: []))
     }
 
-    /// Every write is in the map at once.
-    public func settle(timeout: Duration) -> Bool { !stopped.load(ordering: .acquiring) }
+    /// Every write is in the map at once; settled unless a test holds confirmations back.
+    public func settle(timeout: Duration) -> Bool {
+        !stopped.load(ordering: .acquiring) && !holdsConfirmations.load(ordering: .acquiring)
+    }
+
+    /// Tests: `settle` fails as for writes whose confirmation has not come in time.
+    public let holdsConfirmations = Atomic<Bool>(false)
 
     /// Every write to the map in order, deletes included, by any peer.
     public var writes: [StateEntry] { store.contents.withLock { $0.writes } }

@@ -544,6 +544,53 @@ struct CoordinatorRuntimeSeamTests {
         #expect(app.owner.counters.fenced == 0)
     }
 
+    /// A call the owner applied comes again to its next incarnation (a duplicate, or a retry
+    /// whose answer was lost when the owner was killed): the instance's record holds the call's
+    /// key and answer beside what it changed, so it is answered as before and not applied again.
+    @Test func aCallAppliedBeforeARestartIsAnsweredAsBeforeNotAppliedAgain() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let done = envelope(call("ledgerDone"), session: session, key: "coord-ledger/0/1/done-1", writer: "coord-ledger/0", incarnation: 1)
+        let first = try coordinatorReply(app.owner.respond(to: done))
+        #expect(first.ok)
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "tally")
+        // The session moves on: a note over the tally.
+        let note = try intentReply(app.owner.respond(to: envelope(intent("note", screen: "tally", version: first.navVersion), session: session)))
+        #expect(note.applied && note.screenVersion == first.navVersion + 1)
+        app.owner.shutdown()
+
+        let restarted = try app.startOwner(incarnation: 2)
+        app.owner = restarted
+        let again = try coordinatorReply(restarted.respond(to: done))
+        #expect(again == first, "answered as the first time, at the version it made")
+        #expect(restarted.counters.retriesAnswered == 1)
+        #expect(navigation(app.map, session: session)?.version == note.screenVersion)
+        #expect(navigation(app.map, session: session)?.modal.kind == "note")
+    }
+
+    /// The same call, applied by an incarnation whose writes were not confirmed (killed before
+    /// they were): it never answered it, and what it wrote may not be in the map, so its record
+    /// does not say it applied the call, and the next incarnation applies it again.
+    @Test func aCallWhoseWritesWereNotConfirmedIsAppliedAgainAfterARestart() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let owner = try #require(app.owner)
+        let map = try #require(owner.map as? MemoryStateMap)
+        map.holdsConfirmations.store(true, ordering: .releasing)
+        let done = envelope(call("ledgerDone"), session: session, key: "coord-ledger/0/1/done-2", writer: "coord-ledger/0", incarnation: 1)
+        #expect(try coordinatorReply(owner.respond(to: done)).ok)
+        owner.shutdown()
+
+        let restarted = try app.startOwner(incarnation: 2)
+        app.owner = restarted
+        #expect(try coordinatorReply(restarted.respond(to: done)).ok)
+        #expect(restarted.counters.retriesAnswered == 0, "applied again, not answered from a record")
+    }
+
     @Test func aRestartedOwnerResumesEverySessionFromTheMap() async throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])
@@ -818,12 +865,38 @@ struct CoordinatorRuntimeSeamTests {
         var push = call("navigate")
         push.ops = [.push(.make("entry", owner: "ledger", viewModel: false))]
         let pushed = try coordinatorReply(restarted.respond(to: envelope(push, session: session, key: "k-2", writer: "coord-ledger/0", incarnation: 1)))
+        // The session moves on before the retry comes: it is answered with the version it made.
+        let backAgain = try intentReply(restarted.respond(to: envelope(intent("back", screen: "entry", version: pushed.navVersion), session: session, key: "k-3")))
+        #expect(backAgain.applied && backAgain.screenVersion == pushed.navVersion + 1)
         app.owner.shutdown()
         let again = try app.startOwner(incarnation: 3)
         app.owner = again
         let pushedAgain = try coordinatorReply(again.respond(to: envelope(push, session: session, key: "k-2", writer: "coord-ledger/0", incarnation: 1)))
-        #expect(pushed.ok && pushedAgain.ok && pushedAgain.navVersion == pushed.navVersion)
-        #expect(navigation(app.map, session: session)?.allScreens.filter { $0.kind == "entry" }.count == 1)
+        #expect(pushed.ok && pushedAgain.ok && pushedAgain.navVersion == pushed.navVersion, "\(pushedAgain)")
+        #expect(navigation(app.map, session: session)?.version == backAgain.screenVersion)
+        #expect(navigation(app.map, session: session)?.allScreens.filter { $0.kind == "entry" }.count == 0)
+    }
+
+    /// `ok` closed the modal, the session moved on, and the owner restarted: the retry of `ok` is
+    /// answered as applied at the version it made, not refused because no modal is left.
+    @Test func aRetriedOkAfterARestartIsAnsweredNotRefusedForTheModalItClosed() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        let note = try intentReply(app.owner.respond(to: envelope(intent("note", screen: "tally", version: 1), session: session, key: "k-note")))
+        #expect(note.applied && navigation(app.map, session: session)?.hasModal == true)
+        let ok = try intentReply(app.owner.respond(to: envelope(intent("ok", screen: "note", version: note.screenVersion), session: session, key: "k-ok")))
+        #expect(ok.applied && navigation(app.map, session: session)?.hasModal == false)
+        let ledger = try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: ok.screenVersion), session: session, key: "k-ledger")))
+        #expect(ledger.applied)
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let moved = try #require(navigation(app.map, session: session)).version
+        app.owner.shutdown()
+
+        let restarted = try app.startOwner(incarnation: 2)
+        app.owner = restarted
+        let retry = try intentReply(restarted.respond(to: envelope(intent("ok", screen: "note", version: note.screenVersion), session: session, key: "k-ok")))
+        #expect(retry.applied && retry.screenVersion == ok.screenVersion, "\(retry)")
+        #expect(navigation(app.map, session: session)?.version == moved)
     }
 
     /// The probe opened 10,001 sessions; the owner opens none past its limit, and says what to do.

@@ -211,9 +211,39 @@ public nonisolated struct Flowbus_V1_CoordinatorInstance: Sendable {
   /// sends them again, and their idempotency keys make a second delivery harmless.
   public var pending: [Flowbus_V1_PendingCall] = []
 
+  /// The last calls this instance applied (at most 4), with their answers, each added once
+  /// everything it wrote was confirmed: a retry or a duplicate of one, even one that reaches the
+  /// next incarnation, is answered as the first try was instead of being applied again.
+  public var applied: [Flowbus_V1_AppliedCall] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// A call a coordinator instance applied, and the answer it gave.
+public nonisolated struct Flowbus_V1_AppliedCall: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The call's idempotency key.
+  public var key: String = String()
+
+  public var reply: Flowbus_V1_CoordinatorReply {
+    get {_reply ?? Flowbus_V1_CoordinatorReply()}
+    set {_reply = newValue}
+  }
+  /// Returns true if `reply` has been explicitly set.
+  public var hasReply: Bool {self._reply != nil}
+  /// Clears the value of `reply`. Subsequent reads from it will return its default value.
+  public mutating func clearReply() {self._reply = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _reply: Flowbus_V1_CoordinatorReply? = nil
 }
 
 /// One call a coordinator instance has sent and not yet had answered.
@@ -422,7 +452,7 @@ nonisolated extension Flowbus_V1_CoordinatorReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CoordinatorInstance"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0\u{1}pending\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0\u{1}pending\0\u{1}applied\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -439,6 +469,7 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
       case 7: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.handled) }()
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.context) }()
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.pending) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.applied) }()
       default: break
       }
     }
@@ -472,6 +503,9 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if !self.pending.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.pending, fieldNumber: 9)
     }
+    if !self.applied.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.applied, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -485,6 +519,46 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if lhs.handled != rhs.handled {return false}
     if lhs.context != rhs.context {return false}
     if lhs.pending != rhs.pending {return false}
+    if lhs.applied != rhs.applied {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Flowbus_V1_AppliedCall: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AppliedCall"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}reply\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._reply) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    try { if let v = self._reply {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Flowbus_V1_AppliedCall, rhs: Flowbus_V1_AppliedCall) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs._reply != rhs._reply {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

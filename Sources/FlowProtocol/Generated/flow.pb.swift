@@ -285,7 +285,8 @@ public nonisolated struct Flowbus_V1_Navigation: @unchecked Sendable {
 
   /// The idempotency keys of the last changes (newest last, at most 16), written with the change
   /// itself: a retried intent or navigate call whose key is here was applied, and is answered
-  /// with the current version instead of being applied again, even by a restarted owner.
+  /// with the version its change made (applied_versions) instead of being applied again, even
+  /// by a restarted owner.
   public var appliedKeys: [String] {
     get {_storage._appliedKeys}
     set {_uniqueStorage()._appliedKeys = newValue}
@@ -297,6 +298,13 @@ public nonisolated struct Flowbus_V1_Navigation: @unchecked Sendable {
   public var topAppearKey: String {
     get {_storage._topAppearKey}
     set {_uniqueStorage()._topAppearKey = newValue}
+  }
+
+  /// The version each change of applied_keys made, in the same order. A navigation written
+  /// without them (an older owner's) answers a retry with its current version.
+  public var appliedVersions: [UInt64] {
+    get {_storage._appliedVersions}
+    set {_uniqueStorage()._appliedVersions = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -631,7 +639,7 @@ nonisolated extension Flowbus_V1_Screen: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Navigation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0\u{3}applied_keys\0\u{3}top_appear_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}stacks\0\u{3}selected_tab\0\u{1}modal\0\u{1}version\0\u{1}actions\0\u{3}applied_keys\0\u{3}top_appear_key\0\u{3}applied_versions\0")
 
   fileprivate class _StorageClass {
     var _root: Flowbus_V1_Navigation.RootKind = .stack
@@ -642,6 +650,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
     var _actions: [Flowbus_V1_Action] = []
     var _appliedKeys: [String] = []
     var _topAppearKey: String = String()
+    var _appliedVersions: [UInt64] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -660,6 +669,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
       _actions = source._actions
       _appliedKeys = source._appliedKeys
       _topAppearKey = source._topAppearKey
+      _appliedVersions = source._appliedVersions
     }
   }
 
@@ -686,6 +696,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
         case 6: try { try decoder.decodeRepeatedMessageField(value: &_storage._actions) }()
         case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._appliedKeys) }()
         case 8: try { try decoder.decodeSingularStringField(value: &_storage._topAppearKey) }()
+        case 9: try { try decoder.decodeRepeatedUInt64Field(value: &_storage._appliedVersions) }()
         default: break
         }
       }
@@ -722,6 +733,9 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
       if !_storage._topAppearKey.isEmpty {
         try visitor.visitSingularStringField(value: _storage._topAppearKey, fieldNumber: 8)
       }
+      if !_storage._appliedVersions.isEmpty {
+        try visitor.visitPackedUInt64Field(value: _storage._appliedVersions, fieldNumber: 9)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -739,6 +753,7 @@ nonisolated extension Flowbus_V1_Navigation: SwiftProtobuf.Message, SwiftProtobu
         if _storage._actions != rhs_storage._actions {return false}
         if _storage._appliedKeys != rhs_storage._appliedKeys {return false}
         if _storage._topAppearKey != rhs_storage._topAppearKey {return false}
+        if _storage._appliedVersions != rhs_storage._appliedVersions {return false}
         return true
       }
       if !storagesAreEqual {return false}
