@@ -147,10 +147,12 @@ extension CoordinatorRuntime {
     /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
     func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID, key: String) -> Flowbus_V1_IntentReply {
         state.withLock { state in
-            guard let navigation = state.navigations[session] else {
+            guard let known = state.navigations[session] else {
                 return Self.intentRefusal(WireError(.invalidField, "session \(session) has no navigation yet",
                                                     hint: "wait for its first screen, or open a new session"))
             }
+            // What `ok`, `back` and `selectTab` do is read from the navigation the client acted on.
+            let navigation = takingUpAhead(known, expected: intent.screenVersion, session: session, in: &state)
             if let version = Self.appliedVersion(of: key, in: navigation) {
                 // A retry of one applied, by this owner or before its restart: answered as it
                 // was, not refused for what the screen shows now (`ok` with the modal gone).
@@ -190,18 +192,7 @@ extension CoordinatorRuntime {
     func applyNavigation(
         session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", current: Navigation? = nil, in state: inout State
     ) -> Flowbus_V1_CoordinatorReply {
-        var before = current ?? state.navigations[session] ?? Navigation()
-        if expected > before.version, let ahead = navigationAhead(of: before.version, in: session, state: state) {
-            // This owner's previous incarnation wrote a newer navigation that reached the map after
-            // this one restored (held on the way while its process was replaced). Clients see it
-            // and act on it, and nothing of this incarnation came after it (its writes would have
-            // fenced it off): it is the session's navigation.
-            logger.notice("took up a navigation the previous incarnation wrote after this one restored", metadata: [
-                "flowbus.session": "\(session)", "flowbus.version": "\(ahead.version)", "flowbus.was": "\(before.version)",
-            ])
-            state.navigations[session] = ahead
-            before = ahead
-        }
+        let before = takingUpAhead(current ?? state.navigations[session] ?? Navigation(), expected: expected, session: session, in: &state)
         if let version = Self.appliedVersion(of: key, in: before) {
             state.retriesAnswered += 1
             var reply = Flowbus_V1_CoordinatorReply()
@@ -263,6 +254,22 @@ extension CoordinatorRuntime {
         reply.ok = true
         reply.navVersion = navigation.version
         return reply
+    }
+
+    /// `navigation`, or the newer one this owner's previous incarnation wrote that reached the
+    /// map after this one restored (held on the way while its process was replaced), when a
+    /// request was made on a version past `navigation`'s. Clients see that one and act on it, and
+    /// nothing of this incarnation came after it (its writes would have fenced it off): it is the
+    /// session's navigation, and is taken up.
+    func takingUpAhead(_ navigation: Navigation, expected: UInt64, session: SessionID, in state: inout State) -> Navigation {
+        guard expected > navigation.version, let ahead = navigationAhead(of: navigation.version, in: session, state: state) else {
+            return navigation
+        }
+        logger.notice("took up a navigation the previous incarnation wrote after this one restored", metadata: [
+            "flowbus.session": "\(session)", "flowbus.version": "\(ahead.version)", "flowbus.was": "\(navigation.version)",
+        ])
+        state.navigations[session] = ahead
+        return ahead
     }
 
     /// The new top screen whose view model gets `appear` (it loads, or publishes its state with

@@ -8,7 +8,7 @@ extension CoordinatorRuntime {
     /// navigation and record) from the Clone map: the process carries on where its previous
     /// incarnation stopped.
     func restore() {
-        state.withLock { state in
+        let interrupted: [(session: SessionID, reason: String)] = state.withLock { state in
             for entry in map.entries(in: .coordinator(coordinatorName)) {
                 guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
                       let record = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
@@ -43,6 +43,21 @@ extension CoordinatorRuntime {
                     "flowbus.instances": "\(state.instances.count)", "flowbus.navigations": "\(state.navigations.count)",
                 ])
             }
+            // A session whose record says closed, or is gone while its navigation is not, was
+            // being closed by the previous incarnation (the record is written closed first, and
+            // the keys' deletes may land in any order).
+            guard isOwner else { return [] }
+            return state.navigations.all.compactMap { session, _ in
+                let record = state.records[session]
+                return record?.open == true ? nil : (session, record?.closedReason ?? "")
+            }
+        }
+        for (session, reason) in interrupted {
+            // Its close is finished, under the same keys, before any top screen appears again:
+            // a view model that closed it already answers from memory, and none is made to show
+            // a closed session's screen again.
+            logger.notice("finished closing a session the previous incarnation was closing", metadata: ["flowbus.session": "\(session)"])
+            _ = closeSession(session, reason: reason.isEmpty ? "its closing was cut short by a restart of the navigation owner" : reason)
         }
         resendPending()
         if isOwner { appearLostTopScreens() }

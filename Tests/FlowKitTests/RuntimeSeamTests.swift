@@ -591,6 +591,28 @@ struct CoordinatorRuntimeSeamTests {
         #expect(restarted.counters.retriesAnswered == 0, "applied again, not answered from a record")
     }
 
+    /// The owner was killed while it closed a session: the session record's delete reached the
+    /// map, the navigation's did not. Its next incarnation finishes the close (the view model
+    /// told `close` again under the same key, the navigation deleted) instead of taking the
+    /// session for live and making its top screen appear again over a closed view model.
+    @Test func aCloseCutShortByARestartIsFinishedNotAppearedAgain() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session)?.screenID == "tally" })
+        app.owner.shutdown()
+        // What the closing owner left: the record deleted, the navigation still there.
+        let sessionID = try SessionID(session)
+        try app.map.peer().delete(.sessionMeta(sessionID))
+        let before = app.bus.delivered(to: "vm.tally").count
+
+        app.owner = try app.startOwner(incarnation: 2)
+        #expect(await eventually { navigation(app.map, session: session) == nil })
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
+        let sent = app.bus.delivered(to: "vm.tally").dropFirst(before).compactMap { try? $0.unwrap(Flowbus_V1_Intent.self).action }
+        #expect(sent == ["close"], "\(sent)")
+        #expect(viewState(app.map, session: session) == nil)
+    }
+
     @Test func aRestartedOwnerResumesEverySessionFromTheMap() async throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])
@@ -652,6 +674,28 @@ struct CoordinatorRuntimeSeamTests {
         } else {
             #expect(!reply.ok && reply.error.code == .staleIntent && reply.navVersion == restored.version, "\(reply)")
         }
+    }
+
+    /// The same late navigation showed a modal, and the client closes it with `ok` on the version
+    /// it saw: the owner reads `ok` against that navigation, where it said there was no modal.
+    @Test func anOkOnALateNavigationOfThePreviousIncarnationClosesItsModal() async throws {
+        let app = try TallyBus()
+        let sessionText = try #require(try app.open().result["session"])
+        let session = try SessionID(sessionText)
+        let restored = try #require(navigation(app.map, session: sessionText))
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 2)
+        var late = restored
+        _ = try late.apply([.present(.make("note", owner: "app", viewModel: false))])
+        late.version = restored.version + 1
+        let bytes = try Envelope.wrapping(late, session: sessionText, writer: "coord-app/0", incarnation: 1, keyVersion: late.version).encoded()
+        try app.map.set(.navigation(session), value: bytes)
+        try app.map.set(.viewModel(session, try ScreenName("marker")), value: [1])
+        let owner: CoordinatorRuntime = try #require(app.owner)
+        #expect(await eventually { owner.state.withLock { $0.navigationsAhead[session] != nil } })
+        let ok = try intentReply(owner.respond(to: envelope(intent("ok", screen: "note", version: late.version), session: sessionText, key: "k-ok-late")))
+        #expect(ok.applied && ok.screenVersion == late.version + 1, "\(ok)")
+        #expect(navigation(app.map, session: sessionText)?.hasModal == false)
     }
 
     /// The owner died after pushing a screen and before its `appear` reached the view model (the
