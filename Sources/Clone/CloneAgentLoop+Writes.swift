@@ -18,8 +18,10 @@ extension CloneAgentLoop {
     }
 
     func takeOutbox() {
-        // The outbox and this thread trade arrays, so neither allocates one after the first takes.
-        var taken = spareOutbox
+        // The outbox and this thread trade arrays, so neither allocates one after the first takes
+        // (the spare is moved, not copied: the outbox's writers append to it without a copy).
+        var taken: [PreparedWrite] = []
+        swap(&taken, &spareOutbox)
         let held = heldWrites.count - heldStart
         shared.outbox.withLock { outbox in
             swap(&taken, &outbox.writes)
