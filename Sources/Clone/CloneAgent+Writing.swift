@@ -122,16 +122,7 @@ extension CloneAgent {
         /// `leading`, `wseq=<agent>:<count>`, then `wgen`; returns its length. Every write's frame is
         /// made here, on the agent's thread, so it copies the parts' bytes and nothing else.
         static func write(into buffer: inout UnsafeMutableRawBufferPointer, leading: [UInt8], own: OwnLines, count: UInt64) -> Int {
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            return withUnsafeMutableBytes(of: &digits) { digits in
-                var start = digits.count
-                var rest = count
-                repeat {
-                    start -= 1
-                    digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                } while rest > 0
-                let number = UnsafeRawBufferPointer(rebasing: digits[start...])
+            withDecimalDigits(count) { number in
                 let length = leading.count + own.writeSequencePrefix.count + number.count + 1 + own.trailing.count
                 if buffer.count < length {
                     buffer.deallocate()

@@ -93,10 +93,7 @@ extension CloneAgentLoop {
         // Only the first part can meet the high-water mark; the others follow it.
         guard try first.get() else { return false }
         try writer.send(CloneAgent.KVSetLines.zeroSequence, more: true)
-        let uuid: Result<Bool, ZMQError> = withUnsafeBytes(of: write.uuid.uuid) { bytes in
-            do throws(ZMQError) { return .success(try writer.send(bytes: bytes, more: true)) } catch { return .failure(error) }
-        }
-        _ = try uuid.get()
+        try withUnsafeBytes(of: write.uuid.uuid) { bytes throws(ZMQError) in _ = try writer.send(bytes: bytes, more: true) }
         try writer.send(bytes: UnsafeRawBufferPointer(rebasing: propertiesScratch.bytes[..<propertiesLength]), more: true)
         try writer.send(write.value)
         return true

@@ -400,7 +400,7 @@ extension CloneServerLoop {
             publishedProperties.append(contentsOf: update.properties)
             publishedProperties.append(contentsOf: CloneProperties.sessionPreviousName.utf8)
             publishedProperties.append(UInt8(ascii: "="))
-            Self.appendDecimal(previous, to: &publishedProperties)
+            withDecimalDigits(previous) { publishedProperties.append(contentsOf: $0) }
             publishedProperties.append(UInt8(ascii: "\n"))
             chained = true
             if let observer = configuration.sessionObserver { observeSessionUpdate(update, previous: previous, observer: observer) }
@@ -415,16 +415,6 @@ extension CloneServerLoop {
         lastPublished = .now()
     }
 
-    /// Appends `number` in decimal digits.
-    static func appendDecimal(_ number: UInt64, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        var rest = number
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        bytes[start...].reverse()
-    }
 
     /// Sends one five-frame message on the publisher. XPUB_NODROP turns a full subscriber queue
     /// into EAGAIN. A queue that is only briefly behind gets a short grace to drain; one that stays
@@ -466,5 +456,21 @@ extension CloneServerLoop {
             statistics.ttlExpiries += 1
             try commit(AcceptedSet(key: item.key.bytes, uuid: [], properties: [], ttl: nil, value: [], expired: true))
         }
+    }
+}
+
+/// Calls `body` with `number`'s decimal digits as ASCII, made on the stack: the KVSET counts and
+/// session chains the agents and the server write for every update.
+func withDecimalDigits<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    return withUnsafeMutableBytes(of: &digits) { digits in
+        var start = digits.count
+        var rest = number
+        repeat {
+            start -= 1
+            digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        return body(UnsafeRawBufferPointer(rebasing: digits[start...]))
     }
 }

@@ -153,17 +153,13 @@ extension CoordinatorRuntime {
             }
             // What `ok`, `back` and `selectTab` do is read from the navigation the client acted on.
             let navigation = takingUpAhead(known, expected: intent.screenVersion, session: session, in: &state)
-            if let version = Self.appliedVersion(of: key, in: navigation) {
-                // A retry of one applied, by this owner or before its restart: answered as it
-                // was, not refused for what the screen shows now (`ok` with the modal gone).
-                state.retriesAnswered += 1
-                var reply = Flowbus_V1_IntentReply()
-                reply.applied = true
-                reply.screenVersion = version
-                return reply
-            }
             let ops: [NavigationOp]
             switch intent.action {
+            case _ where Self.appliedVersion(of: key, in: navigation) != nil:
+                // A retry of one applied, by this owner or before its restart: `applyNavigation`
+                // answers it from the navigation's keys, not refused for what the screen shows
+                // now (`ok` with the modal gone).
+                ops = []
             case "back": ops = navigation.hasModal ? [.dismiss] : [.pop()]
             case "selectTab": ops = navigation.selecting(tab: intent.fields["tab"] ?? "")
             default:
@@ -185,9 +181,10 @@ extension CoordinatorRuntime {
     /// and tells the view models of the screens that appeared or left.
     ///
     /// `key` is the idempotency key of the intent or call that asks: a change is recorded with the
-    /// keys of the last ones (`Navigation.appliedKeys`, on the bus with the change itself), so a
-    /// retry of one that was applied, even after the owner restarted, is answered with the current
-    /// version and not applied again (nor refused as stale). `current`: the session's navigation
+    /// keys of the last ones and the versions they made (`Navigation.appliedKeys`,
+    /// `appliedVersions`, on the bus with the change itself), so a retry of one that was applied,
+    /// even after the owner restarted, is answered with the version it made and not applied again
+    /// (nor refused as stale). `current`: the session's navigation
     /// when the caller has decoded it already (the table keeps it encoded).
     func applyNavigation(
         session: SessionID, ops: [NavigationOp], expected: UInt64, key: String = "", current: Navigation? = nil, in state: inout State

@@ -460,6 +460,27 @@ final class TallyBus {
         return owner
     }
 
+    /// Restarts the owner (incarnation 2), then writes as `writer` the session's navigation one
+    /// version past the one it restored (with `change` applied), as the previous incarnation's
+    /// write held on the way arrives late; then a marker state behind it. The owner's copy of
+    /// the map keeps no navigation: it notes the late one as it arrives, where it follows the
+    /// session's changes, so once the marker is noted the navigation was too (changes come in order).
+    func restartWithLateNavigation(
+        session: String, writer: String, incarnation: UInt64, change: [NavigationOp] = []
+    ) throws -> (restored: Navigation, late: Navigation, bytes: [UInt8]) {
+        let id = try SessionID(session)
+        let restored = try #require(navigation(map, session: session))
+        owner.shutdown()
+        owner = try startOwner(incarnation: 2)
+        var late = restored
+        _ = try late.apply(change)
+        late.version = restored.version + 1
+        let bytes = try Envelope.wrapping(late, session: session, writer: writer, incarnation: incarnation, keyVersion: late.version).encoded()
+        try map.set(.navigation(id), value: bytes)
+        try map.set(.viewModel(id, try ScreenName("marker")), value: [1])
+        return (restored, late, bytes)
+    }
+
     func open(_ requested: String = "", create: Bool = false, peer: String? = nil) throws -> Flowbus_V1_CoordinatorReply {
         var args = requested.isEmpty ? [:] : ["session": requested]
         if create { args["create"] = "true" }
@@ -645,18 +666,7 @@ struct CoordinatorRuntimeSeamTests {
         let app = try TallyBus()
         let sessionText = try #require(try app.open().result["session"])
         let session = try SessionID(sessionText)
-        let restored = try #require(navigation(app.map, session: sessionText))
-        app.owner.shutdown()
-        app.owner = try app.startOwner(incarnation: 2)
-        // The previous incarnation's next version, arriving late.
-        var late = restored
-        late.version = restored.version + 1
-        let bytes = try Envelope.wrapping(late, session: sessionText, writer: writer, incarnation: incarnation, keyVersion: late.version).encoded()
-        try app.map.set(.navigation(session), value: bytes)
-        // The owner's copy of the map keeps no navigation: it notes the late one as it arrives,
-        // where it follows the session's changes. A state written after it, once noted, says
-        // the navigation was noted too (changes come in order).
-        try app.map.set(.viewModel(session, try ScreenName("marker")), value: [1])
+        let (restored, late, bytes) = try app.restartWithLateNavigation(session: sessionText, writer: writer, incarnation: incarnation)
         let owner: CoordinatorRuntime = try #require(app.owner)
         #expect(await eventually { owner.state.withLock { owner.viewModelKinds(of: session, in: $0) }.contains("marker") })
         #expect(owner.map.value(at: .navigation(session)) == nil && app.map.value(at: .navigation(session)) == bytes)
@@ -682,15 +692,8 @@ struct CoordinatorRuntimeSeamTests {
         let app = try TallyBus()
         let sessionText = try #require(try app.open().result["session"])
         let session = try SessionID(sessionText)
-        let restored = try #require(navigation(app.map, session: sessionText))
-        app.owner.shutdown()
-        app.owner = try app.startOwner(incarnation: 2)
-        var late = restored
-        _ = try late.apply([.present(.make("note", owner: "app", viewModel: false))])
-        late.version = restored.version + 1
-        let bytes = try Envelope.wrapping(late, session: sessionText, writer: "coord-app/0", incarnation: 1, keyVersion: late.version).encoded()
-        try app.map.set(.navigation(session), value: bytes)
-        try app.map.set(.viewModel(session, try ScreenName("marker")), value: [1])
+        let (_, late, _) = try app.restartWithLateNavigation(
+            session: sessionText, writer: "coord-app/0", incarnation: 1, change: [.present(.make("note", owner: "app", viewModel: false))])
         let owner: CoordinatorRuntime = try #require(app.owner)
         #expect(await eventually { owner.state.withLock { $0.navigationsAhead[session] != nil } })
         let ok = try intentReply(owner.respond(to: envelope(intent("ok", screen: "note", version: late.version), session: sessionText, key: "k-ok-late")))
