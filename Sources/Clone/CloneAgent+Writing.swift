@@ -144,15 +144,6 @@ extension CloneAgent {
             }
         }
 
-        /// The five frames of a KVSET numbered `count`, as the agent's thread sends them: the same
-        /// bytes as `CloneMessage.kvset(record).frames` with the agent's lines set.
-        static func frames(_ write: PreparedWrite, own: OwnLines) -> [Frame] {
-            var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
-            defer { buffer.deallocate() }
-            let length = Self.write(into: &buffer, leading: write.leading, own: own, count: write.count)
-            return [Array(write.key.utf8), zeroSequence, write.uuid.frame, Array(buffer[..<length]), write.value]
-        }
-
         /// A KVSET's sequence frame: 12/CHP leaves it zero.
         static let zeroSequence: Frame = [0, 0, 0, 0, 0, 0, 0, 0]
     }

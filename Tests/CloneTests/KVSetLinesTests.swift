@@ -92,3 +92,14 @@ struct KVSetLinesTests {
         agent.writeIDs.agentID
     }
 }
+
+extension CloneAgent.KVSetLines {
+    /// The five frames of a KVSET numbered `count`, made as the agent's thread makes them: its
+    /// properties frame through `write(into:)`, every other frame from the write's parts.
+    static func frames(_ write: PreparedWrite, own: CloneAgent.OwnLines) -> [Frame] {
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+        defer { buffer.deallocate() }
+        let length = Self.write(into: &buffer, leading: write.leading, own: own, count: write.count)
+        return [Array(write.key.utf8), zeroSequence, write.uuid.frame, Array(buffer[..<length]), write.value]
+    }
+}
