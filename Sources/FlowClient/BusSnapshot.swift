@@ -88,7 +88,7 @@ public struct BusSnapshot: Sendable {
             case ("s", "meta"):
                 views[parts[1], default: SessionView(session: parts[1])].record = try? envelope.unwrap(Flowbus_V1_SessionRecord.self)
             case ("c", _):
-                guard let instance = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
+                guard let instance = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self), !instance.released else { continue }
                 instances.append(CoordinatorInstanceSummary(
                     coordinator: parts[1], session: parts[2], parent: instance.parent, children: instance.children,
                     incarnation: instance.incarnation, startedAt: Self.date(instance.startedAtUnixNanos)))

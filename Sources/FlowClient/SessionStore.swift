@@ -151,8 +151,10 @@ final class SessionStore: Sendable {
             case .record: state.view.record = nil
             case .state(let kind): state.view.states[kind] = nil
             case .coordinator(let name):
-                state.view.coordinators[name] = nil
-                event(.coordinator(name: name, live: false), update, nil, to: &state)
+                // Gone already if its flow was released first (a record marked released).
+                if state.view.coordinators.removeValue(forKey: name) != nil {
+                    event(.coordinator(name: name, live: false), update, nil, to: &state)
+                }
                 return true
             }
             event(.deleted(key: update.key), update, nil, to: &state)
@@ -196,6 +198,12 @@ final class SessionStore: Sendable {
             case .coordinator(let name):
                 let instance = try envelope.unwrap(Flowbus_V1_CoordinatorInstance.self)
                 let wasLive = state.view.coordinators[name] != nil
+                if instance.released {
+                    // Finished, its record kept only until the calls it sent are answered.
+                    state.view.coordinators[name] = nil
+                    if wasLive { event(.coordinator(name: name, live: false), update, envelope, to: &state) }
+                    return true
+                }
                 state.view.coordinators[name] = CoordinatorInstanceView(name: name, instance: instance)
                 if !wasLive { event(.coordinator(name: name, live: true), update, envelope, to: &state) }
             }

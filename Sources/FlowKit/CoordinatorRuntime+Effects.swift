@@ -48,9 +48,11 @@ extension CoordinatorRuntime {
                 send(coordinator, method, args: args)
             }
         }
-        let kept = persist && state.instances[session] === instance
+        // A released instance's calls go into the outbox too (`release` records them); only a
+        // replaced one's (a stale copy) are sent untracked.
+        let kept = state.instances[session] === instance
         if kept, !outgoing.isEmpty { state.outbox[session, default: []] += outgoing }
-        if kept { record(instance, of: session, in: state) }
+        if kept, persist { record(instance, of: session, in: state) }
         if isOwner, instance.parent.isEmpty { writeSessionRecord(instance, of: session, in: &state) }
         for call in outgoing { post(call, session: session, kept: kept) }
         return collected
@@ -88,8 +90,14 @@ extension CoordinatorRuntime {
             pending.removeAll { $0.key == key }
             state.outbox[session] = pending.isEmpty ? nil : pending
             // Written when the last one is answered: an incarnation that finds a few answered
-            // calls in the record sends them again, and their receivers answer from memory.
-            if pending.isEmpty, let instance = state.instances[session] { record(instance, of: session, in: state) }
+            // calls in the record sends them again, and their receivers answer from memory. A
+            // released flow's record goes with its last call.
+            guard pending.isEmpty else { return }
+            if let instance = state.instances[session] {
+                record(instance, of: session, in: state)
+            } else {
+                delete(.coordinatorInstance(coordinatorName, session))
+            }
         }
     }
 

@@ -12,6 +12,16 @@ extension CoordinatorRuntime {
             for entry in map.entries(in: .coordinator(coordinatorName)) {
                 guard let session = entry.key.session, let envelope = try? Envelope.decodeChecked(entry.value),
                       let record = try? envelope.unwrap(Flowbus_V1_CoordinatorInstance.self) else { continue }
+                if record.released {
+                    // A finished flow whose calls were not all answered: they are sent again, and
+                    // the record goes with the last answer (or now, if it holds none).
+                    if record.pending.isEmpty {
+                        delete(.coordinatorInstance(coordinatorName, session))
+                    } else {
+                        state.outbox[session] = record.pending
+                    }
+                    continue
+                }
                 let instance = type.init(session: session.text, parent: record.parent)
                 instance.children = record.children
                 instance.context = record.context

@@ -330,7 +330,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         }
     }
 
-    /// Finishes the instance's children, then the instance, and deletes its record.
+    /// Finishes the instance's children, then the instance, and deletes its record; while calls
+    /// it sent (its children's `finish` among them) wait for their answers, the record stays,
+    /// marked released with only those calls, so a restart sends them again (`answered` deletes
+    /// it after the last).
     func release(_ instance: Coordinator, of session: SessionID, in state: inout State) {
         for child in instance.children { instance.finishChild(child) }
         instance.finish()
@@ -338,10 +341,25 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         state.instances[session] = nil
         state.handled.remove(session)
         state.startedAt[session] = nil
-        state.outbox[session] = nil
         state.appliedCalls[session] = nil
-        delete(.coordinatorInstance(coordinatorName, session))
+        if let pending = state.outbox[session], !pending.isEmpty {
+            recordReleased(session, pending: pending)
+        } else {
+            delete(.coordinatorInstance(coordinatorName, session))
+        }
         logger.debug("finished", metadata: ["flowbus.session": "\(session)"])
+    }
+
+    /// The record of a flow finished with calls still unanswered: those calls, and nothing that
+    /// would make a reader or a restart take the flow for live.
+    func recordReleased(_ session: SessionID, pending: [Flowbus_V1_PendingCall]) {
+        var record = Flowbus_V1_CoordinatorInstance()
+        record.coordinator = name
+        record.session = session.text
+        record.incarnation = incarnation
+        record.pending = pending
+        record.released = true
+        write(.coordinatorInstance(coordinatorName, session), record, keyVersion: nextRecordVersion())
     }
 
     /// Writes the instance's record `/c/<name>/<session>`.

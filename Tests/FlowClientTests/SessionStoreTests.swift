@@ -1,4 +1,5 @@
 @testable import FlowClient
+import Clone
 import FlowProtocol
 import Testing
 
@@ -17,5 +18,41 @@ struct SessionStoreTests {
         #expect(all.map(\.index) == Array((appended - kept + 1)...appended))
         #expect(store.events(last: 10).map(\.index) == Array((appended - min(10, kept) + 1)...appended))
         #expect(store.events(last: 500).count == kept)
+    }
+}
+
+@Suite("Session view of coordinator records")
+struct SessionStoreCoordinatorTests {
+    func update(_ instance: Flowbus_V1_CoordinatorInstance?, sequence: UInt64, keyVersion: UInt64) throws -> CloneUpdate {
+        let key = "/c/auth/s1"
+        guard let instance else { return CloneUpdate(key: key, value: [], sequence: sequence, isDelete: true, fromSnapshot: false) }
+        let bytes = try Envelope.wrapping(instance, session: "s1", writer: "coord-auth/0", incarnation: 1, keyVersion: keyVersion).encoded()
+        return CloneUpdate(key: key, value: bytes, sequence: sequence, isDelete: false, fromSnapshot: false)
+    }
+
+    /// A flow finished while calls it sent wait for answers keeps its record, marked released:
+    /// the view takes it for gone at once, and its later delete changes nothing more.
+    @Test func aReleasedRecordIsNoLongerALiveCoordinator() throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        var live = Flowbus_V1_CoordinatorInstance()
+        live.coordinator = "auth"
+        live.children = ["signup"]
+        store.apply(try update(live, sequence: 1, keyVersion: 1))
+        #expect(store.view.coordinators.keys.sorted() == ["auth"])
+
+        var released = Flowbus_V1_CoordinatorInstance()
+        released.coordinator = "auth"
+        released.released = true
+        released.pending = [Flowbus_V1_PendingCall()]
+        store.apply(try update(released, sequence: 2, keyVersion: 2))
+        #expect(store.view.coordinators.isEmpty)
+        store.apply(try update(nil, sequence: 3, keyVersion: 0))
+        #expect(store.view.coordinators.isEmpty)
+
+        let liveness = store.events().compactMap { event -> Bool? in
+            if case .coordinator(name: "auth", let isLive) = event.kind { return isLive }
+            return nil
+        }
+        #expect(liveness == [true, false], "one start, one end: \(liveness)")
     }
 }

@@ -612,6 +612,38 @@ struct CoordinatorRuntimeSeamTests {
         #expect(restarted.counters.retriesAnswered == 0, "applied again, not answered from a record")
     }
 
+    /// A flow released while the calls it sent are not answered yet (here the owner's app flow,
+    /// closed with the session, whose `finish` to its child never left the process) keeps its
+    /// record, marked released, holding those calls: the next incarnation sends them again, so
+    /// the child flow is finished instead of left live for good, and the record goes after.
+    @Test func aReleasedFlowsUnansweredCallsAreSentAgainAfterARestart() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        let id = try SessionID(session)
+        let ledgerKey = CloneKey.coordinatorInstance(try CoordinatorName("ledger"), id)
+        _ = app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))
+        let appKey = CloneKey.coordinatorInstance(try CoordinatorName("app"), id)
+        func appRecord() throws -> Flowbus_V1_CoordinatorInstance? {
+            try app.map.value(at: appKey).map { try Envelope.decodeChecked($0).unwrap(Flowbus_V1_CoordinatorInstance.self) }
+        }
+        #expect(await eventually { app.map.value(at: ledgerKey) != nil && (try? appRecord())?.pending.isEmpty == true })
+        app.owner.shutdown()
+        let silent = SilentCalls()
+        app.owner = try app.startOwner(incarnation: 2, calls: silent)
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: session))).ok)
+        #expect(silent.posted == ["coord.ledger"], "the child's finish, which never left")
+
+        let kept = try #require(try appRecord())
+        #expect(kept.released && kept.children.isEmpty)
+        #expect(try kept.pending.map { try Envelope.decodeChecked(Array($0.body)).unwrap(Flowbus_V1_CoordinatorCall.self).method } == ["finish"])
+
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 3)
+        #expect(await eventually { app.map.value(at: ledgerKey) == nil }, "the child flow was finished")
+        #expect(await eventually { app.map.value(at: appKey) == nil }, "the released record went with its last answer")
+        #expect(navigation(app.map, session: session) == nil)
+    }
+
     /// The owner was killed while it closed a session: the session record's delete reached the
     /// map, the navigation's did not. Its next incarnation finishes the close (the view model
     /// told `close` again under the same key, the navigation deleted) instead of taking the

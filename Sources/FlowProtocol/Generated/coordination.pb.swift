@@ -216,6 +216,12 @@ public nonisolated struct Flowbus_V1_CoordinatorInstance: Sendable {
   /// next incarnation, is answered as the first try was instead of being applied again.
   public var applied: [Flowbus_V1_AppliedCall] = []
 
+  /// The flow was finished (released) while calls it had sent, its children's `finish` among
+  /// them, were not answered yet: the record stays, with only those calls in `pending`, until
+  /// they are, so a restarted incarnation sends them again instead of forgetting them. Readers
+  /// take a released record for a flow that is no longer live.
+  public var released: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -452,7 +458,7 @@ nonisolated extension Flowbus_V1_CoordinatorReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CoordinatorInstance"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0\u{1}pending\0\u{1}applied\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}session\0\u{1}parent\0\u{1}children\0\u{1}incarnation\0\u{3}started_at_unix_nanos\0\u{1}handled\0\u{1}context\0\u{1}pending\0\u{1}applied\0\u{1}released\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -470,6 +476,7 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.context) }()
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.pending) }()
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.applied) }()
+      case 11: try { try decoder.decodeSingularBoolField(value: &self.released) }()
       default: break
       }
     }
@@ -506,6 +513,9 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if !self.applied.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.applied, fieldNumber: 10)
     }
+    if self.released != false {
+      try visitor.visitSingularBoolField(value: self.released, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -520,6 +530,7 @@ nonisolated extension Flowbus_V1_CoordinatorInstance: SwiftProtobuf.Message, Swi
     if lhs.context != rhs.context {return false}
     if lhs.pending != rhs.pending {return false}
     if lhs.applied != rhs.applied {return false}
+    if lhs.released != rhs.released {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
