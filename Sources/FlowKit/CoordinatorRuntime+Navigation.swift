@@ -109,7 +109,10 @@ extension CoordinatorRuntime {
             let kinds = viewModelKinds(of: session, in: state)
                 .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
             let version = (state.navigations.version(of: session) ?? 0) + 1
-            for kind in kinds.sorted() { sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version) }
+            let opened = state.records.openedAt(session)
+            for kind in kinds.sorted() {
+                sendToViewModel(kind: kind, action: "close", session: session, screen: nil, version: version, opened: opened)
+            }
             state.navigations[session] = nil
             state.navigationsAhead[session] = nil
             state.records[session] = nil
@@ -245,7 +248,8 @@ extension CoordinatorRuntime {
             }
             state.navigations[session] = navigation
             write(.navigation(session), navigation, keyVersion: navigation.version)
-            followUp(session: session, before: before, after: navigation, appearing: appearing)
+            followUp(session: session, before: before, after: navigation, appearing: appearing,
+                     opened: state.records.openedAt(session))
         }
         var reply = Flowbus_V1_CoordinatorReply()
         reply.ok = true
@@ -288,14 +292,14 @@ extension CoordinatorRuntime {
 
     /// `appear` to `appearing` (`screenToAppear`); `reset` to the view models whose last screen
     /// left the navigation.
-    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?) {
+    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: Int64) {
         guard isOwner else { return }
         if let appearing {
-            sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version)
+            sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
         }
         let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
         for kind in left.sorted() {
-            sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version)
+            sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened)
         }
     }
 
@@ -316,10 +320,13 @@ extension CoordinatorRuntime {
         lifecycleKey(action: "appear", session: session, target: screen.id, version: version)
     }
 
-    func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64) {
+    /// `opened`: when the session was opened (its record's `opened_at_unix_nanos`, 0 if unknown),
+    /// so a view model that closed it tells a late `appear` of that opening from a new opening's.
+    func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) {
         var intent = Flowbus_V1_Intent()
         intent.screen = kind
         intent.action = action
+        intent.sessionOpenedAtUnixNanos = opened
         if let screen {
             intent.screenID = screen.id
             intent.params = screen.params

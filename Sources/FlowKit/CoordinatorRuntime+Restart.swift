@@ -82,17 +82,19 @@ extension CoordinatorRuntime {
     /// screen uncovered without an `appear` (a dismissed sheet) appears again only when its view
     /// model shows no state for it.
     func appearLostTopScreens() {
-        let navigations = state.withLock { $0.navigations.all }
+        let navigations = state.withLock { state in
+            state.navigations.all.map { (session: $0.0, navigation: $0.1, opened: state.records.openedAt($0.0)) }
+        }
         var sent = 0
-        for (session, navigation) in navigations {
+        for (session, navigation, opened) in navigations {
             guard let top = navigation.topScreen, !top.viewModel.isEmpty else { continue }
             let key = navigation.topAppearKey
             if key.isEmpty {
                 guard !viewModelShows(top, in: session) else { continue }
-                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version)
+                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version, opened: opened)
             } else {
                 guard let version = Self.version(ofAppearKey: key), shownAppearKey(of: top, in: session) != key else { continue }
-                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: version)
+                sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: version, opened: opened)
             }
             sent += 1
         }

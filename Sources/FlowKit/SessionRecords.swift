@@ -11,6 +11,11 @@ struct SessionRecords {
 
     var count: Int { entries.count }
 
+    /// When the session was opened (its record's `opened_at_unix_nanos`), 0 without a record.
+    func openedAt(_ session: SessionID) -> Int64 {
+        self[session]?.openedAtUnixNanos ?? 0
+    }
+
     subscript(session: SessionID) -> Flowbus_V1_SessionRecord? {
         get {
             guard let bytes = entries[session], var record = try? Flowbus_V1_SessionRecord(serializedBytes: bytes) else { return nil }

@@ -47,15 +47,24 @@ public final class ViewModelRuntime: @unchecked Sendable {
     /// The newest incarnation seen of each process that sent lifecycle actions: one from an older
     /// incarnation (held up on the way while its process was replaced) is fenced off.
     let fences = Locked<[String: UInt64]>([:])
+    /// The sessions this process closed lately, and which opening of each (`ClosedSession`).
+    let closed = Locked(RecentValues<SessionID, ClosedSession>(capacity: ViewModelRuntime.rememberedClosedSessions))
+    /// How many closed sessions are remembered: lifecycle calls held up on the way for longer
+    /// than the last this many closes took are no longer told from a new opening's.
+    static let rememberedClosedSessions = 1024
     private let servedCount = Atomic<Int>(0)
     private let refusedCount = Atomic<Int>(0)
     private let malformedCount = Atomic<Int>(0)
     private let forbiddenCount = Atomic<Int>(0)
+    private let lateAfterCloseCount = Atomic<Int>(0)
     public var served: Int { servedCount.load(ordering: .relaxed) }
     public var refused: Int { refusedCount.load(ordering: .relaxed) }
     public var malformed: Int { malformedCount.load(ordering: .relaxed) }
     /// Requests refused for want of a capability (a closed host's rule; included in `refused`).
     public var forbidden: Int { forbiddenCount.load(ordering: .relaxed) }
+    /// `appear`s and `reset`s of a session that arrived after this process closed it (a try
+    /// held up on the way): answered as done, nothing made again.
+    public var lateAfterClose: Int { lateAfterCloseCount.load(ordering: .relaxed) }
     /// What the intent being handled on this thread stands for: the key and the screen its state
     /// changes carry (none outside an intent).
     struct Acting {
@@ -181,7 +190,8 @@ public final class ViewModelRuntime: @unchecked Sendable {
             return reply(to: envelope, applied: false, version: 0, error: error)
         }
         if let fenced = fence(envelope) { return fenced }
-        if intent.action == "close" { return close(session, answering: envelope) }
+        if intent.action == "close" { return close(session, opening: intent.sessionOpenedAtUnixNanos, answering: envelope) }
+        if let answer = answerForClosed(intent, session: session, envelope: envelope) { return answer }
         let instance = instance(for: session, atLeast: intent.screenVersion)
         let key = plantedBug == .skipIdempotency ? "" : envelope.idempotencyKey
         if !key.isEmpty, let version = instance.applied[key] {
@@ -273,8 +283,10 @@ public final class ViewModelRuntime: @unchecked Sendable {
     }
 
     /// The session was closed (the navigation owner says so): its state leaves the map, both
-    /// copies, and this process forgets it. Repeating it changes nothing.
-    func close(_ session: SessionID, answering envelope: Envelope) -> Envelope {
+    /// copies, and this process forgets it, but for which opening of it was closed
+    /// (`answerForClosed`). Repeating it changes nothing.
+    func close(_ session: SessionID, opening: Int64, answering envelope: Envelope) -> Envelope {
+        closed.withLock { $0.remember(ClosedSession(opening: opening), for: session) }
         instances[session] = nil
         for key in CloneKey.viewModelKeys(session: session, screen: screenName) {
             do {
@@ -285,6 +297,40 @@ public final class ViewModelRuntime: @unchecked Sendable {
         }
         servedCount.add(1, ordering: .relaxed)
         return reply(to: envelope, applied: true, version: 0, error: nil)
+    }
+
+    /// The answer to a request for a session this process closed, or nil when it is to run:
+    /// - an `appear` or `reset` of the opening that was closed (a try held up on the way, or sent
+    ///   again, while the close went ahead) is answered as done and makes no state again;
+    /// - one of a newer opening of the same session id opens it again here;
+    /// - a person's intent, until then, is refused: the session is closed.
+    func answerForClosed(_ intent: Flowbus_V1_Intent, session: SessionID, envelope: Envelope) -> Envelope? {
+        enum Verdict { case run, late, closed }
+        let lifecycle = Self.lifecycleActions.contains(intent.action)
+        let verdict = closed.withLock { closed -> Verdict in
+            guard var entry = closed[session], !entry.reopened else { return .run }
+            guard lifecycle else { return .closed }
+            let opening = intent.sessionOpenedAtUnixNanos
+            if opening != 0, opening <= entry.opening { return .late }
+            entry.reopened = true
+            closed.remember(entry, for: session)
+            return .run
+        }
+        switch verdict {
+        case .run:
+            return nil
+        case .late:
+            lateAfterCloseCount.add(1, ordering: .relaxed)
+            logger.info("a lifecycle call of a session this process closed arrived late; taken as done", metadata: [
+                "flowbus.session": "\(session)", "flowbus.action": "\(intent.action)", "flowbus.key": "\(envelope.idempotencyKey)",
+            ])
+            return reply(to: envelope, applied: true, version: 0, error: nil)
+        case .closed:
+            refusedCount.add(1, ordering: .relaxed)
+            return reply(to: envelope, applied: false, version: 0, error: WireError(
+                .invalidField, "session \(session) was closed, so its \(screen) screen takes no more actions; \"\(intent.action)\" was not applied",
+                hint: "open a session (or attach to an open one with `flowbus client --session ID`) and act on its screens"))
+        }
     }
 
     /// A refusal for a request from an incarnation older than one already heard from its process
@@ -489,4 +535,11 @@ final class InstanceTable: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { instances.count } }
+}
+
+/// A session a view model closed: which opening of it (`SessionRecord.opened_at_unix_nanos`, 0
+/// when the owner did not say), and whether an `appear` of a newer opening came since.
+struct ClosedSession {
+    var opening: Int64
+    var reopened = false
 }

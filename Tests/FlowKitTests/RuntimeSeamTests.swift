@@ -861,6 +861,38 @@ struct CoordinatorRuntimeSeamTests {
         #expect(!late.applied)
     }
 
+    /// A view model that closed a session does not make its state again for an `appear` of that
+    /// opening arriving after the close (a try held up on the way): it answers it as done. A
+    /// person's intent on the closed session is refused, saying so; an `appear` of a new opening
+    /// of the same session id opens it again.
+    @Test func aLateAppearAfterACloseMakesNoStateAgain() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
+        let appear = try #require(app.bus.delivered(to: "vm.tally").last { (try? $0.unwrap(Flowbus_V1_Intent.self))?.action == "appear" })
+        #expect(try appear.unwrap(Flowbus_V1_Intent.self).sessionOpenedAtUnixNanos > 0)
+        #expect(try coordinatorReply(app.owner.respond(to: envelope(call("closeSession"), session: session))).ok)
+        #expect(app.ownerViewModelCalls.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await eventually { viewState(app.map, session: session) == nil })
+
+        let late = try intentReply(app.tally.handle(appear))
+        #expect(late.applied, "answered as done, so the owner's lane moves on")
+        #expect(app.tally.lateAfterClose == 1)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(viewState(app.map, session: session) == nil, "the closed session's state was made again")
+
+        let add = try intentReply(app.tally.handle(envelope(intent("add", screen: "tally", fields: ["amount": "1"]), session: session)))
+        #expect(!add.applied && add.error.code == .invalidField)
+        #expect(add.error.message.contains("was closed"), "\(add.error.message)")
+
+        // The same id opened again: its appear (a newer opening) runs, and so do intents after it.
+        #expect(try app.open(session, create: true).ok)
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        let again = try intentReply(app.tally.handle(envelope(intent("add", screen: "tally", fields: ["amount": "2"]), session: session)))
+        #expect(again.applied, "\(again.error)")
+    }
+
     /// The owner follows every session's view-model states for activity, but holds none of them
     /// once started, nor its instances' records, nor the sessions' navigations and records it
     /// keeps in memory (issue 16: memory per session); closing a session still reaches every view

@@ -58,6 +58,12 @@ public nonisolated struct Flowbus_V1_Intent: Sendable {
   /// That screen's Screen.params, e.g. item=item:12.
   public var params: Dictionary<String,String> = [:]
 
+  /// On the navigation owner's `appear`, `reset` and `close`: when the session they belong to was
+  /// opened (SessionRecord.opened_at_unix_nanos), 0 when the owner does not know. A view model
+  /// that closed that opening of the session takes a later-arriving `appear` or `reset` of it as
+  /// done, and does not make its state again.
+  public var sessionOpenedAtUnixNanos: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -383,7 +389,7 @@ fileprivate nonisolated let _protobuf_package = "flowbus.v1"
 
 nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Intent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}screen\0\u{1}action\0\u{1}fields\0\u{3}screen_version\0\u{3}screen_id\0\u{1}params\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}screen\0\u{1}action\0\u{1}fields\0\u{3}screen_version\0\u{3}screen_id\0\u{1}params\0\u{3}session_opened_at_unix_nanos\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -397,6 +403,7 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.screenVersion) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.screenID) }()
       case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.params) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.sessionOpenedAtUnixNanos) }()
       default: break
       }
     }
@@ -421,6 +428,9 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.params.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.params, fieldNumber: 6)
     }
+    if self.sessionOpenedAtUnixNanos != 0 {
+      try visitor.visitSingularInt64Field(value: self.sessionOpenedAtUnixNanos, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -431,6 +441,7 @@ nonisolated extension Flowbus_V1_Intent: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.screenVersion != rhs.screenVersion {return false}
     if lhs.screenID != rhs.screenID {return false}
     if lhs.params != rhs.params {return false}
+    if lhs.sessionOpenedAtUnixNanos != rhs.sessionOpenedAtUnixNanos {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
