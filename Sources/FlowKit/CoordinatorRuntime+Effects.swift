@@ -18,9 +18,17 @@ extension CoordinatorRuntime {
     /// answer waits for the record to be confirmed), and are sent after: a process killed before
     /// they are answered leaves them in the record, and its next incarnation sends them again
     /// (`resendPending`). Each leaves the outbox when answered.
+    ///
+    /// The owner applies its own navigation effects together, as one change, recorded under
+    /// `navigationKey` (`<intent key>/navigate` for a person's intent, as a non-owner's navigate
+    /// call is), so a retry of the intent is recognised by the navigation even after a restart.
     @discardableResult
-    func apply(_ instance: Coordinator, of session: SessionID, in state: inout State, syncNavigation: [NavigationOp]?, persist: Bool = true) -> [NavigationOp]? {
+    func apply(
+        _ instance: Coordinator, of session: SessionID, in state: inout State, syncNavigation: [NavigationOp]?, persist: Bool = true,
+        navigationKey: String = ""
+    ) -> [NavigationOp]? {
         var collected = syncNavigation
+        var ownOps: [NavigationOp] = []
         let effects = instance.effects
         instance.effects = []
         var outgoing: [Flowbus_V1_PendingCall] = []
@@ -32,7 +40,7 @@ extension CoordinatorRuntime {
             case .navigate(let declared):
                 let ops = declared.map(offeringActions)
                 if isOwner {
-                    _ = applyNavigation(session: session, ops: ops, expected: 0, in: &state)
+                    ownOps += ops
                 } else if collected != nil {
                     collected?.append(contentsOf: ops)
                 } else {
@@ -48,6 +56,7 @@ extension CoordinatorRuntime {
                 send(coordinator, method, args: args)
             }
         }
+        if !ownOps.isEmpty { _ = applyNavigation(session: session, ops: ownOps, expected: 0, key: navigationKey, in: &state) }
         // A released instance's calls go into the outbox too (`release` records them); only a
         // replaced one's (a stale copy) are sent untracked.
         let kept = state.instances[session] === instance

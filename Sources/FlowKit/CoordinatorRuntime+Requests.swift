@@ -176,20 +176,29 @@ extension CoordinatorRuntime {
         }
         let input = IntentInput(
             action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
+        // Its navigation is recorded under a key made from the intent's, by the owner itself or
+        // (a non-owner's) by the owner it is sent to.
+        let navigationKey = key.isEmpty ? "" : "\(key)/navigate"
         var pendingNavigation: [NavigationOp]?
         var startsChildren = false
+        var earlier: Flowbus_V1_IntentReply?
         let refusal: WireError? = state.withLock { state in
             guard let instance = state.instances[session] else { return noInstance(session, doing: intent.action) }
+            if isOwner, let answer = ownIntentAnsweredBefore(intent, session: session, navigationKey: navigationKey, in: &state) {
+                earlier = answer
+                return nil
+            }
             do {
                 try instance.handle(intent: input)
             } catch {
                 return Self.wireError(error)
             }
             startsChildren = instance.effects.contains { if case .startChild = $0 { true } else { false } }
-            pendingNavigation = apply(instance, of: session, in: &state, syncNavigation: isOwner ? nil : [])
+            pendingNavigation = apply(instance, of: session, in: &state, syncNavigation: isOwner ? nil : [], navigationKey: navigationKey)
             return nil
         }
         if let refusal { return Self.intentRefusal(refusal) }
+        if let earlier { return earlier }
         var reply = Flowbus_V1_IntentReply()
         reply.applied = true
         if let ops = pendingNavigation, !ops.isEmpty, !isOwner {
@@ -204,14 +213,41 @@ extension CoordinatorRuntime {
             // Its key comes from the intent's, so a retry of the intent (even to a restarted
             // incarnation of this coordinator) is recognised by the owner as the same change.
             let answer = callSync(
-                coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion,
-                key: key.isEmpty ? "" : "\(key)/navigate")
+                coordinator: "app", method: "navigate", session: session, ops: ops, expected: intent.screenVersion, key: navigationKey)
             reply.applied = answer.ok
             reply.screenVersion = answer.navVersion
             if !answer.ok { reply.error = answer.error }
         } else if isOwner {
             reply.screenVersion = state.withLock { $0.navigations.version(of: session) ?? 0 }
         }
+        return reply
+    }
+
+    /// The owner's answer to a person's intent on one of its own screens before the intent runs:
+    /// - a retry of one whose navigation was applied (its key in the navigation's, even one an
+    ///   earlier incarnation wrote) is answered with the version it made, not applied again;
+    /// - one made on another navigation version than the session's is refused as stale, as a
+    ///   non-owner's navigation is by the owner: of two clients acting at once, one wins.
+    /// Nil: it runs.
+    func ownIntentAnsweredBefore(
+        _ intent: Flowbus_V1_Intent, session: SessionID, navigationKey: String, in state: inout State
+    ) -> Flowbus_V1_IntentReply? {
+        guard let known = state.navigations[session] else { return nil }
+        let navigation = takingUpAhead(known, expected: intent.screenVersion, session: session, in: &state)
+        var reply = Flowbus_V1_IntentReply()
+        if let version = Self.appliedVersion(of: navigationKey, in: navigation) {
+            state.retriesAnswered += 1
+            reply.applied = true
+            reply.screenVersion = version
+            return reply
+        }
+        guard intent.screenVersion != 0, intent.screenVersion != navigation.version else { return nil }
+        reply.applied = false
+        reply.screenVersion = navigation.version
+        reply.error = WireError(
+            .staleIntent,
+            "the screen changed since this action was made (navigation version \(intent.screenVersion), now \(navigation.version)); the action was not applied",
+            hint: "look at the screen again and repeat the action if you still want it")
         return reply
     }
 

@@ -861,6 +861,32 @@ struct CoordinatorRuntimeSeamTests {
         #expect(!late.applied)
     }
 
+    /// The owner's own screens take intents as every screen does: of two clients acting at once
+    /// on the same navigation version one wins and the other is told it was stale, and a retry
+    /// of an applied one, even after a restart of the owner, is answered with the version it
+    /// made instead of being applied again (its navigation is recorded under `<key>/navigate`).
+    @Test func theOwnersOwnIntentsAreAppliedOnceAndCheckedForStaleness() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { viewState(app.map, session: session) != nil })
+        let shown = try #require(navigation(app.map, session: session)).version
+        let note = envelope(intent("note", screen: "tally", version: shown), session: session, key: "k-note")
+        let first = try intentReply(app.owner.respond(to: note))
+        #expect(first.applied && first.screenVersion == shown + 1)
+        let other = try intentReply(app.owner.respond(to: envelope(intent("note", screen: "tally", version: shown), session: session, key: "k-other")))
+        #expect(!other.applied && other.error.code == .staleIntent, "\(other)")
+
+        let close = try intentReply(app.owner.respond(to: envelope(intent("close", screen: "note", version: shown + 1), session: session, key: "k-close")))
+        #expect(close.applied && close.screenVersion == shown + 2)
+        app.owner.shutdown()
+        app.owner = try app.startOwner(incarnation: 2)
+        let retried = try intentReply(app.owner.respond(to: note))
+        #expect(retried.applied && retried.screenVersion == shown + 1, "\(retried)")
+        #expect(app.owner.counters.retriesAnswered == 1)
+        let now = try #require(navigation(app.map, session: session))
+        #expect(now.version == shown + 2 && !now.hasModal, "the note was presented again: v\(now.version)")
+    }
+
     /// A view model that closed a session does not make its state again for an `appear` of that
     /// opening arriving after the close (a try held up on the way): it answers it as done. A
     /// person's intent on the closed session is refused, saying so; an `appear` of a new opening
