@@ -30,6 +30,8 @@ public final class ViewModelRuntime: @unchecked Sendable {
         /// The key of the last `appear` run for the screen shown, written with every state
         /// (`ViewState.appear_key`) so a restarted navigation owner knows which one arrived.
         var appearKey = ""
+        /// The version that `appear` was answered with (`ViewState.appear_version`).
+        var appearVersion: UInt64 = 0
     }
 
     public let screen: String
@@ -221,8 +223,10 @@ public final class ViewModelRuntime: @unchecked Sendable {
         _ intent: Flowbus_V1_Intent, of envelope: Envelope, to instance: Instance, session: SessionID, key: String, resumes: Bool, isSystem: Bool
     ) -> Envelope {
         var instance = instance
-        if intent.action == "appear" { instance.appearKey = key }
-        if intent.action == "reset" { instance.appearKey = "" }
+        if intent.action == "appear" || intent.action == "reset" {
+            instance.appearKey = intent.action == "appear" ? key : ""
+            instance.appearVersion = 0
+        }
         instances[session] = instance
         let input = IntentInput(
             action: intent.action, fields: intent.fields, params: intent.params, session: session.text, screenID: intent.screenID, screen: intent.screen)
@@ -256,6 +260,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
         if intent.action == "appear", updated.version == instance.version, !key.isEmpty {
             recordAppear(key, session: session)
         }
+        if intent.action == "appear" { updated.appearVersion = updated.appearKey.isEmpty ? 0 : updated.version }
         // Once the person acted again (or the retry ran), a late retry is stale as any other.
         if !isSystem { updated.interrupted = nil }
         if !key.isEmpty {
@@ -269,9 +274,11 @@ public final class ViewModelRuntime: @unchecked Sendable {
     /// there: the state is written again, at the same version, carrying it (`appear_key`), so a
     /// restarted navigation owner sees that this `appear` arrived and does not send it again.
     func recordAppear(_ key: String, session: SessionID) {
-        guard let stored = stored(session: session), stored.state.screenID == currentScreenID, stored.state.appearKey != key else { return }
+        guard let stored = stored(session: session), stored.state.screenID == currentScreenID,
+              stored.state.appearKey != key || stored.state.appearVersion != stored.state.screenVersion else { return }
         var value = stored.state
         value.appearKey = key
+        value.appearVersion = value.screenVersion
         do {
             let bytes = try Envelope.wrapping(
                 value, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation, keyVersion: value.screenVersion
@@ -372,6 +379,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
                 known.viewModel.restore(state: newer.viewModelState, data: newer.data)
                 known.version = newer.state.screenVersion
                 known.appearKey = newer.state.appearKey
+                known.appearVersion = newer.state.appearVersion
                 instances[session] = known
             }
             return known
@@ -384,7 +392,14 @@ public final class ViewModelRuntime: @unchecked Sendable {
         viewModel.restore(state: stored?.viewModelState ?? .none, data: stored?.data)
         viewModel.hasPublished = stored != nil
         attach(viewModel, session: session)
-        var instance = Instance(viewModel: viewModel, version: stored?.state.screenVersion ?? 0, appearKey: stored?.state.appearKey ?? "")
+        var instance = Instance(
+            viewModel: viewModel, version: stored?.state.screenVersion ?? 0, appearKey: stored?.state.appearKey ?? "",
+            appearVersion: stored?.state.appearVersion ?? 0)
+        // The `appear` the state names ran here before (a restart, another replica): sent again,
+        // it is answered as it was the first time.
+        if !instance.appearKey.isEmpty, instance.appearVersion > 0 {
+            instance.applied.record(instance.appearKey, version: instance.appearVersion, keeping: Self.rememberedKeys)
+        }
         if let key = stored?.idempotencyKey, !key.isEmpty {
             instance.applied.record(key, version: instance.version, keeping: Self.rememberedKeys)
         }
@@ -502,11 +517,14 @@ public final class ViewModelRuntime: @unchecked Sendable {
         var instance = instances[session]
         let version = (instance?.version ?? stored(session: session)?.state.screenVersion ?? 0) + 1
         instance?.version = version
+        // A state the `appear` itself writes carries its version: the last one is its answer.
+        if let key = instance?.appearKey, !key.isEmpty, key == currentKey { instance?.appearVersion = version }
         if let instance { instances[session] = instance }
         var value = Flowbus_V1_ViewState(state: state, shown: data)
         value.screenVersion = version
         value.screenID = currentScreenID
         value.appearKey = instance?.appearKey ?? ""
+        value.appearVersion = instance?.appearVersion ?? 0
         if let viewModel = instance?.viewModel {
             value.presentation = viewModel.presentation()
             value.actions = viewModel.offeredActions()

@@ -254,6 +254,32 @@ struct ViewModelRuntimeSeamTests {
         #expect(total(viewState(map, session: "s1")) == 11)
     }
 
+    /// An `appear` answered, then the screen's state moved on (a person's action), then the view
+    /// model restarted: the same `appear` sent again (a try held up on the way) is answered as
+    /// the first time, from the state's `appear_version`, and runs nothing again.
+    @Test func aRestartedWorkerAnswersAnAppearItRanBeforeAsTheFirstTime() throws {
+        TallyViewModel.applied = 0
+        let map = MemoryStateMap()
+        let firstAgent = map.peer()
+        let first = try tallyRuntime(firstAgent, incarnation: 1)
+        var shown = intent("appear", screen: "tally")
+        shown.screenID = "tally"
+        let appear = envelope(shown, session: "s1", key: "appear/s1/tally/1", writer: "coord-app/0", incarnation: 1)
+        let answered = try intentReply(first.handle(appear))
+        #expect(answered.applied)
+        let add = envelope(intent("add", screen: "tally", fields: ["amount": "5"]), session: "s1", key: "k-add")
+        #expect(try intentReply(first.handle(add)).screenVersion > answered.screenVersion)
+        let moved = try #require(viewState(map, session: "s1"))
+        #expect(moved.appearKey == "appear/s1/tally/1" && moved.appearVersion == answered.screenVersion)
+        firstAgent.stop()
+
+        let second = try tallyRuntime(map.peer(), incarnation: 2)
+        let again = try intentReply(second.handle(appear))
+        #expect(again.applied && again.screenVersion == answered.screenVersion, "first \(answered.screenVersion), again \(again.screenVersion)")
+        #expect(viewState(map, session: "s1")?.screenVersion == moved.screenVersion, "the appear ran again")
+        #expect(total(viewState(map, session: "s1")) == 5)
+    }
+
     @Test func aLoadLeftUnfinishedByThisWriterBecomesAnErrorAfterTheRestart() throws {
         let map = MemoryStateMap()
         let firstAgent = map.peer()

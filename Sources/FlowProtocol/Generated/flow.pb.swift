@@ -144,6 +144,11 @@ public nonisolated struct Flowbus_V1_ViewState: Sendable {
   /// to a top screen whose state does not carry the key it last sent. Clients ignore it.
   public var appearKey: String = String()
 
+  /// The screen version that `appear` was answered with: a view model restarted since answers
+  /// the same `appear` sent again (a try held up on the way) as it was answered the first time,
+  /// without running it again.
+  public var appearVersion: UInt64 = 0
+
   /// In PHASE_ERROR, the name of the form field the error is about (a Field.name of the
   /// presentation), so a client can put the focus there once the error is read; empty when the
   /// error is about no one field.
@@ -493,7 +498,7 @@ nonisolated extension Flowbus_V1_IntentReply: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ViewState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0\u{3}appear_key\0\u{3}error_field\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{1}message\0\u{1}payload\0\u{3}payload_kind\0\u{3}screen_version\0\u{3}screen_id\0\u{1}notice\0\u{1}presentation\0\u{1}actions\0\u{3}appear_key\0\u{3}error_field\0\u{3}appear_version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -512,6 +517,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.appearKey) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.errorField) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.appearVersion) }()
       default: break
       }
     }
@@ -555,6 +561,9 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if !self.errorField.isEmpty {
       try visitor.visitSingularStringField(value: self.errorField, fieldNumber: 11)
     }
+    if self.appearVersion != 0 {
+      try visitor.visitSingularUInt64Field(value: self.appearVersion, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -569,6 +578,7 @@ nonisolated extension Flowbus_V1_ViewState: SwiftProtobuf.Message, SwiftProtobuf
     if lhs._presentation != rhs._presentation {return false}
     if lhs.actions != rhs.actions {return false}
     if lhs.appearKey != rhs.appearKey {return false}
+    if lhs.appearVersion != rhs.appearVersion {return false}
     if lhs.errorField != rhs.errorField {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
