@@ -187,6 +187,8 @@ extension SessionClient {
         other.screenVersion = 0
         one.appearKey = ""
         other.appearKey = ""
+        one.appearVersion = 0
+        other.appearVersion = 0
         if Set([one.phase, other.phase]) == [.loading, .success] {
             one.phase = .success
             other.phase = .success

@@ -117,9 +117,18 @@ public struct SessionView: Sendable, Equatable {
     }
 
     /// The state of `screen`: its kind's state when that state belongs to this screen id. A state
-    /// of no screen (a reset's) belongs to none: the screen waits for its own.
+    /// of no screen (a reset's) belongs to none: the screen waits for its own. Nor does, for the
+    /// top screen, a state of an earlier appearance of it (the screen left and came back under
+    /// the same id, and its view model has not had the new `appear` yet): its `appear_key` is not
+    /// the navigation's `top_appear_key`, and the screen waits for the state of this appearance
+    /// rather than show, and act on, what the one before left (which a `reset` still on its way
+    /// would wipe).
     public func state(of screen: Flowbus_V1_Screen) -> ScreenState? {
         guard let state = states[screen.kind], screen.id.isEmpty || state.screenID == screen.id else { return nil }
+        if let navigation, !navigation.topAppearKey.isEmpty, !state.state.appearKey.isEmpty,
+           state.state.appearKey != navigation.topAppearKey, let top = topScreen, top.id == screen.id, top.kind == screen.kind {
+            return nil
+        }
         return state
     }
 

@@ -47,6 +47,28 @@ struct OfferedActionsTests {
         #expect(view.action(named: "register")?.service == "coord.auth")
     }
 
+    /// Sign-in left (a logIn) and came back (a logOut) under the same id: until its view model
+    /// has the new `appear`, its state is the earlier appearance's, which a `reset` still on its
+    /// way would wipe; the screen waits for its own, and offers the view model's actions then.
+    @Test func aStateOfAnEarlierAppearanceOfTheTopScreenIsNotItsState() {
+        var view = Self.view()
+        view.navigation?.topAppearKey = "appear/s1/signin/13"
+        view.states["signin"]?.state.appearKey = "appear/s1/signin/1"
+        #expect(view.topState == nil)
+        #expect(view.action(named: "logIn") == nil)
+        #expect(view.action(named: "register")?.service == "coord.auth")
+        view.states["signin"]?.state.appearKey = "appear/s1/signin/13"
+        #expect(view.topState?.screenVersion == 9)
+        #expect(view.action(named: "logIn")?.service == "vm.signin")
+        // A state without the key (a view model that does not write it), or a screen shown
+        // without an appear (a sheet dismissed from it), is taken as before.
+        view.states["signin"]?.state.appearKey = ""
+        #expect(view.topState != nil)
+        view.states["signin"]?.state.appearKey = "appear/s1/signin/1"
+        view.navigation?.topAppearKey = ""
+        #expect(view.topState != nil)
+    }
+
     @Test func aPublishedActionRoutesByItsServiceAndHandler() {
         #expect(ActionRoute(BusFixture.action("like", service: "vm.details", handler: .viewModel)) == .viewModel(kind: "details"))
         #expect(ActionRoute(BusFixture.action("select", service: "coord.home", handler: .coordinator)) == .coordinator(name: "home"))
