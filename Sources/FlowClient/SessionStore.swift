@@ -171,7 +171,14 @@ final class SessionStore: Sendable {
                 state.view.fencedValues += 1
                 event(.fenced(key: update.key, newest: newest), update, envelope, to: &state)
             case .duplicate:
-                state.view.duplicateValues += 1
+                guard case .state(let kind) = target, let rewritten = Self.appearRecorded(envelope, over: state.view.states[kind]) else {
+                    state.view.duplicateValues += 1
+                    return true
+                }
+                // The same state written again to carry a later `appear`'s key: taken, so that the
+                // screen is known to be this appearance's (`SessionView.state(of:)`).
+                state.view.states[kind] = ScreenState(
+                    kind: kind, state: rewritten, writer: envelope.writer, incarnation: envelope.incarnation, sequence: update.sequence)
             }
             return true
         }
@@ -211,6 +218,25 @@ final class SessionStore: Sendable {
             state.view.malformedValues += 1
         }
         return true
+    }
+
+    /// A view model writes a state again at the same version when an `appear` changed nothing,
+    /// to carry that appear's key (`ViewState.appear_key`); its key_version is not above the last
+    /// one, as for a duplicate. The state it holds when it is that rewrite: the same version as
+    /// `current`, and an appear key naming a later navigation version than `current`'s (an older
+    /// copy served again names an earlier one, or the same).
+    static func appearRecorded(_ envelope: Envelope, over current: ScreenState?) -> Flowbus_V1_ViewState? {
+        guard let current, let state = try? envelope.unwrap(Flowbus_V1_ViewState.self),
+              state.screenVersion == current.screenVersion, state.screenID == current.screenID,
+              let later = navigationVersion(ofAppearKey: state.appearKey) else { return nil }
+        let earlier = navigationVersion(ofAppearKey: current.state.appearKey) ?? 0
+        return later > earlier ? state : nil
+    }
+
+    /// The navigation version an `appear` key (`appear/<session>/<screen id>/<version>`) names.
+    static func navigationVersion(ofAppearKey key: String) -> UInt64? {
+        guard key.hasPrefix("appear/"), let last = key.split(separator: "/").last else { return nil }
+        return UInt64(last)
     }
 
     enum SessionKey {

@@ -56,3 +56,28 @@ struct SessionStoreCoordinatorTests {
         #expect(liveness == [true, false], "one start, one end: \(liveness)")
     }
 }
+
+@Suite("Session view of a state written again for an appear")
+struct SessionStoreAppearRecordTests {
+    func update(appearKey: String, version: UInt64, sequence: UInt64) throws -> CloneUpdate {
+        var state = Flowbus_V1_ViewState()
+        state.screenVersion = version
+        state.screenID = "signin"
+        state.appearKey = appearKey
+        let bytes = try Envelope.wrapping(state, session: "s1", writer: "vm-signin/0", incarnation: 1, keyVersion: version).encoded()
+        return CloneUpdate(key: "/s/s1/vm/signin", value: bytes, sequence: sequence, isDelete: false, fromSnapshot: false)
+    }
+
+    /// An `appear` that changed nothing writes the state again at the same version with its key:
+    /// the view takes it (the screen is this appearance's), though its key_version is not above
+    /// the last; an older copy served again at that version is still dropped as a duplicate.
+    @Test func theRewriteCarryingALaterAppearIsTakenAnOlderCopyIsNot() throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        store.apply(try update(appearKey: "appear/s1/signin/1", version: 1, sequence: 1))
+        store.apply(try update(appearKey: "appear/s1/signin/6", version: 1, sequence: 2))
+        #expect(store.view.states["signin"]?.state.appearKey == "appear/s1/signin/6")
+        store.apply(try update(appearKey: "appear/s1/signin/1", version: 1, sequence: 3))
+        #expect(store.view.states["signin"]?.state.appearKey == "appear/s1/signin/6")
+        #expect(store.view.duplicateValues == 1)
+    }
+}
