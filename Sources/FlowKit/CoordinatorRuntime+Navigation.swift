@@ -3,6 +3,7 @@ import FlowProtocol
 import Foundation
 import Logging
 import MessagePath
+import Synchronization
 
 /// The navigation owner's part of the runtime: sessions, their navigation and their record.
 extension CoordinatorRuntime {
@@ -334,7 +335,39 @@ extension CoordinatorRuntime {
         let key = Self.lifecycleKey(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return }
-        viewModelCalls?.post(service: "vm.\(kind)", body: body, lane: Self.viewModelLane(session: session, kind: kind))
+        let service = "vm.\(kind)", lane = Self.viewModelLane(session: session, kind: kind)
+        guard action == "appear" else {
+            viewModelCalls?.post(service: service, body: body, lane: lane)
+            return
+        }
+        postAppear(body, key: key, service: service, lane: lane, session: session)
+    }
+
+    /// Posts an `appear`; when every try failed (its view model was gone for longer than they
+    /// last), posts it again a second later, behind what its lane holds by then, for as long as
+    /// it is the session's top appear and this runtime serves: a client waits for the state of a
+    /// screen's appearance (`SessionView.state(of:)`), and an `appear` given up on would leave
+    /// the screen without it.
+    func postAppear(_ body: [UInt8], key: String, service: String, lane: String, session: SessionID) {
+        viewModelCalls?.post(service: service, body: body, lane: lane, tries: ServiceCallPolicy.postTries) { [weak self] outcome in
+            guard case .failure(let error) = outcome, let self, self.stillToAppear(key, in: session) else { return }
+            self.appearsSentAgain.add(1, ordering: .relaxed)
+            self.logger.warning("a view model took no appear after every try; sending it again while its screen is on top", metadata: [
+                "flowbus.service": "\(service)", "flowbus.session": "\(session)", "flowbus.key": "\(key)", "flowbus.error": "\(error.reason)",
+            ])
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.appearRetryPause) { [weak self] in
+                guard let self, self.stillToAppear(key, in: session) else { return }
+                self.postAppear(body, key: key, service: service, lane: lane, session: session)
+            }
+        }
+    }
+
+    /// How long the owner waits before it sends again an `appear` every try of which failed.
+    static let appearRetryPause = 1.0
+
+    /// Whether `key` is still the session's top appear, and this runtime still serves.
+    func stillToAppear(_ key: String, in session: SessionID) -> Bool {
+        !stopped.load(ordering: .acquiring) && state.withLock { $0.navigations[session]?.topAppearKey } == key
     }
 
     /// The lane of the owner's calls to one view model in one session: `appear`, `reset` and

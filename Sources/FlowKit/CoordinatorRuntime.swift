@@ -89,6 +89,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     let isOwner: Bool
     let state = Locked(State())
     let recordVersions = Atomic<UInt64>(0)
+    /// Set by `shutdown`: nothing is sent again after it (`postAppear`).
+    let stopped = Atomic<Bool>(false)
+    /// `appear`s posted again after every try of theirs failed (`postAppear`).
+    let appearsSentAgain = Atomic<Int>(0)
     let logger: Logger
     let writer: String
     let incarnation: UInt64
@@ -280,6 +284,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
 
     /// Stops following the map and calling out; the map's agent stops too.
     public func shutdown() {
+        stopped.store(true, ordering: .releasing)
         watchers.withLock { tasks in
             for task in tasks { task.cancel() }
             tasks = []

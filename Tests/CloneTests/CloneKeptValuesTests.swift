@@ -34,7 +34,9 @@ struct CloneKeptValuesTests {
         #expect(follower.get("/s/a/vm/x") == nil, "a change of a key left out is not held")
         #expect(follower.text("/s/a/nav") == "n2")
         #expect(await follower.textMap(prefix: "/s/") == ["/s/a/nav": "n2"])
-        #expect(writer.text("/s/a/vm/x") == "v2", "other agents keep everything")
+        // The writer holds its own write once the server's publication of it reaches it, which
+        // may come after the follower's (seen once under a loaded test run).
+        #expect(await eventually { writer.text("/s/a/vm/x") == "v2" }, "other agents keep everything")
     }
 
     /// A resync compares the snapshot with what the agent holds; for a key whose value it does

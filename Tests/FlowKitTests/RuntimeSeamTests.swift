@@ -887,6 +887,21 @@ struct CoordinatorRuntimeSeamTests {
         #expect(!late.applied)
     }
 
+    /// A view model gone for longer than every try of an `appear` lasts: the owner sends the
+    /// appear again while its screen is on top, so the screen gets its view model's state when it
+    /// comes back (a client waits for the state of the screen's appearance).
+    @Test func anAppearEveryTryOfWhichFailedIsSentAgainWhileItsScreenIsOnTop() async throws {
+        let app = try TallyBus()
+        app.bus.unregister("vm.tally")
+        let session = try #require(try app.open().result["session"])
+        #expect(await eventually { app.owner.appearsSentAgain.load(ordering: .relaxed) >= 1 })
+        #expect(viewState(app.map, session: session) == nil)
+        let box = UncheckedBox(app.tally!)
+        app.bus.register("vm.tally") { box.value.handle($0) }
+        let key = try #require(navigation(app.map, session: session)).topAppearKey
+        #expect(await eventually { viewState(app.map, session: session)?.appearKey == key })
+    }
+
     /// The owner's own screens take intents as every screen does: of two clients acting at once
     /// on the same navigation version one wins and the other is told it was stale, and a retry
     /// of an applied one, even after a restart of the owner, is answered with the version it
