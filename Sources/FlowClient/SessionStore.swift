@@ -228,15 +228,9 @@ final class SessionStore: Sendable {
     static func appearRecorded(_ envelope: Envelope, over current: ScreenState?) -> Flowbus_V1_ViewState? {
         guard let current, let state = try? envelope.unwrap(Flowbus_V1_ViewState.self),
               state.screenVersion == current.screenVersion, state.screenID == current.screenID,
-              let later = navigationVersion(ofAppearKey: state.appearKey) else { return nil }
-        let earlier = navigationVersion(ofAppearKey: current.state.appearKey) ?? 0
+              let later = LifecycleKey.version(ofAppear: state.appearKey) else { return nil }
+        let earlier = LifecycleKey.version(ofAppear: current.state.appearKey) ?? 0
         return later > earlier ? state : nil
-    }
-
-    /// The navigation version an `appear` key (`appear/<session>/<screen id>/<version>`) names.
-    static func navigationVersion(ofAppearKey key: String) -> UInt64? {
-        guard key.hasPrefix("appear/"), let last = key.split(separator: "/").last else { return nil }
-        return UInt64(last)
     }
 
     enum SessionKey {

@@ -148,6 +148,14 @@ extension CoordinatorRuntime {
         return version > 0 ? version : navigation.version
     }
 
+    /// The refusal of an action made on navigation version `made` when the session's is `now`.
+    static func staleNavigation(made: UInt64, now: UInt64) -> WireError {
+        WireError(
+            .staleIntent,
+            "the screen changed since this action was made (navigation version \(made), now \(now)); the action was not applied",
+            hint: "look at the screen again and repeat the action if you still want it")
+    }
+
     /// back, selectTab, ok: navigation actions any screen has, applied by the owner itself.
     func ownerIntent(_ intent: Flowbus_V1_Intent, session: SessionID, key: String) -> Flowbus_V1_IntentReply {
         state.withLock { state in
@@ -202,10 +210,7 @@ extension CoordinatorRuntime {
             return reply
         }
         if expected != 0, expected != before.version {
-            var reply = Self.refusal(WireError(
-                .staleIntent,
-                "the screen changed since this action was made (navigation version \(expected), now \(before.version)); the action was not applied",
-                hint: "look at the screen again and repeat the action if you still want it"))
+            var reply = Self.refusal(Self.staleNavigation(made: expected, now: before.version))
             reply.navVersion = before.version
             return reply
         }
@@ -292,22 +297,18 @@ extension CoordinatorRuntime {
     }
 
     /// `appear` to `appearing` (`screenToAppear`); `reset` to the view models whose last screen
-    /// left the navigation.
-    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: Int64) {
+    /// left the navigation. `opened` (the session record, decoded) is read only when one is sent.
+    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: @autoclosure () -> Int64) {
         guard isOwner else { return }
+        let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
+        guard appearing != nil || !left.isEmpty else { return }
+        let opened = opened()
         if let appearing {
             sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
         }
-        let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
         for kind in left.sorted() {
             sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened)
         }
-    }
-
-    /// The idempotency key of the `appear` (or `reset`, `close`) the owner sends for a change:
-    /// the same for every try and every incarnation of the owner.
-    static func lifecycleKey(action: String, session: SessionID, target: String, version: UInt64) -> String {
-        "\(action)/\(session)/\(target)/\(version)"
     }
 
     /// The session's navigation on the map when an older incarnation of this writer wrote it at a
@@ -318,7 +319,7 @@ extension CoordinatorRuntime {
     }
 
     static func appearKey(session: SessionID, screen: Screen, version: UInt64) -> String {
-        lifecycleKey(action: "appear", session: session, target: screen.id, version: version)
+        LifecycleKey.make(action: "appear", session: session, target: screen.id, version: version)
     }
 
     /// `opened`: when the session was opened (its record's `opened_at_unix_nanos`, 0 if unknown),
@@ -332,7 +333,7 @@ extension CoordinatorRuntime {
             intent.screenID = screen.id
             intent.params = screen.params
         }
-        let key = Self.lifecycleKey(action: action, session: session, target: screen?.id ?? kind, version: version)
+        let key = LifecycleKey.make(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return }
         let service = "vm.\(kind)", lane = Self.viewModelLane(session: session, kind: kind)

@@ -244,10 +244,7 @@ extension CoordinatorRuntime {
         guard intent.screenVersion != 0, intent.screenVersion != navigation.version else { return nil }
         reply.applied = false
         reply.screenVersion = navigation.version
-        reply.error = WireError(
-            .staleIntent,
-            "the screen changed since this action was made (navigation version \(intent.screenVersion), now \(navigation.version)); the action was not applied",
-            hint: "look at the screen again and repeat the action if you still want it")
+        reply.error = Self.staleNavigation(made: intent.screenVersion, now: navigation.version)
         return reply
     }
 

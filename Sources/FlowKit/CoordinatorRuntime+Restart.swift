@@ -93,17 +93,12 @@ extension CoordinatorRuntime {
                 guard !viewModelShows(top, in: session) else { continue }
                 sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: navigation.version, opened: opened)
             } else {
-                guard let version = Self.version(ofAppearKey: key), shownAppearKey(of: top, in: session) != key else { continue }
+                guard let version = LifecycleKey.version(ofAppear: key), shownAppearKey(of: top, in: session) != key else { continue }
                 sendToViewModel(kind: top.kind, action: "appear", session: session, screen: top, version: version, opened: opened)
             }
             sent += 1
         }
         if sent > 0 { logger.notice("top screens appeared again after a restart", metadata: ["flowbus.sessions": "\(sent)"]) }
-    }
-
-    /// The navigation version an `appear` key names (its last part).
-    static func version(ofAppearKey key: String) -> UInt64? {
-        key.split(separator: "/").last.flatMap { UInt64($0) }
     }
 
     /// Whether the session's copy of `screen`'s view-model state is for that screen.
