@@ -213,7 +213,7 @@ extension CloneServerLoop {
     func journal(_ update: AcceptedSet) {
         guard let journal else { return }
         let written = update.ttl == nil || update.value.isEmpty
-            ? journal.append(key: update.key, sequence: sequence, uuid: update.uuid, properties: update.properties, value: update.value)
+            ? journal.append(key: update.key, sequence: sequence, uuid: update.uuid?.bytes ?? [], properties: update.properties, value: update.value)
             : journal.appendSequence(sequence)
         if !written {
             journalFailed("a change could not be written to the clone journal")

@@ -8,7 +8,8 @@ import ZeroMQ
 /// A KVSET that passed validation, ready for the fault seam and the store.
 struct AcceptedSet {
     var key: [UInt8]
-    var uuid: [UInt8]
+    /// Nil when the frame was empty.
+    var uuid: WriteUUID?
     var properties: [UInt8]
     var ttl: Duration?
     var value: [UInt8]
@@ -38,23 +39,29 @@ struct NumberedName: Equatable {
 
     /// The same, read as bytes.
     init?(_ bytes: ArraySlice<UInt8>) {
-        guard let (colon, number) = Self.split(bytes) else { return nil }
-        name = Array(bytes[bytes.startIndex..<colon])
+        guard let (colon, number) = bytes.withUnsafeBytes({ Self.split($0) }) else { return nil }
+        name = Array(bytes[bytes.startIndex..<(bytes.startIndex + colon)])
         self.number = number
     }
 
     /// The same, the name taken from `names` (an array is made only for a name it does not
     /// hold): this runs for every write the server takes.
     init?(_ bytes: ArraySlice<UInt8>, names: inout InternedBytes) {
+        guard let parsed = bytes.withUnsafeBytes({ NumberedName($0, names: &names) }) else { return nil }
+        self = parsed
+    }
+
+    /// The same, read where the socket holds the bytes.
+    init?(_ bytes: UnsafeRawBufferPointer, names: inout InternedBytes) {
         guard let (colon, number) = Self.split(bytes) else { return nil }
-        name = bytes[bytes.startIndex..<colon].withUnsafeBytes { names.interned($0) }
+        name = names.interned(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
         self.number = number
     }
 
-    /// Where the last colon is and the number after it.
-    private static func split(_ bytes: ArraySlice<UInt8>) -> (colon: Int, number: UInt64)? {
-        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > bytes.startIndex, colon < bytes.endIndex - 1,
-              bytes.endIndex - colon - 1 <= 20 else { return nil }
+    /// Where the last colon is (an offset into `bytes`) and the number after it.
+    private static func split(_ bytes: UnsafeRawBufferPointer) -> (colon: Int, number: UInt64)? {
+        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > 0, colon < bytes.count - 1,
+              bytes.count - colon - 1 <= 20 else { return nil }
         var number: UInt64 = 0
         for digit in bytes[(colon + 1)...] {
             guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
@@ -115,7 +122,7 @@ extension CloneServerLoop {
                         return true
                     }
                     accepted.writer = parts.userID
-                    do throws(ZMQError) { try deliver(accepted) } catch { failure = error }
+                    do throws(ZMQError) { try deliver(accepted, forwarding: parts) } catch { failure = error }
                     return true
                 }) != nil {
             handled += 1
@@ -138,8 +145,8 @@ extension CloneServerLoop {
     private static let zeroSequence: Frame = [0, 0, 0, 0, 0, 0, 0, 0]
 
     private func acknowledge(_ update: AcceptedSet) {
-        guard let agent = update.ackTo, update.uuid.count == 16 else { return }
-        pendingAcks[KeyBytes(agent), default: []].append(contentsOf: update.uuid)
+        guard let agent = update.ackTo, let uuid = update.uuid else { return }
+        uuid.withUnsafeBytes { pendingAcks[KeyBytes(agent), default: []].append(contentsOf: $0) }
     }
 
     /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
@@ -151,52 +158,59 @@ extension CloneServerLoop {
         guard parts[4].count <= configuration.maxValueBytes else {
             throw .valueTooLarge(size: parts[4].count, limit: configuration.maxValueBytes)
         }
-        var propertiesFrame: [UInt8] = parts[3].isEmpty ? [] : Array(parts[3])
+        var published: [UInt8] = []
         var ttl: Duration?
         var ackTo: [UInt8]?
         var order: WriteOrder?
         var generation: WriterGeneration?
-        if !propertiesFrame.isEmpty {
-            // The server's own properties are taken out; subscribers never see them.
-            let properties = try KVSetProperties(propertiesFrame)
-            if let agent = properties.ack {
+        let frame = parts[3]
+        if !frame.isEmpty {
+            // The server's own properties are taken out; subscribers never see them. Read where
+            // the socket holds the frame: an array is made only for the lines kept.
+            let properties = try KVSetProperties(frame)
+            if let agent = KVSetProperties.slice(properties.ackRange, of: frame) {
                 // The confirmation is between the writer and the server.
                 guard agent.count == 16, agent.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x66 }) else {
-                    throw .malformedProperties("ack must be the writing agent's id, 16 lowercase hex digits; got '\(agent.text)'")
+                    throw .malformedProperties("ack must be the writing agent's id, 16 lowercase hex digits; got '\(Self.text(agent))'")
                 }
-                ackTo = Array(agent)
+                ackTo = ackNames.interned(agent)
             }
-            if let text = properties.writeSequence {
+            if let text = KVSetProperties.slice(properties.writeSequenceRange, of: frame) {
                 guard let parsed = WriteOrder(text, names: &writerNames) else {
-                    throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(text.text)'")
+                    throw .malformedProperties("wseq must be the writing agent's id and its count of writes, as in abc123:17; got '\(Self.text(text))'")
                 }
                 order = parsed
             }
-            if let text = properties.writerGeneration {
-                guard let parsed = WriterGeneration(text) else {
-                    throw .malformedProperties("wgen must be the writer's name and its incarnation, as in coord-app/0:2; got '\(text.text)'")
+            if let text = KVSetProperties.slice(properties.writerGenerationRange, of: frame) {
+                guard let parsed = WriterGeneration(text, names: &generationNames) else {
+                    throw .malformedProperties("wgen must be the writer's name and its incarnation, as in coord-app/0:2; got '\(Self.text(text))'")
                 }
                 generation = parsed
             }
-            if let text = properties.ttl {
-                guard let duration = CloneProperties.ttl(text.text) else {
-                    throw .malformedProperties("ttl must be a positive number of seconds, got '\(text.text)'")
+            if let text = KVSetProperties.slice(properties.ttlRange, of: frame) {
+                guard let duration = CloneProperties.ttl(Self.text(text)) else {
+                    throw .malformedProperties("ttl must be a positive number of seconds, got '\(Self.text(text))'")
                 }
                 ttl = duration
             }
-            propertiesFrame = properties.published
+            published = properties.published
         }
         return AcceptedSet(
-            key: Array(parts[0]), uuid: parts[2].isEmpty ? [] : Array(parts[2]), properties: propertiesFrame, ttl: ttl,
+            key: Array(parts[0]), uuid: WriteUUID(parts[2]), properties: published, ttl: ttl,
             value: parts[4].isEmpty ? [] : Array(parts[4]), ackTo: ackTo, order: order, generation: generation)
     }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// The fault seam: every accepted KVSET passes here before it is sequenced. A dropped update
     /// is never stored nor published, so no subscriber sees it and no sequence number is spent; a
     /// delayed or reordered one is applied when it falls due (`releaseHeld`), a duplicated one
     /// arrives again (and is recognised by its UUID when its writer asked for a confirmation).
-    private func deliver(_ update: AcceptedSet) throws(ZMQError) {
-        guard faults.isArmed else { return try apply(update) }
+    ///
+    /// `parts` are the message the write came in: published as they are when nothing changed the
+    /// write on the way (its key, UUID and value frames handed on, not copied).
+    private func deliver(_ update: AcceptedSet, forwarding parts: ReceivedParts) throws(ZMQError) {
+        guard faults.isArmed else { return try apply(update, forwarding: parts) }
         let verdict = faults.verdict(scope: .key, subject: update.key, peer: update.writer)
         if case .drop = verdict {
             statistics.faultDropped += 1
@@ -206,7 +220,7 @@ extension CloneServerLoop {
         statistics.faults.count(verdict)
         switch verdict {
         case .deliver:
-            try apply(update)
+            try apply(update, forwarding: parts)
             if !held.isEmpty {
                 // The ones it overtook enough go right behind it.
                 held.passed()
@@ -266,7 +280,7 @@ extension CloneServerLoop {
 
     /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
     /// again because its confirmation was late) is confirmed again and not applied twice.
-    private func apply(_ update: AcceptedSet) throws(ZMQError) {
+    private func apply(_ update: AcceptedSet, forwarding parts: ReceivedParts? = nil) throws(ZMQError) {
         if !update.value.isEmpty, checkedPrefixes.contains(where: { update.key.starts(with: $0) }) {
             let verdict = WireCheck.verify(update.value)
             guard verdict == .intact else {
@@ -278,8 +292,8 @@ extension CloneServerLoop {
                 return
             }
         }
-        if update.ackTo != nil, update.uuid.count == 16 {
-            if confirmedWrites.contains(update.uuid) {
+        if update.ackTo != nil, let uuid = update.uuid {
+            if confirmedWrites.contains(uuid) {
                 statistics.duplicateWrites += 1
                 acknowledge(update)
                 return
@@ -318,9 +332,9 @@ extension CloneServerLoop {
             acknowledge(update)
             return
         }
-        try commit(update)
-        if update.ackTo != nil, update.uuid.count == 16 {
-            confirmedWrites.insert(update.uuid)
+        try commit(update, forwarding: parts)
+        if update.ackTo != nil, let uuid = update.uuid {
+            confirmedWrites.insert(uuid)
             acknowledge(update)
         }
     }
@@ -359,8 +373,9 @@ extension CloneServerLoop {
         sessionBytes[session] = total > 0 ? total : nil
     }
 
-    /// Sequences, stores and publishes one change (a delete when the value is empty).
-    func commit(_ update: AcceptedSet) throws(ZMQError) {
+    /// Sequences, stores and publishes one change (a delete when the value is empty). With
+    /// `parts`, the message it came in as is, its key, UUID and value are sent from there.
+    func commit(_ update: AcceptedSet, forwarding parts: ReceivedParts? = nil) throws(ZMQError) {
         sequence += 1
         let key = KeyBytes(update.key)
         // One array for the session's prefix, however many tables name it (quota, chain, index).
@@ -408,7 +423,29 @@ extension CloneServerLoop {
             // written again), so closed sessions cost nothing.
             if update.value.isEmpty, index.count(inGroup: session.bytes) == 0 { sessions[session] = nil }
         }
-        if try !sendPublished(update.key, sequence.bigEndianFrame, update.uuid, chained ? publishedProperties : update.properties, update.value) {
+        let properties = chained ? publishedProperties : update.properties
+        let sent = try withUnsafeBytes(of: sequence.bigEndian) { (number) throws(ZMQError) -> Bool in
+            try withBytes(properties) { (properties) throws(ZMQError) -> Bool in
+                if let parts {
+                    // What the write came in as: a proxy's move of its key, UUID and value.
+                    return try sendPublished { (dontWait) throws(ZMQError) -> Bool in
+                        guard try publisher.forward(parts, part: 0, more: true, dontWait: dontWait) else { return false }
+                        _ = try publisher.send(bytes: number, more: true)
+                        _ = try publisher.forward(parts, part: 2, more: true)
+                        _ = try publisher.send(bytes: properties, more: true)
+                        _ = try publisher.forward(parts, part: 4)
+                        return true
+                    }
+                }
+                return try withBytes(update.key) { (key) throws(ZMQError) -> Bool in
+                    try withBytes(update.value) { (value) throws(ZMQError) -> Bool in
+                        guard let uuid = update.uuid else { return try sendPublished(key, number, Self.noBytes, properties, value) }
+                        return try uuid.withUnsafeBytes { (uuid) throws(ZMQError) -> Bool in try sendPublished(key, number, uuid, properties, value) }
+                    }
+                }
+            }
+        }
+        if !sent {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
@@ -422,31 +459,57 @@ extension CloneServerLoop {
     /// NODROP, so every other subscriber still gets it and only the slow one sees a gap.
     /// Returns false when that happened.
     func sendPublished(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame) throws(ZMQError) -> Bool {
-        if try sendOnce(f0, f1, f2, f3, f4, dontWait: true) { return true }
+        try withBytes(f0) { (b0) throws(ZMQError) -> Bool in
+            try withBytes(f1) { (b1) throws(ZMQError) -> Bool in
+                try withBytes(f2) { (b2) throws(ZMQError) -> Bool in
+                    try withBytes(f3) { (b3) throws(ZMQError) -> Bool in
+                        try withBytes(f4) { (b4) throws(ZMQError) -> Bool in try sendPublished(b0, b1, b2, b3, b4) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The same from bytes the caller holds (libzmq copies them): no array per frame.
+    func sendPublished(
+        _ f0: UnsafeRawBufferPointer, _ f1: UnsafeRawBufferPointer, _ f2: UnsafeRawBufferPointer,
+        _ f3: UnsafeRawBufferPointer, _ f4: UnsafeRawBufferPointer
+    ) throws(ZMQError) -> Bool {
+        try sendPublished { (dontWait) throws(ZMQError) -> Bool in try sendOnce(f0, f1, f2, f3, f4, dontWait: dontWait) }
+    }
+
+    /// The grace and the lossy fallback around `sendOnce`, which sends one whole message or, with
+    /// `dontWait`, returns false when the first frame could not be queued.
+    private func sendPublished(_ sendOnce: (_ dontWait: Bool) throws(ZMQError) -> Bool) throws(ZMQError) -> Bool {
+        if try sendOnce(true) { return true }
         let now = MonotonicTime.now()
         if lastLossySend + Self.lossyGrace <= now {
             let giveUp = now + Self.queueGrace
             while MonotonicTime.now() < giveUp {
                 usleep(50)
-                if try sendOnce(f0, f1, f2, f3, f4, dontWait: true) { return true }
+                if try sendOnce(true) { return true }
             }
         }
         lastLossySend = .now()
         try publisher.setXPubNoDrop(false)
         defer { try? publisher.setXPubNoDrop(true) }
-        _ = try sendOnce(f0, f1, f2, f3, f4, dontWait: false)
+        _ = try sendOnce(false)
         return false
     }
 
+    static var noBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
     private static let queueGrace = Duration.milliseconds(2)
     private static let lossyGrace = Duration.milliseconds(100)
 
-    private func sendOnce(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame, dontWait: Bool) throws(ZMQError) -> Bool {
-        guard try publisher.send(f0, more: true, dontWait: dontWait) else { return false }
-        try publisher.send(f1, more: true)
-        try publisher.send(f2, more: true)
-        try publisher.send(f3, more: true)
-        try publisher.send(f4)
+    private func sendOnce(
+        _ f0: UnsafeRawBufferPointer, _ f1: UnsafeRawBufferPointer, _ f2: UnsafeRawBufferPointer,
+        _ f3: UnsafeRawBufferPointer, _ f4: UnsafeRawBufferPointer, dontWait: Bool
+    ) throws(ZMQError) -> Bool {
+        guard try publisher.send(bytes: f0, more: true, dontWait: dontWait) else { return false }
+        _ = try publisher.send(bytes: f1, more: true)
+        _ = try publisher.send(bytes: f2, more: true)
+        _ = try publisher.send(bytes: f3, more: true)
+        _ = try publisher.send(bytes: f4)
         return true
     }
 
@@ -454,7 +517,7 @@ extension CloneServerLoop {
         while let item = expiries.popDue(now: now) {
             guard let stored = store[item.key], stored.sequence == item.sequence else { continue }
             statistics.ttlExpiries += 1
-            try commit(AcceptedSet(key: item.key.bytes, uuid: [], properties: [], ttl: nil, value: [], expired: true))
+            try commit(AcceptedSet(key: item.key.bytes, uuid: nil, properties: [], ttl: nil, value: [], expired: true))
         }
     }
 }
@@ -473,4 +536,14 @@ func withDecimalDigits<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer) -> 
         } while rest > 0
         return body(UnsafeRawBufferPointer(rebasing: digits[start...]))
     }
+}
+
+/// `array.withUnsafeBytes` for a body that throws a `ZMQError` (the array's own rethrows as any
+/// error): a frame sent from where its bytes lie.
+@inline(__always)
+func withBytes<R>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(ZMQError) -> R) throws(ZMQError) -> R {
+    let result: Result<R, ZMQError> = array.withUnsafeBytes { bytes in
+        do throws(ZMQError) { return .success(try body(bytes)) } catch { return .failure(error) }
+    }
+    return try result.get()
 }

@@ -86,6 +86,9 @@ final class CloneServerLoop {
     var writerGenerations: [KeyBytes: UInt64] = [:]
     /// The agent ids of `wseq`, one array each: every key an agent writes shares it.
     var writerNames = InternedBytes(capacity: 4096)
+    /// The writers of `wgen` and the agents of `ack`, the same way.
+    var generationNames = InternedBytes(capacity: 4096)
+    var ackNames = InternedBytes(capacity: 4096)
     /// The value last stored, whose array the next one shares when it holds the same bytes.
     var lastStoredValue: [UInt8] = []
     /// Where a published update's properties frame is made when the server adds its own line

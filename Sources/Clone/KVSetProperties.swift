@@ -1,22 +1,18 @@
+import Glibc
+
 /// A KVSET's properties frame as the server reads it: every line checked as `CloneProperties`
 /// checks it, the lines the server acts on picked out as bytes, and the frame rebuilt without
 /// the server's own lines only when it had any. No `String` is made for a well-formed frame of
 /// ASCII lines: this runs for every write the server takes.
 struct KVSetProperties {
     /// The first value of each line the server reads, as offsets into the frame.
-    private var ackRange: Range<Int>?
-    private var writeSequenceRange: Range<Int>?
-    private var writerGenerationRange: Range<Int>?
-    private var ttlRange: Range<Int>?
-    private let frame: [UInt8]
+    private(set) var ackRange: Range<Int>?
+    private(set) var writeSequenceRange: Range<Int>?
+    private(set) var writerGenerationRange: Range<Int>?
+    private(set) var ttlRange: Range<Int>?
     /// The frame to store and publish: without `ack`, `wseq`, `wgen` and `sprev` lines (the
     /// server's to say or to take off), otherwise the frame as it came.
-    private(set) var published: [UInt8]
-
-    var ack: ArraySlice<UInt8>? { ackRange.map { frame[$0] } }
-    var writeSequence: ArraySlice<UInt8>? { writeSequenceRange.map { frame[$0] } }
-    var writerGeneration: ArraySlice<UInt8>? { writerGenerationRange.map { frame[$0] } }
-    var ttl: ArraySlice<UInt8>? { ttlRange.map { frame[$0] } }
+    private(set) var published: [UInt8] = []
 
     /// The names the server acts on.
     private enum Name {
@@ -25,55 +21,70 @@ struct KVSetProperties {
 
     /// Reads `frame`; throws what `CloneProperties(decoding:)` would for a malformed one.
     init(_ frame: [UInt8]) throws(CloneDecodeError) {
-        self.frame = frame
-        published = frame
+        let read: Result<KVSetProperties, CloneDecodeError> = frame.withUnsafeBytes { bytes in
+            do throws(CloneDecodeError) { return .success(try KVSetProperties(bytes)) } catch { return .failure(error) }
+        }
+        self = try read.get()
+    }
+
+    /// Reads the frame where the socket holds it: no array is made but `published`, and that one
+    /// only when the frame keeps a line (an agent's own lines alone leave none). The ranges are
+    /// offsets into `frame`, read with `slice(_:of:)`.
+    init(_ frame: UnsafeRawBufferPointer) throws(CloneDecodeError) {
         // Where the first line taken out starts: while every line after it is taken out too (an
         // agent puts its own lines last), what is kept is the frame up to there, copied once at
         // the end. A line kept after one taken out needs `kept`: the lines kept so far, then
         // every later one kept.
         var firstRemoved: Int?
         var kept: [UInt8]?
-        var failure: CloneDecodeError?
-        frame.withUnsafeBufferPointer { bytes in
-            var lineStart = 0
-            for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "\n") {
-                guard let equals = Self.check(bytes, lineStart..<index, failure: &failure) else { return }
-                let value = (equals + 1)..<index
-                var removed = true
-                switch Self.name(bytes, lineStart..<equals) {
-                case .ack: if ackRange == nil { ackRange = value }
-                case .writeSequence: if writeSequenceRange == nil { writeSequenceRange = value }
-                case .writerGeneration: if writerGenerationRange == nil { writerGenerationRange = value }
-                case .sessionPrevious: break
-                case .ttl:
-                    if ttlRange == nil { ttlRange = value }
-                    removed = false
-                case .other: removed = false
-                }
-                if removed {
-                    if firstRemoved == nil { firstRemoved = lineStart }
-                } else if let firstRemoved {
-                    if kept == nil {
-                        kept = []
-                        kept!.reserveCapacity(bytes.count)
-                        kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<firstRemoved]))
-                    }
-                    kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[lineStart...index]))
-                }
-                lineStart = index + 1
+        let bytes = frame.assumingMemoryBound(to: UInt8.self)
+        var lineStart = 0
+        while lineStart < bytes.count {
+            // Lines are found with memchr: this runs for every write the server takes.
+            guard let found = memchr(bytes.baseAddress! + lineStart, Int32(UInt8(ascii: "\n")), bytes.count - lineStart) else { break }
+            let index = UnsafeRawPointer(found) - UnsafeRawPointer(bytes.baseAddress!)
+            let equals = try Self.check(bytes, lineStart..<index)
+            let value = (equals + 1)..<index
+            var removed = true
+            switch Self.name(bytes, lineStart..<equals) {
+            case .ack: if ackRange == nil { ackRange = value }
+            case .writeSequence: if writeSequenceRange == nil { writeSequenceRange = value }
+            case .writerGeneration: if writerGenerationRange == nil { writerGenerationRange = value }
+            case .sessionPrevious: break
+            case .ttl:
+                if ttlRange == nil { ttlRange = value }
+                removed = false
+            case .other: removed = false
             }
-            if lineStart != bytes.count {
-                failure = .malformedProperties("the last property line does not end in a newline")
+            if removed {
+                if firstRemoved == nil { firstRemoved = lineStart }
+            } else if let firstRemoved {
+                if kept == nil {
+                    kept = []
+                    kept!.reserveCapacity(bytes.count)
+                    kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<firstRemoved]))
+                }
+                kept!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[lineStart...index]))
             }
+            lineStart = index + 1
         }
-        if let failure { throw failure }
+        if lineStart != bytes.count {
+            throw .malformedProperties("the last property line does not end in a newline")
+        }
         // Exactly as long as it is, and no block at all when nothing is left: the server keeps
         // this frame with every key it stores.
         if let kept {
             published = kept.withUnsafeBufferPointer { Array($0) }
         } else if let firstRemoved {
-            published = firstRemoved == 0 ? [] : Array(frame[0..<firstRemoved])
+            published = firstRemoved == 0 ? [] : Array(UnsafeBufferPointer(rebasing: bytes[0..<firstRemoved]))
+        } else if !bytes.isEmpty {
+            published = Array(bytes)
         }
+    }
+
+    /// The bytes of `range` in `frame`, the buffer this was read from.
+    static func slice(_ range: Range<Int>?, of frame: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        range.map { UnsafeRawBufferPointer(rebasing: frame[$0]) }
     }
 
     private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Name {
@@ -92,28 +103,52 @@ struct KVSetProperties {
     }
 
     /// Checks one `name=value` line (the name non-empty printable ASCII without spaces, the
-    /// value UTF-8); returns where its `=` is, or nil with `failure` set.
-    private static func check(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>, failure: inout CloneDecodeError?) -> Int? {
-        var equals: Int?
-        for index in line where bytes[index] == UInt8(ascii: "=") {
-            equals = index
-            break
+    /// value UTF-8); returns where its `=` is.
+    private static func check(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) throws(CloneDecodeError) -> Int {
+        // The name up to the first `=` must be printable ASCII without spaces, the value after
+        // it ASCII (what Flowbus writes) or else valid UTF-8; read through a pointer, as this
+        // runs for every write the server takes.
+        let start = bytes.baseAddress!
+        var equals = -1
+        var at = line.lowerBound
+        while at < line.upperBound {
+            let byte = start[at]
+            if byte == UInt8(ascii: "=") {
+                equals = at
+                break
+            }
+            if byte <= 0x20 || byte >= 0x7F { throw .malformedProperties(Self.badName(bytes, line)) }
+            at += 1
         }
-        let text = { Array(bytes[line])[...].printableText }
-        guard let equals else {
-            failure = .malformedProperties("a property line has no '=': \(text())")
-            return nil
+        var ascii = true
+        at += 1
+        while at < line.upperBound {
+            if start[at] >= 0x80 {
+                ascii = false
+                break
+            }
+            at += 1
         }
-        guard equals > line.lowerBound, bytes[line.lowerBound..<equals].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            failure = .malformedProperties("a property name must be printable ASCII without spaces: \(text())")
-            return nil
+        guard equals >= 0 else {
+            throw .malformedProperties("a property line has no '=': \(Self.printable(bytes, line))")
         }
-        let value = bytes[(equals + 1)..<line.upperBound]
-        guard value.isValidUTF8 else {
-            failure = .malformedProperties("a property value is not UTF-8 text: \(text())")
-            return nil
+        guard equals > line.lowerBound else {
+            throw .malformedProperties(Self.badName(bytes, line))
+        }
+        guard ascii || bytes[(equals + 1)..<line.upperBound].isValidUTF8 else {
+            throw .malformedProperties("a property value is not UTF-8 text: \(Self.printable(bytes, line))")
         }
         return equals
+    }
+
+    private static func badName(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> String {
+        // A line without `=` says so, whatever its bytes.
+        guard bytes[line].contains(UInt8(ascii: "=")) else { return "a property line has no '=': \(printable(bytes, line))" }
+        return "a property name must be printable ASCII without spaces: \(printable(bytes, line))"
+    }
+
+    private static func printable(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> String {
+        Array(bytes[line])[...].printableText
     }
 }
 

@@ -1,18 +1,7 @@
 /// The last `capacity` write UUIDs (16 bytes each) in a ring, with a set to look them up: what
 /// the server remembers to apply a write sent twice once.
 struct RecentWriteIDs {
-    private struct ID: Hashable {
-        var high: UInt64
-        var low: UInt64
-
-        init(_ bytes: [UInt8]) {
-            var high: UInt64 = 0, low: UInt64 = 0
-            for index in 0..<8 { high = high << 8 | UInt64(bytes[index]) }
-            for index in 8..<16 { low = low << 8 | UInt64(bytes[index]) }
-            self.high = high
-            self.low = low
-        }
-    }
+    private typealias ID = WriteUUID
 
     let capacity: Int
     private var known: Set<ID> = []
@@ -27,13 +16,11 @@ struct RecentWriteIDs {
 
     var count: Int { known.count }
 
-    /// `uuid` must be 16 bytes.
-    func contains(_ uuid: [UInt8]) -> Bool {
-        known.contains(ID(uuid))
+    func contains(_ uuid: WriteUUID) -> Bool {
+        known.contains(uuid)
     }
 
-    mutating func insert(_ uuid: [UInt8]) {
-        let id = ID(uuid)
+    mutating func insert(_ id: WriteUUID) {
         guard known.insert(id).inserted else { return }
         if ring.count < capacity {
             ring.append(id)
@@ -42,5 +29,37 @@ struct RecentWriteIDs {
             ring[next] = id
             next = (next + 1) % capacity
         }
+    }
+}
+
+/// A KVSET's 16-byte UUID frame, held as two words (no array): what the server confirms and
+/// remembers of a write, and sends on with it.
+struct WriteUUID: Hashable {
+    private var words: (UInt64, UInt64)
+
+    /// The frame's bytes; nil unless there are exactly 16.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 16 else { return nil }
+        words = (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    init?(_ bytes: [UInt8]) {
+        guard let id = bytes.withUnsafeBytes({ WriteUUID($0) }) else { return nil }
+        self = id
+    }
+
+    /// The 16 bytes as they came.
+    func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        var words = words
+        return try Swift.withUnsafeBytes(of: &words) { (bytes) throws(E) -> R in try body(bytes) }
+    }
+
+    var bytes: [UInt8] { Swift.withUnsafeBytes(of: words) { Array($0) } }
+
+    static func == (a: WriteUUID, b: WriteUUID) -> Bool { a.words == b.words }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
     }
 }

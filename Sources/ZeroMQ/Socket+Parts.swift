@@ -14,6 +14,8 @@ public struct ReceivedParts {
     public let userID: String?
     /// Each kept part's bytes, looked up once from libzmq.
     @usableFromInline let bytes: UnsafeMutablePointer<UnsafeRawBufferPointer>
+    /// The kept parts' messages, which `ZMQSocket.forward` hands on without a copy.
+    let messages: UnsafeMutablePointer<zmq_msg_t>
 
     /// Part `index`'s bytes, valid only while the reader runs.
     @inlinable public subscript(index: Int) -> UnsafeRawBufferPointer {
@@ -98,7 +100,28 @@ extension ZMQSocket {
                 IncomingPartition.countDiscarded()
                 continue
             }
-            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, bytes: bytes))
+            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, bytes: bytes, messages: slots))
+        }
+    }
+}
+
+extension ZMQSocket {
+    /// Sends part `index` of a message being read (`receiveParts`) as one frame of a message on
+    /// this socket, handing libzmq its buffer as it is: no copy, no allocation (a proxy's move).
+    /// Once sent the part is gone: `parts[index]` must not be read again. Returns false, the
+    /// part kept, when `dontWait` is set and the socket cannot take it now.
+    public func forward(_ parts: ReceivedParts, part index: Int, more: Bool = false, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        precondition(index >= 0 && index < parts.count, "part of a message past its last")
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        while true {
+            if zmq_msg_send(parts.messages + index, handle, flags) >= 0 {
+                parts.bytes[index] = UnsafeRawBufferPointer(start: nil, count: 0)
+                return true
+            }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "zmq_msg_send")
         }
     }
 }

@@ -22,10 +22,11 @@ struct KVSetPropertiesTests {
         let frame = Array(text.utf8)
         let read = try KVSetProperties(frame)
         var expected = try CloneProperties(decoding: frame)
-        #expect(read.ack.map(\.text) == expected[CloneProperties.ackName])
-        #expect(read.writeSequence.map(\.text) == expected[CloneProperties.writeSequenceName])
-        #expect(read.writerGeneration.map(\.text) == expected[CloneProperties.writerGenerationName])
-        #expect(read.ttl.map(\.text) == expected[CloneProperties.ttlName])
+        func line(_ range: Range<Int>?) -> String? { range.map { frame[$0][...].text } }
+        #expect(line(read.ackRange) == expected[CloneProperties.ackName])
+        #expect(line(read.writeSequenceRange) == expected[CloneProperties.writeSequenceName])
+        #expect(line(read.writerGenerationRange) == expected[CloneProperties.writerGenerationName])
+        #expect(line(read.ttlRange) == expected[CloneProperties.ttlName])
         for name in [CloneProperties.ackName, CloneProperties.writeSequenceName, CloneProperties.writerGenerationName, CloneProperties.sessionPreviousName] {
             expected.set(name, nil)
         }
