@@ -17,7 +17,7 @@ extension CloneAgentLoop {
         }
     }
 
-    func takeOutbox() {
+    func takeOutbox() throws(ZMQError) {
         // The outbox and this thread trade arrays, so neither allocates one after the first takes
         // (the spare is moved, not copied: the outbox's writers append to it without a copy).
         var taken: [PreparedWrite] = []
@@ -34,11 +34,41 @@ extension CloneAgentLoop {
         guard !taken.isEmpty else { return }
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
-        // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued.
-        for write in taken {
-            writesTaken += 1
-            heldWrites.append(HeldWrite(write: write, sequence: writesTaken))
+        var sent = 0
+        defer {
+            // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued. What
+            // was not sent here waits in `heldWrites`, behind nothing that was.
+            for index in sent..<taken.count {
+                writesTaken += 1
+                heldWrites.append(HeldWrite(write: taken[index], sequence: writesTaken))
+            }
         }
+        // Nothing waits before them and the collector takes writes: they go from the outbox's
+        // array as they are, without a copy into `heldWrites` and out again.
+        guard held == 0, collectorSubscriptions > 0, !writeBlocked else { return }
+        let now = MonotonicTime.now()
+        var blocked = false
+        while sent < taken.count {
+            guard try send(taken[sent]) else {
+                blocked = true
+                break
+            }
+            writesTaken += 1
+            if ackTopic == nil {
+                writesSettled = writesTaken
+            } else {
+                confirmations.sentFirst(taken[sent], sequence: writesTaken, now: now)
+            }
+            sent += 1
+        }
+        if ackTopic != nil { writesSettled = confirmations.settledThrough }
+        if blocked {
+            statistics.writesBlocked += 1
+            writeBlocked = true
+        }
+        statistics.writesSent += sent
+        let left = taken.count - sent
+        shared.outbox.withLock { $0.held = left }
     }
 
     func sendHeldWrites() throws(ZMQError) {

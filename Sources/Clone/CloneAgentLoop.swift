@@ -157,7 +157,7 @@ final class CloneAgentLoop {
                 if poller.isReadable(subscriberIndex) { try drainSubscriber() }
                 if poller.isReadable(snapshotIndex) { try drainSnapshot() }
                 if poller.isReadable(writerIndex) { try drainCollectorSubscriptions() }
-                takeOutbox()
+                try takeOutbox()
                 try sendHeldWrites()
                 let now = MonotonicTime.now()
                 try checkTimers(now: now)

@@ -130,3 +130,64 @@ struct CloneReplicationTests {
         #expect(agent.isSynced)
     }
 }
+
+@Suite("A writer's burst through a full collector")
+struct CloneWriteBurstTests {
+    /// 20,000 writes as fast as `set` takes them, into a collector that queues 50: the agent sends
+    /// what it takes straight from the outbox while nothing waits, and holds the rest behind the
+    /// first write the socket refused. Every write arrives, each key's writes in the order made.
+    @Test func aBurstLargerThanTheCollectorsQueueArrivesWholeAndInOrder() async throws {
+        let fixture = try CloneFixture { configuration in
+            configuration.collectorHighWaterMark = 50
+        }
+        let writer = try await fixture.syncedAgent(["/burst/"])
+        let reader = try await fixture.syncedAgent(["/burst/"])
+        let stream = reader.updates(prefix: "/burst/")
+        let count = 20_000, keys = 16
+        for index in 0..<count {
+            // A full outbox (backlogFull) says wait a moment and write again.
+            while !Self.write(writer, "/burst/k\(index % keys)", index) { usleep(100) }
+        }
+        // Read with a deadline: a lost write would leave the stream waiting.
+        let reading = Task { () -> [Int] in
+            var last = [Int](repeating: -1, count: keys)
+            var seen = 0
+            for await update in stream where !update.fromSnapshot {
+                let index = Int(update.text) ?? -1
+                let key = index % keys
+                #expect(update.key == "/burst/k\(key)")
+                #expect(index > last[key], "key \(key): \(index) after \(last[key])")
+                last[key] = index
+                seen += 1
+                if seen == count { break }
+            }
+            return last + [seen]
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(60))
+            reading.cancel()
+        }
+        var last = await reading.value
+        deadline.cancel()
+        let seen = last.removeLast()
+        #expect(seen == count)
+        #expect(last == (0..<keys).map { count - keys + $0 })
+        let statistics = writer.statistics
+        #expect(statistics.writesSent == count)
+        // The collector's queue did fill: some writes went through the held queue.
+        #expect(statistics.writesBlocked > 0, "\(statistics)")
+        #expect(fixture.server!.statistics.staleWritesDropped == 0)
+    }
+
+    /// One write; false when the agent's outbox is full.
+    static func write(_ agent: CloneAgent, _ key: String, _ index: Int) -> Bool {
+        do {
+            try agent.set(key: key, value: Array("\(index)".utf8))
+            return true
+        } catch {
+            if case .backlogFull = error { return false }
+            Issue.record("set failed: \(error)")
+            return true
+        }
+    }
+}
