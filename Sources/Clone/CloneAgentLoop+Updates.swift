@@ -13,7 +13,8 @@ extension CloneAgentLoop {
         // write's confirmation), or a malformed one, comes out as its frames.
         while handled < configuration.batchLimit,
               let whole = try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { parts -> [Frame]? in
-                  heard()
+                  // Any message says the server is alive: the clock is read once a batch, not a message.
+                  if handled == 0 { heard() }
                   if parts.truncated {
                       countBadInput(.oversize(bytes: parts.totalBytes, limit: limit), channel: "subscriber")
                       return nil

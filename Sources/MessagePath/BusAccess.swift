@@ -29,8 +29,10 @@ public enum PeerClass: String, Sendable, Equatable, CaseIterable {
     /// the rules fail closed.
     public init(userID: String?) {
         guard let userID else { self = .client; return }
-        let name = userID.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-        self = PeerClass(rawValue: name) ?? .client
+        // The class is what comes before the first colon (no array of parts: this runs for every
+        // message a closed host's broker and Clone server take).
+        let name = userID.firstIndex(of: ":").map { userID[..<$0] } ?? userID[...]
+        self = PeerClass(rawValue: String(name)) ?? .client
     }
 }
 
