@@ -299,11 +299,11 @@ extension CloneServerLoop {
                 return
             }
         }
-        // The key's entry, looked up once for the order check and the quota.
+        // The key's entry, looked up once for the order check, the quota and the store.
         let key = KeyBytes(update.key)
-        let existing = store[key]
+        let slot = store.index(forKey: key)
         if let order = update.order {
-            if let newer = existing?.order ?? deletedOrders[key], order.precedes(newer) {
+            if let newer = slot.flatMap({ store.values[$0].order }) ?? deletedOrders[key], order.precedes(newer) {
                 // Sent before what the key holds, by the same writer: late, not new.
                 statistics.staleWritesDropped += 1
                 acknowledge(update)
@@ -322,7 +322,7 @@ extension CloneServerLoop {
             }
             if generation.number > newest { writerGenerations[KeyBytes(generation.name)] = generation.number }
         }
-        if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existing: existing) {
+        if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existingCount: slot.map { packedValues.valueCount(of: store.values[$0]) }) {
             statistics.quotaRefused += 1
             logRefusal("clone collector: a write was refused: \(why)", userID: nil, peer: Self.quotaPeer, [
                 "flowbus.key": "\(update.key.printable)",
@@ -332,7 +332,7 @@ extension CloneServerLoop {
             acknowledge(update)
             return
         }
-        try commit(update, forwarding: parts)
+        try commit(update, forwarding: parts, slot: slot)
         if update.ackTo != nil, let uuid = update.uuid {
             confirmedWrites.insert(uuid)
             acknowledge(update)
@@ -341,10 +341,10 @@ extension CloneServerLoop {
 
     private static let quotaPeer = Array("quota".utf8)
 
-    /// Why `update` would take its session or the map past a quota, or nil; `existing` is what
-    /// the map holds under `key`.
-    private func quotaRefusal(_ update: AcceptedSet, key: KeyBytes, existing: Stored?) -> String? {
-        let old = existing.map { packedValues.valueCount(of: $0) + update.key.count } ?? 0
+    /// Why `update` would take its session or the map past a quota, or nil; `existingCount` is
+    /// the length of the value the map holds under `key`.
+    private func quotaRefusal(_ update: AcceptedSet, key: KeyBytes, existingCount: Int?) -> String? {
+        let old = existingCount.map { $0 + update.key.count } ?? 0
         let new = update.value.count + update.key.count
         if storeBytes - old + new > configuration.maxStoreBytes {
             return "the map would hold more than \(configuration.maxStoreBytes) bytes"
@@ -375,7 +375,8 @@ extension CloneServerLoop {
 
     /// Sequences, stores and publishes one change (a delete when the value is empty). With
     /// `parts`, the message it came in as is, its key, UUID and value are sent from there.
-    func commit(_ update: AcceptedSet, forwarding parts: ReceivedParts? = nil) throws(ZMQError) {
+    /// `slot` is where the map holds the key, when the caller looked it up (the map unchanged since).
+    func commit(_ update: AcceptedSet, forwarding parts: ReceivedParts? = nil, slot: [KeyBytes: Stored].Index? = nil) throws(ZMQError) {
         sequence += 1
         let key = KeyBytes(update.key)
         // One array for the session's prefix, however many tables name it (quota, chain, index).
@@ -394,7 +395,7 @@ extension CloneServerLoop {
             if sameBytes(value, lastStoredValue) { value = lastStoredValue } else { lastStoredValue = value }
             let stored = Stored(value: value, sequence: sequence, properties: update.properties, order: update.order)
             if let replacedCount = packedValues.store(
-                stored, under: key, in: &store, after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue
+                stored, under: key, at: slot, in: &store, after: configuration.packValuesAfter, smallest: deltas.limits.smallestValue
             ) {
                 account(update.value.count - replacedCount, session: session)
             } else {

@@ -106,13 +106,24 @@ extension PackedValues where Key: Hashable {
     /// Returns the length of the value it replaced, whose entry it took off the counts; nil if
     /// the key was new.
     @discardableResult
+    ///
+    /// `slot`, when given, is where `store` holds `key` now (looked up by the caller, the map not
+    /// changed since): the entry is replaced there without hashing the key again.
     mutating func store<Entry: PackableEntry>(
-        _ entry: Entry, under key: Key, in store: inout [Key: Entry], after: Duration?, smallest: Int
+        _ entry: Entry, under key: Key, at slot: Dictionary<Key, Entry>.Index? = nil, in store: inout [Key: Entry],
+        after: Duration?, smallest: Int
     ) -> Int? {
         var entry = entry
         let packable = after != nil && valueCount(of: entry) >= smallest
         entry.queued = packable
-        let replaced = store.updateValue(entry, forKey: key)
+        let replaced: Entry?
+        if let slot {
+            var previous = entry
+            swap(&previous, &store.values[slot])
+            replaced = previous
+        } else {
+            replaced = store.updateValue(entry, forKey: key)
+        }
         if replaced?.queued == true {
             if !packable { store[key]?.queued = true }
         } else if packable, let after {
