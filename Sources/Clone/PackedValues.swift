@@ -105,10 +105,10 @@ extension PackedValues where Key: Hashable {
     /// (nil: never) if it is at least `smallest` bytes; a key already waiting keeps its place.
     /// Returns the length of the value it replaced, whose entry it took off the counts; nil if
     /// the key was new.
-    @discardableResult
     ///
     /// `slot`, when given, is where `store` holds `key` now (looked up by the caller, the map not
     /// changed since): the entry is replaced there without hashing the key again.
+    @discardableResult
     mutating func store<Entry: PackableEntry>(
         _ entry: Entry, under key: Key, at slot: Dictionary<Key, Entry>.Index? = nil, in store: inout [Key: Entry],
         after: Duration?, smallest: Int
