@@ -5,86 +5,6 @@ import MessagePath
 import WireCheck
 import ZeroMQ
 
-/// A KVSET that passed validation, ready for the fault seam and the store.
-struct AcceptedSet {
-    var key: [UInt8]
-    /// Nil when the frame was empty.
-    var uuid: WriteUUID?
-    var properties: [UInt8]
-    var ttl: Duration?
-    var value: [UInt8]
-    /// A delete the server made itself because the key's ttl ran out.
-    var expired = false
-    /// The writing agent's id when it asked for a confirmation (property `ack`).
-    var ackTo: [UInt8]?
-    /// The writer's User-Id (closed mode), for fault rules aimed at one plugin.
-    var writer: String?
-    /// The writing agent and its count of writes (`wseq`), when it said.
-    var order: WriteOrder?
-    /// The writing process and its incarnation (`wgen`), when it said.
-    var generation: WriterGeneration?
-}
-
-/// `<name>:<number>` as a Flowbus agent writes it in two properties: `wseq`, its id and how many
-/// writes it had queued with this one (two writes of one agent arrive in this order unless
-/// something on the way reordered them), and `wgen`, its writer and incarnation.
-struct NumberedName: Equatable {
-    var name: [UInt8]
-    var number: UInt64
-
-    /// Split at the last colon (a name may hold colons), or nil.
-    init?(_ text: String) {
-        self.init(Array(text.utf8)[...])
-    }
-
-    /// The same, read as bytes.
-    init?(_ bytes: ArraySlice<UInt8>) {
-        guard let (colon, number) = bytes.withUnsafeBytes({ Self.split($0) }) else { return nil }
-        name = Array(bytes[bytes.startIndex..<(bytes.startIndex + colon)])
-        self.number = number
-    }
-
-    /// The same, the name taken from `names` (an array is made only for a name it does not
-    /// hold): this runs for every write the server takes.
-    init?(_ bytes: ArraySlice<UInt8>, names: inout InternedBytes) {
-        guard let parsed = bytes.withUnsafeBytes({ NumberedName($0, names: &names) }) else { return nil }
-        self = parsed
-    }
-
-    /// The same, read where the socket holds the bytes.
-    init?(_ bytes: UnsafeRawBufferPointer, names: inout InternedBytes) {
-        guard let (colon, number) = Self.split(bytes) else { return nil }
-        name = names.interned(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
-        self.number = number
-    }
-
-    /// Where the last colon is (an offset into `bytes`) and the number after it.
-    private static func split(_ bytes: UnsafeRawBufferPointer) -> (colon: Int, number: UInt64)? {
-        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon > 0, colon < bytes.count - 1,
-              bytes.count - colon - 1 <= 20 else { return nil }
-        var number: UInt64 = 0
-        for digit in bytes[(colon + 1)...] {
-            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
-            guard !overflow, !carry else { return nil }
-            number = sum
-        }
-        return (colon, number)
-    }
-
-    /// Whether `self` comes before `other` from the same agent or writer.
-    func precedes(_ other: NumberedName) -> Bool { name == other.name && number < other.number }
-}
-
-/// A writing agent's id and its count of writes (`wseq`).
-typealias WriteOrder = NumberedName
-/// A writing process and its incarnation (`wgen`).
-typealias WriterGeneration = NumberedName
-
-/// The write order of the last deleted keys, oldest forgotten first.
-typealias RecentDeletes = RecentValues<KeyBytes, WriteOrder>
-
 extension CloneServerLoop {
     private static let collectorPeer = Array("collector".utf8)
 
@@ -453,67 +373,6 @@ extension CloneServerLoop {
         lastPublished = .now()
     }
 
-
-    /// Sends one five-frame message on the publisher. XPUB_NODROP turns a full subscriber queue
-    /// into EAGAIN. A queue that is only briefly behind gets a short grace to drain; one that stays
-    /// full (no grace again for `lossyGrace` after a drop) makes the message go out once more without
-    /// NODROP, so every other subscriber still gets it and only the slow one sees a gap.
-    /// Returns false when that happened.
-    func sendPublished(_ f0: Frame, _ f1: Frame, _ f2: Frame, _ f3: Frame, _ f4: Frame) throws(ZMQError) -> Bool {
-        try withBytes(f0) { (b0) throws(ZMQError) -> Bool in
-            try withBytes(f1) { (b1) throws(ZMQError) -> Bool in
-                try withBytes(f2) { (b2) throws(ZMQError) -> Bool in
-                    try withBytes(f3) { (b3) throws(ZMQError) -> Bool in
-                        try withBytes(f4) { (b4) throws(ZMQError) -> Bool in try sendPublished(b0, b1, b2, b3, b4) }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The same from bytes the caller holds (libzmq copies them): no array per frame.
-    func sendPublished(
-        _ f0: UnsafeRawBufferPointer, _ f1: UnsafeRawBufferPointer, _ f2: UnsafeRawBufferPointer,
-        _ f3: UnsafeRawBufferPointer, _ f4: UnsafeRawBufferPointer
-    ) throws(ZMQError) -> Bool {
-        try sendPublished { (dontWait) throws(ZMQError) -> Bool in try sendOnce(f0, f1, f2, f3, f4, dontWait: dontWait) }
-    }
-
-    /// The grace and the lossy fallback around `sendOnce`, which sends one whole message or, with
-    /// `dontWait`, returns false when the first frame could not be queued.
-    private func sendPublished(_ sendOnce: (_ dontWait: Bool) throws(ZMQError) -> Bool) throws(ZMQError) -> Bool {
-        if try sendOnce(true) { return true }
-        let now = MonotonicTime.now()
-        if lastLossySend + Self.lossyGrace <= now {
-            let giveUp = now + Self.queueGrace
-            while MonotonicTime.now() < giveUp {
-                usleep(50)
-                if try sendOnce(true) { return true }
-            }
-        }
-        lastLossySend = .now()
-        try publisher.setXPubNoDrop(false)
-        defer { try? publisher.setXPubNoDrop(true) }
-        _ = try sendOnce(false)
-        return false
-    }
-
-    static var noBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
-    private static let queueGrace = Duration.milliseconds(2)
-    private static let lossyGrace = Duration.milliseconds(100)
-
-    private func sendOnce(
-        _ f0: UnsafeRawBufferPointer, _ f1: UnsafeRawBufferPointer, _ f2: UnsafeRawBufferPointer,
-        _ f3: UnsafeRawBufferPointer, _ f4: UnsafeRawBufferPointer, dontWait: Bool
-    ) throws(ZMQError) -> Bool {
-        guard try publisher.send(bytes: f0, more: true, dontWait: dontWait) else { return false }
-        _ = try publisher.send(bytes: f1, more: true)
-        _ = try publisher.send(bytes: f2, more: true)
-        _ = try publisher.send(bytes: f3, more: true)
-        _ = try publisher.send(bytes: f4)
-        return true
-    }
-
     func expireDue(now: MonotonicTime) throws(ZMQError) {
         while let item = expiries.popDue(now: now) {
             guard let stored = store[item.key], stored.sequence == item.sequence else { continue }
@@ -537,14 +396,4 @@ func withDecimalDigits<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer) -> 
         } while rest > 0
         return body(UnsafeRawBufferPointer(rebasing: digits[start...]))
     }
-}
-
-/// `array.withUnsafeBytes` for a body that throws a `ZMQError` (the array's own rethrows as any
-/// error): a frame sent from where its bytes lie.
-@inline(__always)
-func withBytes<R>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(ZMQError) -> R) throws(ZMQError) -> R {
-    let result: Result<R, ZMQError> = array.withUnsafeBytes { bytes in
-        do throws(ZMQError) { return .success(try body(bytes)) } catch { return .failure(error) }
-    }
-    return try result.get()
 }

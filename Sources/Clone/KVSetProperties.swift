@@ -21,10 +21,7 @@ struct KVSetProperties {
 
     /// Reads `frame`; throws what `CloneProperties(decoding:)` would for a malformed one.
     init(_ frame: [UInt8]) throws(CloneDecodeError) {
-        let read: Result<KVSetProperties, CloneDecodeError> = frame.withUnsafeBytes { bytes in
-            do throws(CloneDecodeError) { return .success(try KVSetProperties(bytes)) } catch { return .failure(error) }
-        }
-        self = try read.get()
+        self = try withBytes(frame) { (bytes) throws(CloneDecodeError) in try KVSetProperties(bytes) }
     }
 
     /// Reads the frame where the socket holds it: no array is made but `published`, and that one

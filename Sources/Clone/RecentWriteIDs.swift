@@ -43,11 +43,6 @@ struct WriteUUID: Hashable {
         words = (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     }
 
-    init?(_ bytes: [UInt8]) {
-        guard let id = bytes.withUnsafeBytes({ WriteUUID($0) }) else { return nil }
-        self = id
-    }
-
     /// The 16 bytes as they came.
     func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         var words = words
