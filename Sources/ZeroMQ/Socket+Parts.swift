@@ -30,6 +30,21 @@ public struct ReceivedParts {
 }
 
 extension ZMQSocket {
+    /// Parts up to this size stay in their slot after they are read, until the slot's next part.
+    static let partKeptBytes = 64 * 1024
+
+    /// Closes the messages the slots hold and frees them (on a larger `maxParts`, and in deinit).
+    func releasePartSlots() {
+        if let slots = partSlots {
+            for index in 0..<partSlotCount { zmq_msg_close(slots + index) }
+            slots.deallocate()
+        }
+        partBytes?.deallocate()
+        partSlots = nil
+        partBytes = nil
+        partSlotCount = 0
+    }
+
     /// Receives a whole message and hands its parts to `read` where libzmq holds them; returns
     /// what `read` returned, or nil when `dontWait` is set and nothing is waiting. Keeps at most
     /// `maxParts` parts and `maxBytes` bytes, as `receiveMessage(maxFrames:maxBytes:)` does: the
@@ -45,19 +60,28 @@ extension ZMQSocket {
     ) throws(ZMQError) -> Result? {
         precondition(maxParts > 0, "a message has at least one part")
         if partSlotCount < maxParts + 1 {
-            partSlots?.deallocate()
-            partBytes?.deallocate()
+            releasePartSlots()
             partSlots = .allocate(capacity: maxParts + 1)
             partBytes = .allocate(capacity: maxParts)
             partSlotCount = maxParts + 1
+            for index in 0..<partSlotCount { zmq_msg_init(partSlots! + index) }
         }
         let slots = partSlots!
         let bytes = partBytes!
         // The part that arrives past `maxParts` or `maxBytes` goes here and is let go at once.
         let spare = slots + maxParts
+        // The slots stay initialized from one message to the next: zmq_msg_recv lets go of what a
+        // slot held before it fills it (and leaves it empty when nothing came), so a part costs
+        // no zmq_msg_init and zmq_msg_close of its own. A large part is let go once read, so an
+        // idle socket does not keep it.
         while true {
             var kept = 0
-            defer { for index in 0..<kept { zmq_msg_close(slots + index) } }
+            defer {
+                for index in 0..<kept where bytes[index].count > Self.partKeptBytes {
+                    zmq_msg_close(slots + index)
+                    zmq_msg_init(slots + index)
+                }
+            }
             var total = 0
             var truncated = false
             var more = true
@@ -65,19 +89,13 @@ extension ZMQSocket {
             var userID: String?
             while more {
                 let slot = truncated || kept == maxParts ? spare : slots + kept
-                zmq_msg_init(slot)
-                let received: Int32?
                 let flags = first && dontWait ? ZMQ_DONTWAIT : 0
-                do throws(ZMQError) {
-                    received = try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(slot, handle, flags) })
-                } catch {
-                    zmq_msg_close(slot)
-                    throw error
-                }
+                // On an error the slot is still a valid message: libzmq either did not touch it or
+                // left it empty.
+                let received = try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(slot, handle, flags) })
                 guard let received else {
                     // Only the first part can be missing: the rest of a message arrives with it.
                     // libzmq took in every pending command before saying there was nothing.
-                    zmq_msg_close(slot)
                     drained = true
                     return nil
                 }
@@ -90,6 +108,7 @@ extension ZMQSocket {
                 if slot == spare || total > maxBytes {
                     truncated = true
                     zmq_msg_close(slot)
+                    zmq_msg_init(slot)
                 } else {
                     bytes[kept] = size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(slot), count: size)
                     kept += 1

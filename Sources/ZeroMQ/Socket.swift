@@ -61,8 +61,7 @@ public final class ZMQSocket {
 
     deinit {
         zmq_close(handle)
-        partSlots?.deallocate()
-        partBytes?.deallocate()
+        releasePartSlots()
     }
 
     public func bind(_ endpoint: String) throws(ZMQError) {

@@ -132,6 +132,43 @@ import Testing
         #expect(!next.0 && next.1 == [Array("next".utf8)])
     }
 
+    /// The slots `receiveParts` reads into stay initialized from one message to the next: each part
+    /// reads as what was sent, whatever its slot held before (a larger part, one let go at once for
+    /// its size, an empty one, one forwarded to another socket, the spare of a truncated message),
+    /// and asking for more parts than before makes new slots.
+    @Test func partsReadCorrectlyWhateverTheirSlotsHeldBefore() throws {
+        let (pull, push) = try pair(.pull, .push)
+        let (sink, source) = try pair(.pull, .push)
+        let huge = [UInt8](repeating: 9, count: ZMQSocket.partKeptBytes + 1)
+        let messages: [[[UInt8]]] = [
+            [[UInt8](repeating: 1, count: 300), Array("/key".utf8), [2]],
+            [[], [3, 4], []],
+            [huge, [5]],
+            [[6], [UInt8](repeating: 7, count: 40), [8]],
+            [[1], [2], [3], [4], [5], [6], [7]],
+            [Array("after".utf8)],
+        ]
+        for _ in 0..<3 {
+            for message in messages { try push.send(message) }
+            for (index, message) in messages.enumerated() {
+                let maxParts = index == 4 ? 3 : 2 + index % 2
+                let read = try #require(try pull.receiveParts(maxParts: maxParts, maxBytes: 200_000) { ($0.truncated, $0.frames) })
+                #expect(read.0 == (message.count > maxParts))
+                #expect(read.1 == Array(message.prefix(maxParts)), "message \(index)")
+            }
+            // A part handed on leaves its slot empty, and the next message still reads whole.
+            try push.send([Array("moved".utf8), [UInt8](repeating: 4, count: 100)])
+            try push.send([Array("kept".utf8)])
+            let forwarded = try #require(try pull.receiveParts(maxParts: 2, maxBytes: 1000) { parts in
+                _ = try? source.forward(parts, part: 1)
+                return parts.frames
+            })
+            #expect(forwarded == [Array("moved".utf8), []])
+            #expect(try sink.receiveMessage() == [[UInt8](repeating: 4, count: 100)])
+            #expect(try pull.receiveParts(maxParts: 8, maxBytes: 1000) { $0.frames } == [Array("kept".utf8)])
+        }
+    }
+
     @Test func bindingAnUnsupportedTransportThrowsATypedError() throws {
         let socket = try ZMQSocket(context: context, type: .rep)
         do {
