@@ -20,8 +20,8 @@ extension CloneAgentLoop {
                       return nil
                   }
                   do throws(CloneDecodeError) {
-                      if let record = try CloneMessage.publishedRecord(parts, maxValueBytes: maxValueBytes) {
-                          received(record)
+                      if let update = try CloneMessage.publishedUpdate(parts, maxValueBytes: maxValueBytes) {
+                          received(update)
                           return nil
                       }
                   } catch {
@@ -44,7 +44,7 @@ extension CloneAgentLoop {
                 case .hugz(let sequence):
                     statistics.hugzReceived += 1
                     provedByHugz(sequence: sequence)
-                case .kvpub(let record): received(record)
+                case .kvpub(let record): received(CloneUpdate(published: record))
                 default: break
                 }
             } catch {
@@ -63,21 +63,21 @@ extension CloneAgentLoop {
         }
     }
 
-    private func received(_ record: CloneRecord) {
+    private func received(_ update: consuming CloneUpdate) {
         statistics.updatesReceived += 1
         if let faults = configuration.incomingFaults, faults.isArmed,
-           case .drop = faults.verdict(scope: .key, subject: record.key.utf8) {
+           case .drop = faults.verdict(scope: .key, subject: update.key.utf8) {
             statistics.faultDropped += 1
             return
         }
-        guard let index = subscriptions.firstIndex(where: { record.key.utf8HasPrefix($0.subtreeBytes) }) else {
-            countBadInput(.invalidKey("'\(record.key)' lies in none of the subscribed subtrees"), channel: "subscriber")
+        guard let index = subscriptions.firstIndex(where: { update.key.utf8HasPrefix($0.subtreeBytes) }) else {
+            countBadInput(.invalidKey("'\(update.key)' lies in none of the subscribed subtrees"), channel: "subscriber")
             return
         }
-        proved(index, by: .update(record.sequence))
+        proved(index, by: .update(update.sequence))
         switch subscriptions[index].phase {
         case .synced:
-            _ = apply(record, to: index, live: true)
+            _ = apply(update, to: index, live: true)
         case .waiting, .syncing:
             if subscriptions[index].overflowed { return }
             if subscriptions[index].buffer.count >= configuration.maxBufferedUpdates {
@@ -86,15 +86,15 @@ extension CloneAgentLoop {
                 statistics.bufferOverflows += 1
                 return
             }
-            subscriptions[index].buffer.append(record)
+            subscriptions[index].buffer.append(update)
         }
     }
 
     /// Applies one KVPUB if it is newer than what the subscription has, checking the session chain
     /// (and, for the whole map, the global sequence). Returns false when it found a gap and resyncs.
-    func apply(_ record: CloneRecord, to index: Int, live: Bool) -> Bool {
+    func apply(_ update: consuming CloneUpdate, to index: Int, live: Bool) -> Bool {
         let last = subscriptions[index].lastSequence
-        guard record.sequence > last else {
+        guard update.sequence > last else {
             statistics.duplicatesDiscarded += 1
             if live {
                 // Published before the snapshot this subscription synced from, and overtaken by
@@ -105,30 +105,28 @@ extension CloneAgentLoop {
                 // `disconnected`) and it falls silent, and either makes the agent resync.
                 if last == subscriptions[index].snapshotSequence { return true }
                 // Live sequences only grow; going back means a new server with a new count.
-                gap(index, "sequence \(record.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
+                gap(index, "sequence \(update.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
                 return false
             }
             return true
         }
-        if subscriptions[index].subtreeBytes.isEmpty && record.sequence != last + 1 {
-            gap(index, "global sequence jumped from \(last) to \(record.sequence)")
+        if subscriptions[index].subtreeBytes.isEmpty && update.sequence != last + 1 {
+            gap(index, "global sequence jumped from \(last) to \(update.sequence)")
             return false
         }
-        if let previous = record.properties.sessionPrevious, let session = Self.session(of: record.key),
+        if let previous = update.properties.sessionPrevious, let session = Self.session(of: update.key),
            session.utf8HasPrefix(subscriptions[index].subtreeBytes) {
             let intact = subscriptions[index].sessions[session].map { previous == $0 }
                 ?? (previous <= subscriptions[index].snapshotSequence)
             guard intact else {
-                gap(index, "session chain of '\(session)' broken: sprev \(previous) at sequence \(record.sequence)")
+                gap(index, "session chain of '\(session)' broken: sprev \(previous) at sequence \(update.sequence)")
                 return false
             }
-            subscriptions[index].sessions[session] = record.sequence
+            subscriptions[index].sessions[session] = update.sequence
         }
-        subscriptions[index].lastSequence = record.sequence
+        subscriptions[index].lastSequence = update.sequence
         statistics.updatesApplied += 1
-        changes.append(CloneUpdate(
-            key: record.key, value: record.value, sequence: record.sequence, properties: record.properties,
-            uuid: record.uuid, isDelete: record.value.isEmpty, fromSnapshot: false))
+        changes.append(update)
         return true
     }
 

@@ -15,7 +15,8 @@ final class CloneAgentLoop {
         var snapshotSequence: UInt64 = 0
         /// The sequence of the last KVPUB applied per session subtree since the snapshot.
         var sessions: [String: UInt64] = [:]
-        var buffer: [CloneRecord] = []
+        /// Live updates that came while the snapshot travels, applied after it.
+        var buffer: [CloneUpdate] = []
         var overflowed = false
         /// A message since (re)subscribing or (re)connecting proved the server has this subscription.
         var proven = false

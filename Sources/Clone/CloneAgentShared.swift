@@ -40,14 +40,19 @@ struct AgentView {
     /// Applies changes in order; returns, for each observer, the changes whose key its prefix
     /// matches, for the caller to deliver once the lock is released.
     mutating func apply(_ updates: [CloneUpdate]) -> [(CloneObserver, [CloneUpdate])] {
-        for update in updates {
-            if update.isDelete || keeps?(update.key) == false {
-                packedValues.removeValue(forKey: update.key, in: &store)
+        let smallest = deltas.limits.smallestValue
+        // Each change is read where the array holds it, not copied out whole.
+        for index in updates.indices {
+            if updates[index].isDelete || keeps?(updates[index].key) == false {
+                packedValues.removeValue(forKey: updates[index].key, in: &store)
             } else {
-                let entry = Held(value: update.value, sequence: update.sequence, uuid: update.uuid, properties: Self.held(update.properties))
-                packedValues.store(entry, under: update.key, in: &store, after: packAfter, smallest: deltas.limits.smallestValue)
+                packedValues.store(
+                    Held(value: updates[index].value, sequence: updates[index].sequence, uuid: updates[index].uuid,
+                         properties: Self.held(updates[index].properties)),
+                    under: updates[index].key, in: &store, after: packAfter, smallest: smallest)
             }
         }
+        guard !listeners.isEmpty else { return [] }
         return listeners.values.compactMap { listener in
             let matching = updates.filter { $0.key.utf8.starts(with: listener.prefix) }
             return matching.isEmpty ? nil : (listener, matching)
@@ -90,7 +95,7 @@ extension AgentView {
     /// The properties an entry keeps: the server's session chain (`sprev`) mattered only on the
     /// way in, and without it most entries keep none (no array held per key).
     static func held(_ properties: CloneProperties) -> CloneProperties {
-        guard properties.contains(where: { $0.name == CloneProperties.sessionPreviousName }) else { return properties }
+        guard !properties.isEmpty, properties.contains(where: { $0.name == CloneProperties.sessionPreviousName }) else { return properties }
         let kept = properties.filter { $0.name != CloneProperties.sessionPreviousName }
         return kept.isEmpty ? [] : CloneProperties(kept)
     }

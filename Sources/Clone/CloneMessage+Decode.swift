@@ -75,17 +75,31 @@ extension CloneMessage {
     }
 
     /// A KVPUB read where the subscriber socket holds it (`ZMQSocket.receiveParts`), with the
-    /// checks of `decodeLiberally`; nil for a message of another shape (a HUGZ, a write's
-    /// confirmation, a malformed one), which the caller decodes from frames as before.
-    static func publishedRecord(_ parts: ReceivedParts, maxValueBytes: Int) throws(CloneDecodeError) -> CloneRecord? {
+    /// checks of `decodeLiberally`, made straight into the change the agent's map and observers
+    /// take (no `CloneRecord` copied into it); nil for a message of another shape (a HUGZ, a
+    /// write's confirmation, a malformed one), which the caller decodes from frames as before.
+    static func publishedUpdate(_ parts: ReceivedParts, maxValueBytes: Int) throws(CloneDecodeError) -> CloneUpdate? {
         // A key starts with `/`; HUGZ and `ACK/…` do not.
         guard parts.count == 5, !parts.truncated, parts[0].first == UInt8(ascii: "/") else { return nil }
-        return try record(key: parts[0], sequence: parts[1], uuid: parts[2], properties: parts[3], value: parts[4], maxValueBytes)
+        let key = try validKey(parts[0])
+        let sequence = try self.sequence(parts[1])
+        let uuid: UUID?
+        switch parts[2].count {
+        case 0: uuid = nil
+        // The 16 bytes loaded as the UUID's own tuple, in one move.
+        case 16: uuid = UUID(uuid: parts[2].loadUnaligned(as: uuid_t.self))
+        default: throw .badUUIDLength(parts[2].count)
+        }
+        let properties = parts[3].isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(parts[3]))
+        try checkValue(parts[4], maxValueBytes)
+        let value = parts[4].isEmpty ? [] : Array(parts[4])
+        return CloneUpdate(key: key, value: value, sequence: sequence, properties: properties, uuid: uuid,
+                           isDelete: value.isEmpty, fromSnapshot: false)
     }
 
-    /// The five frames of a KVPUB or KVSET, as arrays or as the bytes a socket holds.
-    private static func record<Part: RandomAccessCollection<UInt8>>(
-        key: Part, sequence: Part, uuid: Part, properties: Part, value: Part, _ maxValueBytes: Int
+    /// The five frames of a KVPUB or KVSET, as arrays.
+    private static func record(
+        key: Frame, sequence: Frame, uuid: Frame, properties: Frame, value: Frame, _ maxValueBytes: Int
     ) throws(CloneDecodeError) -> CloneRecord {
         let text = try validKey(key)
         let number = try self.sequence(sequence)
@@ -95,9 +109,9 @@ extension CloneMessage {
         case 16: id = UUID(frame: uuid)
         default: throw .badUUIDLength(uuid.count)
         }
-        let decoded = properties.isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(properties))
+        let decoded = properties.isEmpty ? CloneProperties() : try CloneProperties(decoding: properties)
         try checkValue(value, maxValueBytes)
-        return CloneRecord(key: text, sequence: number, uuid: id, properties: decoded, value: value.isEmpty ? [] : Array(value))
+        return CloneRecord(key: text, sequence: number, uuid: id, properties: decoded, value: value)
     }
 
     private static func requireFiveFrames(_ frames: [Frame], _ command: String) throws(CloneDecodeError) {

@@ -26,6 +26,12 @@ public struct CloneUpdate: Sendable, Equatable {
         self.fromSnapshot = fromSnapshot
     }
 
+    /// A live KVPUB's change.
+    init(published record: CloneRecord) {
+        self.init(key: record.key, value: record.value, sequence: record.sequence, properties: record.properties,
+                  uuid: record.uuid, isDelete: record.value.isEmpty, fromSnapshot: false)
+    }
+
     /// The value as UTF-8 text (for tools and tests).
     public var text: String { String(decoding: value, as: UTF8.self) }
 }

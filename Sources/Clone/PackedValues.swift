@@ -110,12 +110,12 @@ extension PackedValues where Key: Hashable {
     /// changed since): the entry is replaced there without hashing the key again.
     @discardableResult
     mutating func store<Entry: PackableEntry>(
-        _ entry: Entry, under key: Key, at slot: Dictionary<Key, Entry>.Index? = nil, in store: inout [Key: Entry],
+        _ entry: consuming Entry, under key: Key, at slot: Dictionary<Key, Entry>.Index? = nil, in store: inout [Key: Entry],
         after: Duration?, smallest: Int
     ) -> Int? {
-        var entry = entry
         let packable = after != nil && valueCount(of: entry) >= smallest
         entry.queued = packable
+        let sequence = entry.sequence
         let replaced: Entry?
         if let slot {
             var previous = entry
@@ -127,7 +127,7 @@ extension PackedValues where Key: Hashable {
         if replaced?.queued == true {
             if !packable { store[key]?.queued = true }
         } else if packable, let after {
-            push(key, sequence: entry.sequence, due: .now() + after)
+            push(key, sequence: sequence, due: .now() + after)
         }
         guard let replaced else { return nil }
         let replacedCount = valueCount(of: replaced)
