@@ -54,11 +54,7 @@ extension CloneAgentLoop {
                 break
             }
             writesTaken += 1
-            if ackTopic == nil {
-                writesSettled = writesTaken
-            } else {
-                confirmations.sentFirst(taken[sent], sequence: writesTaken, now: now)
-            }
+            noteSent(taken[sent], sequence: writesTaken, again: false, now: now)
             sent += 1
         }
         if ackTopic != nil { writesSettled = confirmations.settledThrough }
@@ -89,13 +85,7 @@ extension CloneAgentLoop {
                 blocked = true
                 break
             }
-            if ackTopic == nil {
-                writesSettled = write.sequence
-            } else if write.isResend {
-                confirmations.sentAgain(write.write, now: now)
-            } else {
-                confirmations.sentFirst(write.write, sequence: write.sequence, now: now)
-            }
+            noteSent(write.write, sequence: write.sequence, again: write.isResend, now: now)
             heldStart += 1
         }
         if ackTopic != nil { writesSettled = confirmations.settledThrough }
@@ -105,6 +95,19 @@ extension CloneAgentLoop {
         heldWrites.dropConsumed(&heldStart)
         let held = heldWrites.count - heldStart
         shared.outbox.withLock { $0.held = held }
+    }
+
+    /// A write the collector took: settled at once when no confirmation is asked for, else
+    /// waiting for one (again, for a write sent once more). Whoever sends writes then sets
+    /// `writesSettled` from the confirmations' mark once for the batch.
+    private func noteSent(_ write: PreparedWrite, sequence: UInt64, again: Bool, now: MonotonicTime) {
+        if ackTopic == nil {
+            writesSettled = sequence
+        } else if again {
+            confirmations.sentAgain(write, now: now)
+        } else {
+            confirmations.sentFirst(write, sequence: sequence, now: now)
+        }
     }
 
     /// Writes a KVSET's five frames to the collector straight from what the write holds (its

@@ -95,7 +95,7 @@ extension AgentView {
     /// The properties an entry keeps: the server's session chain (`sprev`) mattered only on the
     /// way in, and without it most entries keep none (no array held per key).
     static func held(_ properties: CloneProperties) -> CloneProperties {
-        guard !properties.isEmpty, properties.contains(where: { $0.name == CloneProperties.sessionPreviousName }) else { return properties }
+        guard properties.contains(where: { $0.name == CloneProperties.sessionPreviousName }) else { return properties }
         let kept = properties.filter { $0.name != CloneProperties.sessionPreviousName }
         return kept.isEmpty ? [] : CloneProperties(kept)
     }

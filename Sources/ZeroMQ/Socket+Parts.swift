@@ -132,15 +132,8 @@ extension ZMQSocket {
     public func forward(_ parts: ReceivedParts, part index: Int, more: Bool = false, dontWait: Bool = false) throws(ZMQError) -> Bool {
         precondition(index >= 0 && index < parts.count, "part of a message past its last")
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
-        while true {
-            if zmq_msg_send(parts.messages + index, handle, flags) >= 0 {
-                parts.bytes[index] = UnsafeRawBufferPointer(start: nil, count: 0)
-                return true
-            }
-            let code = zmq_errno()
-            if code == EINTR { continue }
-            if code == EAGAIN { return false }
-            throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "zmq_msg_send")
-        }
+        guard try retryingInterrupts("zmq_msg_send", { zmq_msg_send(parts.messages + index, handle, flags) }) != nil else { return false }
+        parts.bytes[index] = UnsafeRawBufferPointer(start: nil, count: 0)
+        return true
     }
 }
