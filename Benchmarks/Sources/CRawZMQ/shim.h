@@ -23,8 +23,10 @@ static inline void CRawZMQ_dieWithParent(void) {
 #include <valgrind/callgrind.h>
 static inline void CRawZMQ_instructionsZero(void) { CALLGRIND_ZERO_STATS; }
 static inline void CRawZMQ_instructionsDump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
+static inline int CRawZMQ_underValgrind(void) { return RUNNING_ON_VALGRIND ? 1 : 0; }
 #else
 static inline void CRawZMQ_instructionsZero(void) {}
 static inline void CRawZMQ_instructionsDump(const char *label) { (void)label; }
+static inline int CRawZMQ_underValgrind(void) { return 0; }
 #endif
 #endif

@@ -116,4 +116,7 @@ enum Instructions {
     static func stop(_ label: String, operations: Int) {
         "\(label) | \(operations)".withCString { CRawZMQ_instructionsDump($0) }
     }
+
+    /// Running under valgrind (`Benchmarks/scripts/instructions`), some forty times slower.
+    static let underValgrind = CRawZMQ_underValgrind() != 0
 }
