@@ -1,3 +1,4 @@
+import Foundation
 import MessagePath
 import Synchronization
 import ZeroMQ
@@ -20,8 +21,8 @@ extension CloneAgentLoop {
                       return nil
                   }
                   do throws(CloneDecodeError) {
-                      if let update = try CloneMessage.publishedUpdate(parts, maxValueBytes: maxValueBytes) {
-                          received(update)
+                      if let (key, sequence, uuid, properties) = try CloneMessage.publishedHeader(parts, maxValueBytes: maxValueBytes) {
+                          received(key: key, sequence: sequence, uuid: uuid, properties: properties, value: parts[4])
                           return nil
                       }
                   } catch {
@@ -90,11 +91,69 @@ extension CloneAgentLoop {
         }
     }
 
+    /// A live KVPUB, its value where the socket holds it. On the common way (a synced subtree, no
+    /// fault rule, no change waiting for the map) it goes straight into the map, its value copied
+    /// over the one it replaces when that is as long and held by nothing else: no change is made
+    /// of it, and no array allocated and freed. Otherwise, and when the map has observers (who
+    /// take changes) or keeps only some keys, it is made the change `received` takes, in its turn.
+    private func received(
+        key: String, sequence: UInt64, uuid: UUID?, properties: CloneProperties, value: UnsafeRawBufferPointer
+    ) {
+        func whole() -> CloneUpdate {
+            CloneUpdate(key: key, value: value.isEmpty ? [] : Array(value), sequence: sequence, properties: properties,
+                        uuid: uuid, isDelete: value.isEmpty, fromSnapshot: false)
+        }
+        guard changes.isEmpty, configuration.incomingFaults?.isArmed != true,
+              let index = subscriptions.firstIndex(where: { key.utf8HasPrefix($0.subtreeBytes) }),
+              subscriptions[index].phase == .synced else {
+            return received(whole())
+        }
+        statistics.updatesReceived += 1
+        proved(index, by: .update(sequence))
+        guard admit(sequence, key: key, properties: properties, to: index, live: true) == .apply else { return }
+        let bytes = LentBytes(value)
+        let (applied, due) = shared.view.withLock { view in
+            let applied = view.applyInPlace(key: key, value: bytes.bytes, sequence: sequence, uuid: uuid, properties: properties)
+            return (applied, view.packedValues.nextDue)
+        }
+        if applied {
+            packDue = due
+            statistics.updatesAppliedInPlace += 1
+        } else {
+            changes.append(whole())
+        }
+    }
+
+    /// What `apply` does with a KVPUB, from its sequence and session chain.
+    enum Admission {
+        /// Newer than what the subscription has: into the map.
+        case apply
+        /// Older, and explained: left out.
+        case skip
+        /// A gap: the subscription resyncs.
+        case gap
+    }
+
     /// Applies one KVPUB if it is newer than what the subscription has, checking the session chain
     /// (and, for the whole map, the global sequence). Returns false when it found a gap and resyncs.
     func apply(_ update: consuming CloneUpdate, to index: Int, live: Bool) -> Bool {
+        switch admit(update.sequence, key: update.key, properties: update.properties, to: index, live: live) {
+        case .apply:
+            changes.append(update)
+            return true
+        case .skip:
+            return true
+        case .gap:
+            return false
+        }
+    }
+
+    /// Whether a KVPUB with this sequence, under this key and with these properties, goes into
+    /// the subscription's map; counts it as applied (and moves the subscription's sequence and
+    /// session chain on) when it does, and starts a resync on a gap.
+    func admit(_ sequence: UInt64, key: String, properties: CloneProperties, to index: Int, live: Bool) -> Admission {
         let last = subscriptions[index].lastSequence
-        guard update.sequence > last else {
+        guard sequence > last else {
             statistics.duplicatesDiscarded += 1
             if live {
                 // Published before the snapshot this subscription synced from, and overtaken by
@@ -103,31 +162,30 @@ extension CloneAgentLoop {
                 // (Once a newer update is applied, nothing older can follow on the same connection.)
                 // A restarted server is still told apart: its connection drops (the monitor's
                 // `disconnected`) and it falls silent, and either makes the agent resync.
-                if last == subscriptions[index].snapshotSequence { return true }
+                if last == subscriptions[index].snapshotSequence { return .skip }
                 // Live sequences only grow; going back means a new server with a new count.
-                gap(index, "sequence \(update.sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
-                return false
+                gap(index, "sequence \(sequence) after \(last) under '\(subscriptions[index].subtree)': the server restarted")
+                return .gap
             }
-            return true
+            return .skip
         }
-        if subscriptions[index].subtreeBytes.isEmpty && update.sequence != last + 1 {
-            gap(index, "global sequence jumped from \(last) to \(update.sequence)")
-            return false
+        if subscriptions[index].subtreeBytes.isEmpty && sequence != last + 1 {
+            gap(index, "global sequence jumped from \(last) to \(sequence)")
+            return .gap
         }
-        if let previous = update.properties.sessionPrevious, let session = Self.session(of: update.key),
+        if let previous = properties.sessionPrevious, let session = Self.session(of: key),
            session.utf8HasPrefix(subscriptions[index].subtreeBytes) {
             let intact = subscriptions[index].sessions[session].map { previous == $0 }
                 ?? (previous <= subscriptions[index].snapshotSequence)
             guard intact else {
-                gap(index, "session chain of '\(session)' broken: sprev \(previous) at sequence \(update.sequence)")
-                return false
+                gap(index, "session chain of '\(session)' broken: sprev \(previous) at sequence \(sequence)")
+                return .gap
             }
-            subscriptions[index].sessions[session] = update.sequence
+            subscriptions[index].sessions[session] = sequence
         }
-        subscriptions[index].lastSequence = update.sequence
+        subscriptions[index].lastSequence = sequence
         statistics.updatesApplied += 1
-        changes.append(update)
-        return true
+        return .apply
     }
 
     static func session(of key: String) -> String? {
@@ -173,4 +231,12 @@ extension CloneAgentLoop {
         for (observer, updates) in deliveries { observer.deliver(updates) }
         changes.removeAll(keepingCapacity: true)
     }
+}
+
+/// Bytes lent to the map while its lock is held, read there and copied, never kept: they live in
+/// the socket's message, on this thread, until the next receive.
+private struct LentBytes: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 }

@@ -25,6 +25,23 @@ struct AgentView {
             self.uuid = uuid
             self.properties = properties
         }
+
+        /// Takes a change into this entry, its bytes copied over the value held when that is
+        /// whole and as long; false (nothing changed) otherwise. A value a reader still holds is
+        /// copied first, as any shared array is: the reader keeps what it read.
+        mutating func overwrite(
+            with bytes: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties
+        ) -> Bool {
+            guard case .whole(var value) = held, value.count == bytes.count else { return false }
+            // The entry lets go of the array for the copy, so that `value` is its only holder.
+            held = .whole([])
+            value.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+            held = .whole(value)
+            self.sequence = sequence
+            self.uuid = uuid
+            if !(properties.isEmpty && self.properties.isEmpty) { self.properties = properties }
+            return true
+        }
     }
 
     var store: [String: Held] = [:]
@@ -61,6 +78,33 @@ struct AgentView {
 }
 
 extension AgentView {
+    /// A live change applied where its value lies (`CloneAgentLoop`'s common way): the same as
+    /// `apply` with that change, without making it. False, with nothing done, when the map has
+    /// observers or keeps only some keys: they take the change made (`apply`).
+    mutating func applyInPlace(
+        key: String, value: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties
+    ) -> Bool {
+        guard listeners.isEmpty, keeps == nil else { return false }
+        guard !value.isEmpty else {
+            packedValues.removeValue(forKey: key, in: &store)
+            return true
+        }
+        let smallest = deltas.limits.smallestValue
+        let kept = Self.held(properties)
+        let slot = store.index(forKey: key)
+        if let slot, store.values[slot].overwrite(with: value, sequence: sequence, uuid: uuid, properties: kept) {
+            // As `PackedValues.store` queues a value: a key already waiting keeps its place.
+            if let packAfter, !store.values[slot].queued, value.count >= smallest {
+                store.values[slot].queued = true
+                packedValues.push(key, sequence: sequence, due: .now() + packAfter)
+            }
+            return true
+        }
+        packedValues.store(Held(value: Array(value), sequence: sequence, uuid: uuid, properties: kept),
+                           under: key, at: slot, in: &store, after: packAfter, smallest: smallest)
+        return true
+    }
+
     /// The entry of `key` as it came, unpacked if the map holds it packed.
     func entry(_ key: String) -> CloneEntry? {
         store[key].map { entry(key, $0) }

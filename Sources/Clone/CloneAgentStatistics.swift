@@ -4,6 +4,9 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var updatesReceived = 0
     /// KVPUBs applied to the local map (live or replayed after a snapshot).
     public var updatesApplied = 0
+    /// Of those, live ones the map took straight from the socket's bytes, none made into a
+    /// `CloneUpdate` (the common way; not with observers, `keepValues` or an incoming fault rule).
+    public var updatesAppliedInPlace = 0
     /// KVPUBs not newer than the snapshot or the last update (12/CHP says discard them).
     public var duplicatesDiscarded = 0
     public var hugzReceived = 0

@@ -75,26 +75,30 @@ extension CloneMessage {
     }
 
     /// A KVPUB read where the subscriber socket holds it (`ZMQSocket.receiveParts`), with the
-    /// checks of `decodeLiberally`, made straight into the change the agent's map and observers
-    /// take (no `CloneRecord` copied into it); nil for a message of another shape (a HUGZ, a
-    /// write's confirmation, a malformed one), which the caller decodes from frames as before.
-    static func publishedUpdate(_ parts: ReceivedParts, maxValueBytes: Int) throws(CloneDecodeError) -> CloneUpdate? {
+    /// checks of `decodeLiberally`: its key, sequence, UUID and properties, its value left in
+    /// `parts[4]` for the agent's map to copy where it keeps it (no `CloneRecord`, no frames). Nil
+    /// for a message of another shape (a HUGZ, a write's confirmation, a malformed one), which the
+    /// caller decodes from frames as before.
+    static func publishedHeader(
+        _ parts: ReceivedParts, maxValueBytes: Int
+    ) throws(CloneDecodeError) -> (key: String, sequence: UInt64, uuid: UUID?, properties: CloneProperties)? {
         // A key starts with `/`; HUGZ and `ACK/…` do not.
         guard parts.count == 5, !parts.truncated, parts[0].first == UInt8(ascii: "/") else { return nil }
-        let key = try validKey(parts[0])
-        let sequence = try self.sequence(parts[1])
-        let uuid: UUID?
-        switch parts[2].count {
-        case 0: uuid = nil
-        // The 16 bytes loaded as the UUID's own tuple, in one move.
-        case 16: uuid = UUID(uuid: parts[2].loadUnaligned(as: uuid_t.self))
-        default: throw .badUUIDLength(parts[2].count)
-        }
+        let (key, sequence, uuid) = try header(parts)
         let properties = parts[3].isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(parts[3]))
         try checkValue(parts[4], maxValueBytes)
-        let value = parts[4].isEmpty ? [] : Array(parts[4])
-        return CloneUpdate(key: key, value: value, sequence: sequence, properties: properties, uuid: uuid,
-                           isDelete: value.isEmpty, fromSnapshot: false)
+        return (key, sequence, uuid, properties)
+    }
+
+    private static func header(_ parts: ReceivedParts) throws(CloneDecodeError) -> (key: String, sequence: UInt64, uuid: UUID?) {
+        let key = try validKey(parts[0])
+        let sequence = try self.sequence(parts[1])
+        switch parts[2].count {
+        case 0: return (key, sequence, nil)
+        // The 16 bytes loaded as the UUID's own tuple, in one move.
+        case 16: return (key, sequence, UUID(uuid: parts[2].loadUnaligned(as: uuid_t.self)))
+        default: throw .badUUIDLength(parts[2].count)
+        }
     }
 
     /// The five frames of a KVPUB or KVSET, as arrays.

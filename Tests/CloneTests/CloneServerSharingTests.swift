@@ -1,5 +1,6 @@
 import Clone
 import Foundation
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -111,6 +112,48 @@ struct CloneServerSharingTests {
         let reader = try await fixture.syncedAgent(["/s/"])
         #expect(reader.entries(prefix: "/s/").count == 1_000)
         for (key, value) in written { #expect(reader.get(key)?.value == value, "\(key) from a snapshot") }
+    }
+
+    @Test("a live value as long as the one held is copied over it; a reader keeps what it read, and the new value is packed in its turn")
+    func liveValuesOfTheSameLengthAreCopiedOverTheHeldOnes() async throws {
+        let fixture = try CloneFixture { $0.packValuesAfter = nil }
+        let writer = try await fixture.syncedAgent(["/s/"]) { $0.packValuesAfter = nil }
+        let reader = try await fixture.syncedAgent(["/s/"]) { $0.packValuesAfter = .milliseconds(300) }
+        // The first of its shape stays whole; the second packs against it once unchanged a while.
+        let reference = ValueDeltasTests.value(session: "a00000000", time: 5_000, screens: 2)
+        let first = ValueDeltasTests.value(session: "a00000001", time: 5_001, screens: 2)
+        let second = ValueDeltasTests.value(session: "a00000001", time: 5_002, screens: 2)
+        try #require(first.count == second.count && first != second)
+        let key = "/s/a00000001/vm/signin"
+        try writer.set(key: "/s/a00000000/vm/signin", value: reference)
+        try writer.set(key: key, value: first)
+        #expect(await eventually { reader.get(key)?.value == first })
+        let read = try #require(reader.get(key)).value
+        let before = reader.statistics
+        // Written again before it was packed: the bytes go over the held value, whose key keeps
+        // its place in the packing queue.
+        try writer.set(key: key, value: second)
+        #expect(await eventually { reader.get(key)?.value == second })
+        #expect(read == first, "the array a reader holds is its own")
+        #expect(await eventually { reader.statistics.updatesAppliedInPlace > before.updatesAppliedInPlace },
+                "\(reader.statistics.updatesAppliedInPlace) taken in place, \(before.updatesAppliedInPlace) before")
+        #expect(await eventually { reader.packing.values == 1 }, "\(reader.packing.values) packed")
+        #expect(reader.get(key)?.value == second, "packed, it reads back as the last value written")
+        #expect(reader.packing.valueBytes == second.count)
+
+        // With an observer the change is made for it, and the map takes it the same.
+        let seen = Mutex<[[UInt8]]>([])
+        let observation = reader.observe(prefix: "/s/", includeCurrent: false) { update in
+            seen.withLock { $0.append(update.value) }
+        }
+        defer { observation.cancel() }
+        let third = ValueDeltasTests.value(session: "a00000001", time: 5_003, screens: 2)
+        try #require(third.count == first.count)
+        let inPlace = reader.statistics.updatesAppliedInPlace
+        try writer.set(key: key, value: third)
+        #expect(await eventually { seen.withLock { $0 } == [third] })
+        #expect(reader.get(key)?.value == third)
+        #expect(reader.statistics.updatesAppliedInPlace == inPlace, "an observed change goes the long way")
     }
 
     @Test("an agent packs the values it has held unchanged a while; get, entries and a new stream see them whole")
