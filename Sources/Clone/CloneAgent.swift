@@ -80,7 +80,7 @@ public final class CloneAgent: Sendable {
     public func keepValues(where keep: @escaping @Sendable (String) -> Bool) {
         shared.view.withLock { view in
             view.keeps = keep
-            for key in view.store.keys.filter({ !keep($0) }) {
+            for key in view.store.keys.filter({ !keep($0.text) }) {
                 view.packedValues.removeValue(forKey: key, in: &view.store)
             }
         }
@@ -96,7 +96,7 @@ public final class CloneAgent: Sendable {
     public func entries(prefix: String = "") -> [CloneEntry] {
         let prefixBytes = Array(prefix.utf8)
         return shared.view.withLock { view in
-            view.store.compactMap { key, held in key.utf8.starts(with: prefixBytes) ? view.entry(key, held) : nil }
+            view.store.compactMap { key, held in key.text.utf8.starts(with: prefixBytes) ? view.entry(key.text, held) : nil }
         }.sorted { $0.key < $1.key }
     }
 
@@ -137,8 +137,8 @@ public final class CloneAgent: Sendable {
             guard shared.running.load(ordering: .acquiring) else { return nil }
             var current: [CloneUpdate] = []
             if includeCurrent {
-                for (key, held) in view.store.sorted(by: { $0.key < $1.key }) where key.utf8.starts(with: prefixBytes) {
-                    let entry = view.entry(key, held)
+                for (key, held) in view.store.sorted(by: { $0.key < $1.key }) where key.text.utf8.starts(with: prefixBytes) {
+                    let entry = view.entry(key.text, held)
                     current.append(CloneUpdate(
                         key: entry.key, value: entry.value, sequence: entry.sequence, properties: entry.properties,
                         uuid: entry.uuid, isDelete: false, fromSnapshot: true))

@@ -93,12 +93,12 @@ extension CloneAgentLoop {
         let seen = subscriptions[index].lastSequence
         let (deliveries, due) = shared.view.withLock { view in
             var updates: [CloneUpdate] = []
-            for (key, entry) in view.store where key.utf8.starts(with: subtree) && flight.entries[key] == nil {
+            for (key, entry) in view.store where key.text.utf8.starts(with: subtree) && flight.entries[key.text] == nil {
                 updates.append(CloneUpdate(
-                    key: key, value: [], sequence: max(sequence, entry.sequence), isDelete: true, fromSnapshot: true))
+                    key: key.text, value: [], sequence: max(sequence, entry.sequence), isDelete: true, fromSnapshot: true))
             }
             for (key, entry) in flight.entries {
-                if let held = view.store[key] {
+                if let held = view.store[AgentKey(key)] {
                     if view.value(of: held, key: key) == entry.value { continue }
                 } else if view.keeps?(key) == false, entry.sequence <= seen {
                     continue

@@ -22,7 +22,8 @@ extension CloneAgentLoop {
                   }
                   do throws(CloneDecodeError) {
                       if let (key, sequence, uuid, properties) = try CloneMessage.publishedHeader(parts, maxValueBytes: maxValueBytes) {
-                          received(key: key, sequence: sequence, uuid: uuid, properties: properties, value: parts[4])
+                          received(key: AgentKey(key, bytes: parts[0]), sequence: sequence, uuid: uuid, properties: properties,
+                                   value: parts[4])
                           return nil
                       }
                   } catch {
@@ -97,20 +98,20 @@ extension CloneAgentLoop {
     /// of it, and no array allocated and freed. Otherwise, and when the map has observers (who
     /// take changes) or keeps only some keys, it is made the change `received` takes, in its turn.
     private func received(
-        key: String, sequence: UInt64, uuid: UUID?, properties: CloneProperties, value: UnsafeRawBufferPointer
+        key: AgentKey, sequence: UInt64, uuid: UUID?, properties: CloneProperties, value: UnsafeRawBufferPointer
     ) {
         func whole() -> CloneUpdate {
-            CloneUpdate(key: key, value: value.isEmpty ? [] : Array(value), sequence: sequence, properties: properties,
+            CloneUpdate(key: key.text, value: value.isEmpty ? [] : Array(value), sequence: sequence, properties: properties,
                         uuid: uuid, isDelete: value.isEmpty, fromSnapshot: false)
         }
         guard changes.isEmpty, configuration.incomingFaults?.isArmed != true,
-              let index = subscriptions.firstIndex(where: { key.utf8HasPrefix($0.subtreeBytes) }),
+              let index = subscriptions.firstIndex(where: { key.text.utf8HasPrefix($0.subtreeBytes) }),
               subscriptions[index].phase == .synced else {
             return received(whole())
         }
         statistics.updatesReceived += 1
         proved(index, by: .update(sequence))
-        guard admit(sequence, key: key, properties: properties, to: index, live: true) == .apply else { return }
+        guard admit(sequence, key: key.text, properties: properties, to: index, live: true) == .apply else { return }
         let bytes = LentBytes(value)
         let (applied, due) = shared.view.withLock { view in
             let applied = view.applyInPlace(key: key, value: bytes.bytes, sequence: sequence, uuid: uuid, properties: properties)

@@ -26,13 +26,24 @@ struct AgentView {
             self.properties = properties
         }
 
+        /// What `overwrite` did.
+        enum Overwrite {
+            /// Nothing: the value held is packed, or of another length.
+            case refused
+            /// Copied over; the key was waiting to be packed already, or will not be.
+            case done
+            /// Copied over, and the key is now marked as waiting: the caller queues it.
+            case doneToQueue
+        }
+
         /// Takes a change into this entry, its bytes copied over the value held when that is
-        /// whole and as long; false (nothing changed) otherwise. A value a reader still holds is
-        /// copied first, as any shared array is: the reader keeps what it read.
+        /// whole and as long. A value a reader still holds is copied first, as any shared array
+        /// is: the reader keeps what it read. With `queue`, a key not waiting to be packed is
+        /// marked as waiting (`PackedValues.store`'s rule: a key already waiting keeps its place).
         mutating func overwrite(
-            with bytes: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties
-        ) -> Bool {
-            guard case .whole(var value) = held, value.count == bytes.count else { return false }
+            with bytes: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties, queue: Bool
+        ) -> Overwrite {
+            guard case .whole(var value) = held, value.count == bytes.count else { return .refused }
             // The entry lets go of the array for the copy, so that `value` is its only holder.
             held = .whole([])
             value.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
@@ -40,11 +51,13 @@ struct AgentView {
             self.sequence = sequence
             self.uuid = uuid
             if !(properties.isEmpty && self.properties.isEmpty) { self.properties = properties }
-            return true
+            guard queue, !queued else { return .done }
+            queued = true
+            return .doneToQueue
         }
     }
 
-    var store: [String: Held] = [:]
+    var store: [AgentKey: Held] = [:]
     var listeners: [Int: CloneObserver] = [:]
     var nextListenerID = 0
     /// Which keys' values the map holds (`CloneAgent.keepValues(where:)`); nil: all of them.
@@ -52,7 +65,7 @@ struct AgentView {
     /// Values unchanged for `packAfter` are packed (`CloneAgentConfiguration.packValuesAfter`).
     var packAfter: Duration?
     var deltas = ValueDeltas()
-    var packedValues = PackedValues<String>()
+    var packedValues = PackedValues<AgentKey>()
 
     /// Applies changes in order; returns, for each observer, the changes whose key its prefix
     /// matches, for the caller to deliver once the lock is released.
@@ -61,12 +74,12 @@ struct AgentView {
         // Each change is read where the array holds it, not copied out whole.
         for index in updates.indices {
             if updates[index].isDelete || keeps?(updates[index].key) == false {
-                packedValues.removeValue(forKey: updates[index].key, in: &store)
+                packedValues.removeValue(forKey: AgentKey(updates[index].key), in: &store)
             } else {
                 packedValues.store(
                     Held(value: updates[index].value, sequence: updates[index].sequence, uuid: updates[index].uuid,
                          properties: Self.held(updates[index].properties)),
-                    under: updates[index].key, in: &store, after: packAfter, smallest: smallest)
+                    under: AgentKey(updates[index].key), in: &store, after: packAfter, smallest: smallest)
             }
         }
         guard !listeners.isEmpty else { return [] }
@@ -82,7 +95,7 @@ extension AgentView {
     /// `apply` with that change, without making it. False, with nothing done, when the map has
     /// observers or keeps only some keys: they take the change made (`apply`).
     mutating func applyInPlace(
-        key: String, value: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties
+        key: AgentKey, value: UnsafeRawBufferPointer, sequence: UInt64, uuid: UUID?, properties: CloneProperties
     ) -> Bool {
         guard listeners.isEmpty, keeps == nil else { return false }
         guard !value.isEmpty else {
@@ -90,15 +103,19 @@ extension AgentView {
             return true
         }
         let smallest = deltas.limits.smallestValue
-        let kept = Self.held(properties)
+        let kept = properties.isEmpty ? properties : Self.held(properties)
         let slot = store.index(forKey: key)
-        if let slot, store.values[slot].overwrite(with: value, sequence: sequence, uuid: uuid, properties: kept) {
-            // As `PackedValues.store` queues a value: a key already waiting keeps its place.
-            if let packAfter, !store.values[slot].queued, value.count >= smallest {
-                store.values[slot].queued = true
-                packedValues.push(key, sequence: sequence, due: .now() + packAfter)
+        if let slot {
+            let packable = packAfter != nil && value.count >= smallest
+            switch store.values[slot].overwrite(with: value, sequence: sequence, uuid: uuid, properties: kept, queue: packable) {
+            case .done:
+                return true
+            case .doneToQueue:
+                packedValues.push(key, sequence: sequence, due: .now() + packAfter!)
+                return true
+            case .refused:
+                break
             }
-            return true
         }
         packedValues.store(Held(value: Array(value), sequence: sequence, uuid: uuid, properties: kept),
                            under: key, at: slot, in: &store, after: packAfter, smallest: smallest)
@@ -107,7 +124,7 @@ extension AgentView {
 
     /// The entry of `key` as it came, unpacked if the map holds it packed.
     func entry(_ key: String) -> CloneEntry? {
-        store[key].map { entry(key, $0) }
+        store[AgentKey(key)].map { entry(key, $0) }
     }
 
     func entry(_ key: String, _ held: Held) -> CloneEntry {
@@ -132,7 +149,7 @@ extension AgentView {
         swap(&deltas, &self.deltas)
         defer { swap(&deltas, &self.deltas) }
         packedValues.packDue(in: &store, now: now, after: after, limit: limit) { value, key in
-            deltas.pack(value, key: Array(key.utf8))
+            deltas.pack(value, key: Array(key.text.utf8))
         }
     }
 
