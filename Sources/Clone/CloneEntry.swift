@@ -23,20 +23,55 @@ public struct CloneEntry: Sendable, Equatable {
     public var text: String { String(decoding: value, as: UTF8.self) }
 }
 
-/// Key bytes with a hash that feeds the whole buffer to the hasher at once, and equality by
-/// `memcmp` (the standard library's compares a byte at a time: some 7 instructions a byte).
+/// Key bytes hashed once, when made (`KeyHash`), and compared by `memcmp` (the standard
+/// library's compares a byte at a time: some 7 instructions a byte). The server's map looks a
+/// key up for every write it takes: SipHash over the bytes cost some 300 instructions there.
 struct KeyBytes: Hashable {
-    var bytes: [UInt8]
+    let bytes: [UInt8]
+    let hash: UInt64
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        hash = bytes.withUnsafeBytes { KeyHash.of($0) }
     }
 
-    static func == (a: KeyBytes, b: KeyBytes) -> Bool { sameBytes(a.bytes, b.bytes) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hash, seed: seed) }
+
+    static func == (a: KeyBytes, b: KeyBytes) -> Bool { a.hash == b.hash && sameBytes(a.bytes, b.bytes) }
 
     var string: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// The hash of a map's key (`KeyBytes`, `AgentKey`): FNV-1a over its bytes, made once with the
+/// key, and mixed with a table's seed at each lookup (`Hashable._rawHashValue(seed:)`) instead of
+/// a `Hasher` run over the bytes. The keys come from the process's own Clone peers (on a closed
+/// host, over authenticated connections): a set of keys chosen to collide costs the map nothing
+/// a writer could not already cost it by writing that many keys.
+enum KeyHash {
+    /// FNV-1a, 64 bits.
+    @inline(__always)
+    static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// `hash` mixed with `seed` (murmur3's finalizer), so that no two tables lay keys out alike.
+    @inline(__always)
+    static func mixed(_ hash: UInt64, seed: Int) -> Int {
+        var mixed = hash ^ UInt64(UInt(bitPattern: seed))
+        mixed ^= mixed >> 33
+        mixed &*= 0xff51_afd7_ed55_8ccd
+        mixed ^= mixed >> 33
+        mixed &*= 0xc4ce_b9fe_1a85_ec53
+        mixed ^= mixed >> 33
+        return Int(truncatingIfNeeded: mixed)
+    }
 }
 
 /// Whether `a` and `b` hold the same bytes, compared with `memcmp`.

@@ -76,13 +76,16 @@ extension ZMQSocket {
         // idle socket does not keep it.
         while true {
             var kept = 0
+            var total = 0
             defer {
-                for index in 0..<kept where bytes[index].count > Self.partKeptBytes {
-                    zmq_msg_close(slots + index)
-                    zmq_msg_init(slots + index)
+                // No part of a message that size can be: the common case looks at none.
+                if total > Self.partKeptBytes {
+                    for index in 0..<kept where bytes[index].count > Self.partKeptBytes {
+                        zmq_msg_close(slots + index)
+                        zmq_msg_init(slots + index)
+                    }
                 }
             }
-            var total = 0
             var truncated = false
             var more = true
             var first = true
