@@ -9,8 +9,9 @@ extension CloneAgent {
     @discardableResult
     public func set(key: String, value: [UInt8], ttl: Duration? = nil, properties: CloneProperties = []) throws(CloneWriteError) -> UUID {
         let write = try prepare(key: key, value: value, ttl: ttl, properties: properties)
-        try enqueue(CollectionOfOne(write))
-        return write.uuid
+        let uuid = write.uuid
+        try enqueue(one: write)
+        return uuid
     }
 
     /// One KVSET per key, all with `value` and `properties`, each with its own UUID, queued
@@ -68,6 +69,25 @@ extension CloneAgent {
     @discardableResult
     public func delete(key: String) throws(CloneWriteError) -> UUID {
         try set(key: key, value: [])
+    }
+
+    /// `enqueue` for one write, moved into the outbox rather than copied (its key, value and
+    /// lines are not retained and released again on the way).
+    private func enqueue(one write: consuming PreparedWrite) throws(CloneWriteError) {
+        let limit = maxHeldWrites
+        var pending: PreparedWrite? = consume write
+        let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
+            guard outbox.open else { return .failure(.stopped) }
+            let waiting = outbox.writes.count + outbox.held
+            guard waiting < limit else { return .failure(.backlogFull(held: waiting)) }
+            let wasEmpty = outbox.writes.isEmpty
+            outbox.written += 1
+            var write = pending.take()!
+            write.count = outbox.written
+            outbox.writes.append(write)
+            return .success(wasEmpty)
+        }
+        if try outcome.get() { shared.wake.wake() }
     }
 
     private func enqueue(_ writes: some Collection<PreparedWrite>) throws(CloneWriteError) {

@@ -73,20 +73,26 @@ extension CloneAgentLoop {
         var blocked = false
         let now = MonotonicTime.now()
         var skipped = 0
-        while heldStart < heldWrites.count {
-            let write = heldWrites[heldStart]
-            if write.isResend && !confirmations.isWaiting(write.write.uuid) {
-                // Confirmed while it waited to go again.
+        do {
+            // Read where the array holds them, not copied out: the array is this function's
+            // meanwhile, so nothing the sends call can change it under them.
+            var writes: [HeldWrite] = []
+            swap(&writes, &heldWrites)
+            defer { swap(&writes, &heldWrites) }
+            while heldStart < writes.count {
+                if writes[heldStart].isResend && !confirmations.isWaiting(writes[heldStart].write.uuid) {
+                    // Confirmed while it waited to go again.
+                    heldStart += 1
+                    skipped += 1
+                    continue
+                }
+                guard try send(writes[heldStart].write) else {
+                    blocked = true
+                    break
+                }
+                noteSent(writes[heldStart].write, sequence: writes[heldStart].sequence, again: writes[heldStart].isResend, now: now)
                 heldStart += 1
-                skipped += 1
-                continue
             }
-            guard try send(write.write) else {
-                blocked = true
-                break
-            }
-            noteSent(write.write, sequence: write.sequence, again: write.isResend, now: now)
-            heldStart += 1
         }
         if ackTopic != nil { writesSettled = confirmations.settledThrough }
         if blocked && !writeBlocked { statistics.writesBlocked += 1 }
