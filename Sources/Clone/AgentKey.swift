@@ -1,29 +1,23 @@
-/// A key of an agent's map: its text, and its hash made once, when the key is made (`KeyHash`).
+/// A key of an agent's map: its text, hashed with `KeyHash` over its UTF-8.
 ///
 /// The map looks a key up for every update it takes (ten subscribers, ten lookups an update).
-/// A `String` key is hashed each time with SipHash over its bytes, some 300 instructions for a
-/// key of a dozen bytes; this one is hashed once, a live update's where the socket holds it.
+/// A `String` key is hashed with SipHash over its bytes, some 300 instructions for a key of a
+/// dozen bytes. No larger than the `String`: every process of the app holds a few keys a session.
 struct AgentKey: Hashable, Comparable, Sendable {
     let text: String
-    let hash: UInt64
 
-    init(_ text: String) {
-        var text = text
-        hash = text.withUTF8 { KeyHash.of(UnsafeRawBufferPointer($0)) }
-        self.text = text
-    }
+    init(_ text: String) { self.text = text }
 
-    /// `text` read from `bytes`, which hold it as UTF-8.
-    init(_ text: String, bytes: UnsafeRawBufferPointer) {
-        self.text = text
-        hash = KeyHash.of(bytes)
-    }
-
-    static func == (a: AgentKey, b: AgentKey) -> Bool { a.hash == b.hash && a.text == b.text }
+    static func == (a: AgentKey, b: AgentKey) -> Bool { a.text == b.text }
 
     static func < (a: AgentKey, b: AgentKey) -> Bool { a.text < b.text }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hashed) }
 
-    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hash, seed: seed) }
+    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hashed, seed: seed) }
+
+    private var hashed: UInt64 {
+        var text = text
+        return text.withUTF8 { KeyHash.of(UnsafeRawBufferPointer($0)) }
+    }
 }

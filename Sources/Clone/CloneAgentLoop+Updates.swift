@@ -22,7 +22,7 @@ extension CloneAgentLoop {
                   }
                   do throws(CloneDecodeError) {
                       if let (key, sequence, uuid, properties) = try CloneMessage.publishedHeader(parts, maxValueBytes: maxValueBytes) {
-                          received(key: AgentKey(key, bytes: parts[0]), sequence: sequence, uuid: uuid, properties: properties,
+                          received(key: AgentKey(key), sequence: sequence, uuid: uuid, properties: properties,
                                    value: parts[4])
                           return nil
                       }

@@ -23,30 +23,27 @@ public struct CloneEntry: Sendable, Equatable {
     public var text: String { String(decoding: value, as: UTF8.self) }
 }
 
-/// Key bytes hashed once, when made (`KeyHash`), and compared by `memcmp` (the standard
-/// library's compares a byte at a time: some 7 instructions a byte). The server's map looks a
-/// key up for every write it takes: SipHash over the bytes cost some 300 instructions there.
+/// Key bytes hashed with `KeyHash` and compared by `memcmp` (the standard library's compares a
+/// byte at a time: some 7 instructions a byte). The server's map looks a key up for every write
+/// it takes: SipHash over the bytes cost some 300 instructions there.
 struct KeyBytes: Hashable {
     let bytes: [UInt8]
-    let hash: UInt64
 
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-        hash = bytes.withUnsafeBytes { KeyHash.of($0) }
-    }
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    func hash(into hasher: inout Hasher) { hasher.combine(bytes.withUnsafeBytes { KeyHash.of($0) }) }
 
-    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hash, seed: seed) }
+    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(bytes.withUnsafeBytes { KeyHash.of($0) }, seed: seed) }
 
-    static func == (a: KeyBytes, b: KeyBytes) -> Bool { a.hash == b.hash && sameBytes(a.bytes, b.bytes) }
+    static func == (a: KeyBytes, b: KeyBytes) -> Bool { sameBytes(a.bytes, b.bytes) }
 
     var string: String { String(decoding: bytes, as: UTF8.self) }
 }
 
-/// The hash of a map's key (`KeyBytes`, `AgentKey`): FNV-1a over its bytes, made once with the
-/// key, and mixed with a table's seed at each lookup (`Hashable._rawHashValue(seed:)`) instead of
-/// a `Hasher` run over the bytes. The keys come from the process's own Clone peers (on a closed
+/// The hash of a map's key (`KeyBytes`, `AgentKey`): FNV-1a over its bytes, mixed with the
+/// table's seed (`Hashable._rawHashValue(seed:)`) instead of a `Hasher` run over the bytes. Not
+/// kept with the key: a key held no larger than its bytes' reference (every process of the app
+/// holds a few keys a session). The keys come from the process's own Clone peers (on a closed
 /// host, over authenticated connections): a set of keys chosen to collide costs the map nothing
 /// a writer could not already cost it by writing that many keys.
 enum KeyHash {
