@@ -10,7 +10,10 @@ extension CloneAgent {
     public func set(key: String, value: [UInt8], ttl: Duration? = nil, properties: CloneProperties = []) throws(CloneWriteError) -> UUID {
         let write = try prepare(key: key, value: value, ttl: ttl, properties: properties)
         let uuid = write.uuid
-        try enqueue(one: write)
+        // Moved into the outbox, not copied: its key, value and lines are not retained and
+        // released again on the way.
+        var pending: PreparedWrite? = consume write
+        try enqueue(count: 1) { _ in pending.take()! }
         return uuid
     }
 
@@ -22,7 +25,7 @@ extension CloneAgent {
         var writes: [PreparedWrite] = []
         writes.reserveCapacity(keys.count)
         for key in keys { writes.append(try prepare(key: key, value: value, ttl: nil, properties: properties)) }
-        try enqueue(writes)
+        try enqueue(count: writes.count) { writes[$0] }
         return writes.map(\.uuid)
     }
 
@@ -71,38 +74,22 @@ extension CloneAgent {
         try set(key: key, value: [])
     }
 
-    /// `enqueue` for one write, moved into the outbox rather than copied (its key, value and
-    /// lines are not retained and released again on the way).
-    private func enqueue(one write: consuming PreparedWrite) throws(CloneWriteError) {
-        let limit = maxHeldWrites
-        var pending: PreparedWrite? = consume write
-        let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
-            guard outbox.open else { return .failure(.stopped) }
-            let waiting = outbox.writes.count + outbox.held
-            guard waiting < limit else { return .failure(.backlogFull(held: waiting)) }
-            let wasEmpty = outbox.writes.isEmpty
-            outbox.written += 1
-            var write = pending.take()!
-            write.count = outbox.written
-            outbox.writes.append(write)
-            return .success(wasEmpty)
-        }
-        if try outcome.get() { shared.wake.wake() }
-    }
-
-    private func enqueue(_ writes: some Collection<PreparedWrite>) throws(CloneWriteError) {
-        guard !writes.isEmpty else { return }
+    /// Queues `count` writes, the `index`th made by `write(index)` under the outbox's lock, or
+    /// none of them when the outbox is closed or they would take it past `maxHeldWrites`.
+    private func enqueue(count: Int, _ write: (Int) -> PreparedWrite) throws(CloneWriteError) {
+        guard count > 0 else { return }
         let limit = maxHeldWrites
         let outcome: Result<Bool, CloneWriteError> = shared.outbox.withLock { outbox in
             guard outbox.open else { return .failure(.stopped) }
             let waiting = outbox.writes.count + outbox.held
-            guard waiting + writes.count <= limit else { return .failure(.backlogFull(held: waiting)) }
+            guard waiting + count <= limit else { return .failure(.backlogFull(held: waiting)) }
             let wasEmpty = outbox.writes.isEmpty
             // Numbered in the order they are queued, which is the order they are sent.
-            for var write in writes {
+            for index in 0..<count {
                 outbox.written += 1
-                write.count = outbox.written
-                outbox.writes.append(write)
+                var queued = write(index)
+                queued.count = outbox.written
+                outbox.writes.append(queued)
             }
             return .success(wasEmpty)
         }

@@ -31,9 +31,11 @@ struct KeyBytes: Hashable {
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(bytes.withUnsafeBytes { KeyHash.of($0) }) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hashed) }
 
-    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(bytes.withUnsafeBytes { KeyHash.of($0) }, seed: seed) }
+    func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hashed, seed: seed) }
+
+    private var hashed: UInt64 { bytes.withUnsafeBytes { KeyHash.of($0) } }
 
     static func == (a: KeyBytes, b: KeyBytes) -> Bool { sameBytes(a.bytes, b.bytes) }
 
