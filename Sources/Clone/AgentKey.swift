@@ -17,6 +17,9 @@ struct AgentKey: Hashable, Comparable, Sendable {
     func _rawHashValue(seed: Int) -> Int { KeyHash.mixed(hashed, seed: seed) }
 
     private var hashed: UInt64 {
+        // Read where the string holds its bytes (a short one: copied onto the stack), without
+        // the copy and its retain that `withUTF8` needs.
+        if let hash = text.utf8.withContiguousStorageIfAvailable({ KeyHash.of(UnsafeRawBufferPointer($0)) }) { return hash }
         var text = text
         return text.withUTF8 { KeyHash.of(UnsafeRawBufferPointer($0)) }
     }

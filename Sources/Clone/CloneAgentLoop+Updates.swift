@@ -12,28 +12,29 @@ extension CloneAgentLoop {
         // for its key, sequence, UUID or properties, nor a list of its frames, and the record is
         // not moved out through an enum and copied again. Another kind of message (a HUGZ, a
         // write's confirmation), or a malformed one, comes out as its frames.
+        var other: [Frame]?
         while handled < configuration.batchLimit,
-              let whole = try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { parts -> [Frame]? in
+              try subscriber.receiveParts(dontWait: true, maxParts: 5, maxBytes: limit, { (parts: ReceivedParts) -> Void in
                   // Any message says the server is alive: the clock is read once a batch, not a message.
                   if handled == 0 { heard() }
                   if parts.truncated {
                       countBadInput(.oversize(bytes: parts.totalBytes, limit: limit), channel: "subscriber")
-                      return nil
+                      return
                   }
                   do throws(CloneDecodeError) {
                       if let (key, sequence, uuid, properties) = try CloneMessage.publishedHeader(parts, maxValueBytes: maxValueBytes) {
                           received(key: AgentKey(key), sequence: sequence, uuid: uuid, properties: properties,
                                    value: parts[4])
-                          return nil
+                          return
                       }
                   } catch {
                       countBadInput(error, channel: "subscriber")
-                      return nil
+                      return
                   }
-                  return parts.frames
+                  other = parts.frames
               }) {
             handled += 1
-            guard let frames = whole else { continue }
+            guard let frames = other.take() else { continue }
             if frames.first?.starts(with: Self.ackPrefix) == true {
                 confirmed(frames)
                 continue
@@ -174,7 +175,8 @@ extension CloneAgentLoop {
             gap(index, "global sequence jumped from \(last) to \(sequence)")
             return .gap
         }
-        if let previous = properties.sessionPrevious, let session = Self.session(of: key),
+        // Only a session's update carries `sprev`; most carry no properties at all.
+        if !properties.isEmpty, let previous = properties.sessionPrevious, let session = Self.session(of: key),
            session.utf8HasPrefix(subscriptions[index].subtreeBytes) {
             let intact = subscriptions[index].sessions[session].map { previous == $0 }
                 ?? (previous <= subscriptions[index].snapshotSequence)

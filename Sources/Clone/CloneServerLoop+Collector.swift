@@ -18,7 +18,7 @@ extension CloneServerLoop {
         var failure: ZMQError?
         while handled < configuration.batchLimit, failure == nil,
               try collector.receiveParts(
-                dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { parts -> Bool in
+                dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { (parts: ReceivedParts) -> Void in
                     let key = parts.count > 0 ? parts[0] : UnsafeRawBufferPointer(start: nil, count: 0)
                     if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
                         statistics.writesRefused += 1
@@ -26,25 +26,24 @@ extension CloneServerLoop {
                             "flowbus.key": "\(key.printable)",
                             "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
                         ])
-                        return true
+                        return
                     }
                     if parts.truncated {
                         countBadInput(parts.totalBytes > limit
                             ? .oversize(bytes: parts.totalBytes, limit: limit)
                             : .wrongFrameCount(command: "KVSET", expected: 5, got: 6), peer: Self.collectorPeer, channel: "collector")
-                        return true
+                        return
                     }
                     var accepted: AcceptedSet
                     do throws(CloneDecodeError) {
                         accepted = try validate(parts)
                     } catch {
                         countBadInput(error, peer: Self.collectorPeer, channel: "collector")
-                        return true
+                        return
                     }
                     accepted.writer = parts.userID
                     do throws(ZMQError) { try deliver(accepted, forwarding: parts) } catch { failure = error }
-                    return true
-                }) != nil {
+                }) {
             handled += 1
         }
         if let failure { throw failure }

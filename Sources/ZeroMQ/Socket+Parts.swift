@@ -46,7 +46,10 @@ extension ZMQSocket {
     }
 
     /// Receives a whole message and hands its parts to `read` where libzmq holds them; returns
-    /// what `read` returned, or nil when `dontWait` is set and nothing is waiting. Keeps at most
+    /// false when `dontWait` is set and nothing is waiting. Not generic over what `read` makes:
+    /// a reader keeps what it needs in its own variables, and the loop, called from another
+    /// module, stores no result through the runtime's generic witnesses (some 50 instructions a
+    /// message). Keeps at most
     /// `maxParts` parts and `maxBytes` bytes, as `receiveMessage(maxFrames:maxBytes:)` does: the
     /// rest of an oversize message is let go and the parts say `truncated`. A message that comes
     /// while the process is cut off from the network (`IncomingPartition`) is lost, as there.
@@ -55,9 +58,9 @@ extension ZMQSocket {
     /// five parts an update): receiving frames made an array of each part, and a list of them,
     /// for bytes most of which are read once. With `readUserID`, the parts carry the User-Id of
     /// the sender's connection.
-    public func receiveParts<Result>(
-        dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Result
-    ) throws(ZMQError) -> Result? {
+    public func receiveParts(
+        dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Void
+    ) throws(ZMQError) -> Bool {
         precondition(maxParts > 0, "a message has at least one part")
         if partSlotCount < maxParts + 1 {
             releasePartSlots()
@@ -100,7 +103,7 @@ extension ZMQSocket {
                     // Only the first part can be missing: the rest of a message arrives with it.
                     // libzmq took in every pending command before saying there was nothing.
                     drained = true
-                    return nil
+                    return false
                 }
                 first = false
                 if readUserID, userID == nil, let text = zmq_msg_gets(slot, "User-Id") { userID = String(cString: text) }
@@ -122,8 +125,23 @@ extension ZMQSocket {
                 IncomingPartition.countDiscarded()
                 continue
             }
-            return read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, bytes: bytes, messages: slots))
+            read(ReceivedParts(count: kept, totalBytes: total, truncated: truncated, userID: userID, bytes: bytes, messages: slots))
+            return true
         }
+    }
+}
+
+extension ZMQSocket {
+    /// `receiveParts` for a reader that makes one value of the parts: what `read` returned, or
+    /// nil when `dontWait` is set and nothing is waiting.
+    public func receiveParts<Result>(
+        dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Result
+    ) throws(ZMQError) -> Result? {
+        var result: Result?
+        guard try receiveParts(dontWait: dontWait, maxParts: maxParts, maxBytes: maxBytes, readUserID: readUserID, { result = read($0) }) else {
+            return nil
+        }
+        return result
     }
 }
 

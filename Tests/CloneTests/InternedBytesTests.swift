@@ -66,6 +66,70 @@ struct InternedBytesTests {
         #expect(!sameBytes(samples[6], copy))
     }
 
+    @Test("a key's hash is the same for the same bytes however they are held, and sets keys of every length apart")
+    func keyHashes() {
+        // Every length a word-at-a-time hash treats apart: under eight bytes, a whole word, a word
+        // and a tail, several words; keys that differ only in their first, middle or last byte,
+        // or only in trailing zeros (the padding of a short tail must not hide them).
+        var keys: Set<[UInt8]> = []
+        for length in 0...40 {
+            let base = (0..<length).map { UInt8(ascii: "a") &+ UInt8($0 % 26) }
+            keys.insert(base)
+            for position in [0, length / 2, length - 1] where position >= 0 && position < length {
+                var changed = base
+                changed[position] ^= 0x01
+                keys.insert(changed)
+            }
+            keys.insert(base + [0])
+        }
+        var hashes: [UInt64: [UInt8]] = [:]
+        for key in keys {
+            let hash = key.withUnsafeBytes { KeyHash.of($0) }
+            #expect(hashes[hash] == nil, "\(key) and \(hashes[hash] ?? []) hash alike")
+            hashes[hash] = key
+            // The same bytes elsewhere (a slice of a larger block, a native string) hash alike.
+            let padded = [0xEE] + key + [0xEE]
+            padded.withUnsafeBytes { #expect(KeyHash.of(UnsafeRawBufferPointer(rebasing: $0[1..<(1 + key.count)])) == hash) }
+            if let text = String(validating: key, as: UTF8.self) {
+                var grown = text
+                grown.reserveCapacity(64)
+                #expect(AgentKey(text)._rawHashValue(seed: 7) == AgentKey(grown)._rawHashValue(seed: 7))
+                #expect(AgentKey(text)._rawHashValue(seed: 7) == KeyBytes(key)._rawHashValue(seed: 7))
+            }
+        }
+        // A thousand keys as clone-rate writes them spread over a table's buckets.
+        let bench = (0..<1000).map { Array("/bench/k\(1000 + $0)".utf8) }
+        let buckets = Set(bench.map { key in key.withUnsafeBytes { KeyHash.mixed(KeyHash.of($0), seed: 12345) } & 1023 })
+        #expect(buckets.count > 550, "1,000 keys fell into \(buckets.count) of 1,024 buckets")
+    }
+
+    @Test("a key's bytes checked eight at a time agree with a check of each byte, for every byte at every place")
+    func printableWords() {
+        func plain(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 >= 0x21 && $0 <= 0x7E } }
+        for length in [1, 7, 8, 9, 12, 15, 16, 17, 24, 31] {
+            let base = (0..<length).map { UInt8(0x21 + ($0 * 7) % 94) }
+            #expect(base.withUnsafeBytes { CloneKeyRules.isPrintableASCII($0) })
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var key = base
+                    key[position] = byte
+                    let words = key.withUnsafeBytes { CloneKeyRules.isPrintableASCII($0) }
+                    #expect(words == plain(key), "\(length) bytes, 0x\(String(byte, radix: 16)) at \(position)")
+                }
+            }
+        }
+        // Through the check a received key takes: the first bad byte is the one the error names.
+        var key = Array("/bench/k1000/x".utf8)
+        key[9] = 0x7F
+        key.withUnsafeBytes { raw in
+            #expect(throws: CloneDecodeError.self) { try CloneKeyRules.validate(key: raw) }
+        }
+        let good = Array("/s/abcdef0123456789/nav".utf8)
+        good.withUnsafeBytes { raw in
+            #expect(throws: Never.self) { try CloneKeyRules.validate(key: raw) }
+        }
+    }
+
     @Test("a write order's name read through the table is the same name, shared; bad ones are refused alike")
     func numberedNamesThroughTheTable() {
         var table = InternedBytes(capacity: 8)
@@ -90,6 +154,8 @@ struct InternedBytesTests {
         #expect(UUID(frame: frame) == uuid)
         #expect(UUID(frame: ([0xAA] + frame + [0xBB])[1...16]) == uuid)
         frame.withUnsafeBytes { #expect(UUID(frame: $0) == uuid) }
+        frame.withUnsafeBytes { #expect(UUID(wire: $0) == uuid && UUID(wire: $0).uuidString == uuid.uuidString) }
+        ([0xAA] + frame).withUnsafeBytes { #expect(UUID(wire: UnsafeRawBufferPointer(rebasing: $0[1...])) == uuid) }
         #expect(UUID(frame: Array(frame.dropLast())) == nil)
         #expect(UUID(frame: frame + [0]) == nil)
         #expect(UUID(frame: [UInt8]()) == nil)
