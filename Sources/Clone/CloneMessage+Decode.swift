@@ -84,21 +84,21 @@ extension CloneMessage {
     ) throws(CloneDecodeError) -> (key: String, sequence: UInt64, uuid: UUID?, properties: CloneProperties)? {
         // A key starts with `/`; HUGZ and `ACK/…` do not.
         guard parts.count == 5, !parts.truncated, parts[0].first == UInt8(ascii: "/") else { return nil }
-        let (key, sequence, uuid) = try header(parts)
-        let properties = parts[3].isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(parts[3]))
-        try checkValue(parts[4], maxValueBytes)
-        return (key, sequence, uuid, properties)
-    }
-
-    private static func header(_ parts: ReceivedParts) throws(CloneDecodeError) -> (key: String, sequence: UInt64, uuid: UUID?) {
+        // In the order `record` checks a KVPUB's frames, so that a message with two faults is
+        // refused for the same one: key, sequence, UUID, properties, value.
         let key = try validKey(parts[0])
-        let sequence = try self.sequence(parts[1])
+        guard parts[1].count == 8 else { throw .badSequenceLength(parts[1].count) }
+        let sequence = UInt64(bigEndian: parts[1].loadUnaligned(as: UInt64.self))
+        let uuid: UUID?
         switch parts[2].count {
-        case 0: return (key, sequence, nil)
+        case 0: uuid = nil
         // The 16 bytes loaded as the UUID, in one move.
-        case 16: return (key, sequence, UUID(wire: parts[2]))
+        case 16: uuid = UUID(wire: parts[2])
         default: throw .badUUIDLength(parts[2].count)
         }
+        let properties = parts[3].isEmpty ? CloneProperties() : try CloneProperties(decoding: Array(parts[3]))
+        guard parts[4].count <= maxValueBytes else { throw .valueTooLarge(size: parts[4].count, limit: maxValueBytes) }
+        return (key, sequence, uuid, properties)
     }
 
     /// The five frames of a KVPUB or KVSET, as arrays.

@@ -222,7 +222,7 @@ extension CloneServerLoop {
         let key = KeyBytes(update.key)
         let slot = store.index(forKey: key)
         if let order = update.order {
-            if let newer = slot.flatMap({ store.values[$0].order }) ?? deletedOrders[key], order.precedes(newer) {
+            if let newer = slot.flatMap({ readStored($0) { $0.order } }) ?? deletedOrders[key], order.precedes(newer) {
                 // Sent before what the key holds, by the same writer: late, not new.
                 statistics.staleWritesDropped += 1
                 acknowledge(update)
@@ -241,7 +241,7 @@ extension CloneServerLoop {
             }
             if generation.number > newest { writerGenerations[KeyBytes(generation.name)] = generation.number }
         }
-        if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existingCount: slot.map { packedValues.valueCount(of: store.values[$0]) }) {
+        if !update.value.isEmpty, let why = quotaRefusal(update, key: key, existingCount: slot.map { readStored($0) { packedValues.valueCount(of: $0) } }) {
             statistics.quotaRefused += 1
             logRefusal("clone collector: a write was refused: \(why)", userID: nil, peer: Self.quotaPeer, [
                 "flowbus.key": "\(update.key.printable)",
@@ -259,6 +259,17 @@ extension CloneServerLoop {
     }
 
     private static let quotaPeer = Array("quota".utf8)
+
+    /// Reads the entry at `slot` where the map holds it: `store.values[slot]` copies the whole
+    /// entry out (retaining its value, properties and writer's name, and releasing them after),
+    /// twice a write.
+    @inline(__always)
+    private func readStored<T>(_ slot: [KeyBytes: Stored].Index, _ read: (borrowing Stored) -> T) -> T {
+        Self.borrowing(&store.values[slot], read)
+    }
+
+    @inline(__always)
+    private static func borrowing<T>(_ stored: inout Stored, _ read: (borrowing Stored) -> T) -> T { read(stored) }
 
     /// Why `update` would take its session or the map past a quota, or nil; `existingCount` is
     /// the length of the value the map holds under `key`.
