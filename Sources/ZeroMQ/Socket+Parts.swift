@@ -90,35 +90,44 @@ extension ZMQSocket {
                 }
             }
             var truncated = false
-            var more = true
-            var first = true
             var userID: String?
-            while more {
-                let slot = truncated || kept == maxParts ? spare : slots + kept
-                let flags = first && dontWait ? ZMQ_DONTWAIT : 0
+            // Each part is one call into libzmq and a few register moves: the socket, the flags
+            // and the next slot are worked out once a part (a reader of five-part updates pays
+            // this loop for every update).
+            let socket = handle
+            var flags = dontWait ? ZMQ_DONTWAIT : 0
+            var slot = slots
+            while true {
                 // On an error the slot is still a valid message: libzmq either did not touch it or
                 // left it empty.
-                let received = try retryingInterrupts("zmq_msg_recv", { zmq_msg_recv(slot, handle, flags) })
-                guard let received else {
-                    // Only the first part can be missing: the rest of a message arrives with it.
-                    // libzmq took in every pending command before saying there was nothing.
-                    drained = true
-                    return false
+                let received = zmq_msg_recv(slot, socket, flags)
+                if received < 0 {
+                    let code = zmq_errno()
+                    if code == EINTR { continue }
+                    if code == EAGAIN {
+                        // Only the first part can be missing: the rest of a message arrives with
+                        // it. libzmq took in every pending command before saying there was nothing.
+                        drained = true
+                        return false
+                    }
+                    throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "zmq_msg_recv")
                 }
-                first = false
+                flags = 0
                 if readUserID, userID == nil, let text = zmq_msg_gets(slot, "User-Id") { userID = String(cString: text) }
-                more = zmq_msg_more(slot) != 0
+                let more = zmq_msg_more(slot) != 0
                 // zmq_msg_recv returns the part's size.
                 let size = Int(received)
-                total += size
+                total &+= size
                 if slot == spare || total > maxBytes {
                     truncated = true
                     zmq_msg_close(slot)
                     zmq_msg_init(slot)
                 } else {
                     bytes[kept] = size == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(start: zmq_msg_data(slot), count: size)
-                    kept += 1
+                    kept &+= 1
                 }
+                guard more else { break }
+                slot = truncated || kept == maxParts ? spare : slots + kept
             }
             midMessage = false
             if facesNetwork, IncomingPartition.mayBeCut, IncomingPartition.isCut {
