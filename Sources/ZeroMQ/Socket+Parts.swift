@@ -46,18 +46,17 @@ extension ZMQSocket {
     }
 
     /// Receives a whole message and hands its parts to `read` where libzmq holds them; returns
-    /// false when `dontWait` is set and nothing is waiting. Not generic over what `read` makes:
-    /// a reader keeps what it needs in its own variables, and the loop, called from another
-    /// module, stores no result through the runtime's generic witnesses (some 50 instructions a
-    /// message). Keeps at most
-    /// `maxParts` parts and `maxBytes` bytes, as `receiveMessage(maxFrames:maxBytes:)` does: the
-    /// rest of an oversize message is let go and the parts say `truncated`. A message that comes
-    /// while the process is cut off from the network (`IncomingPartition`) is lost, as there.
+    /// false when `dontWait` is set and nothing is waiting. Keeps at most `maxParts` parts and
+    /// `maxBytes` bytes, as `receiveMessage(maxFrames:maxBytes:)` does: the rest of an oversize
+    /// message is let go and the parts say `truncated`. A message that comes while the process is
+    /// cut off from the network (`IncomingPartition`) is lost, as there.
     ///
     /// For a reader of many small messages (a Clone subscriber or the Clone server's collector:
     /// five parts an update): receiving frames made an array of each part, and a list of them,
     /// for bytes most of which are read once. With `readUserID`, the parts carry the User-Id of
-    /// the sender's connection.
+    /// the sender's connection. Not generic over what `read` makes: a reader keeps what it needs
+    /// in its own variables, and the loop, called from another module, stores no result through
+    /// the runtime's generic witnesses (some 50 instructions a message).
     public func receiveParts(
         dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Void
     ) throws(ZMQError) -> Bool {
