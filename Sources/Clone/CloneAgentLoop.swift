@@ -63,6 +63,11 @@ final class CloneAgentLoop {
     var serverLost = false
     var heardFromServer = false
     var lastHeard = MonotonicTime.now()
+    /// `configuration.serverTimeout` in nanoseconds, worked out once: the loop adds it to
+    /// `lastHeard` at every wake-up, and a `Duration` sum costs 128-bit arithmetic.
+    let serverTimeoutNanoseconds: UInt64
+    /// When silence since `lastHeard` means the server is gone (once it sends HUGZ).
+    var silenceDeadline: MonotonicTime { MonotonicTime(nanoseconds: lastHeard.nanoseconds &+ serverTimeoutNanoseconds) }
 
     var collectorSubscriptions = 0
     var heldWrites: [HeldWrite] = []
@@ -104,6 +109,7 @@ final class CloneAgentLoop {
         self.context = context
         self.endpoints = endpoints
         self.configuration = configuration
+        self.serverTimeoutNanoseconds = configuration.serverTimeout.wholeNanoseconds
         self.shared = shared
         self.logger = logger
         self.logLimiter = PeerLogLimiter(period: configuration.logPeriod)
@@ -144,7 +150,7 @@ final class CloneAgentLoop {
     func run() {
         while !shared.stopping.load(ordering: .acquiring) {
             do {
-                try poller.poll(timeout: pollTimeout())
+                try poller.poll(timeoutNanoseconds: pollTimeout())
                 shared.passes.add(1, ordering: .relaxed)
                 if flushIdle {
                     flushIdle = false
@@ -189,17 +195,19 @@ final class CloneAgentLoop {
         shared.settled.advance(to: writesSettled)
     }
 
-    private func pollTimeout() -> Duration {
+    /// Nanoseconds until the next deadline of the loop, worked out on the monotonic clock's
+    /// nanoseconds (no `Duration` arithmetic once a wake-up).
+    private func pollTimeout() -> UInt64 {
         let now = MonotonicTime.now()
-        if writeBlocked && collectorSubscriptions > 0 { return .milliseconds(1) }
+        if writeBlocked && collectorSubscriptions > 0 { return 1_000_000 }
         var deadline = nextFlush
-        let silence = lastHeard + configuration.serverTimeout
+        let silence = silenceDeadline
         if serverSendsHugz && !serverLost && silence < deadline { deadline = silence }
         if let inFlight, inFlight.deadline < deadline { deadline = inFlight.deadline }
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
         if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
         if let packDue, packDue < deadline { deadline = packDue }
-        return now.until(deadline)
+        return deadline.nanoseconds > now.nanoseconds ? deadline.nanoseconds - now.nanoseconds : 0
     }
 
     private func takeCommands() throws(ZMQError) {
@@ -252,7 +260,7 @@ final class CloneAgentLoop {
 
     private func checkTimers(now: MonotonicTime) throws(ZMQError) {
         if ackTopic != nil, collectorSubscriptions > 0 { resendUnconfirmed(now: now) }
-        if serverSendsHugz && !serverLost && lastHeard + configuration.serverTimeout <= now {
+        if serverSendsHugz && !serverLost && silenceDeadline <= now {
             serverGone(reason: "nothing (not even HUGZ) heard for \(configuration.serverTimeout)")
         }
         if let inFlight, inFlight.deadline <= now {

@@ -61,6 +61,11 @@ final class CloneServerLoop {
     var statistics = CloneServerStatistics()
     var badInput = [Int](repeating: 0, count: CloneBadInput.allCases.count)
     var lastPublished = MonotonicTime.now()
+    /// `configuration.hugzInterval` in nanoseconds, worked out once: the loop adds it to
+    /// `lastPublished` at every wake-up, and a `Duration` sum costs 128-bit arithmetic.
+    let hugzIntervalNanoseconds: UInt64
+    /// When the next HUGZ is due, if nothing is published before.
+    var hugzDue: MonotonicTime { MonotonicTime(nanoseconds: lastPublished.nanoseconds &+ hugzIntervalNanoseconds) }
     var hugzRequested = false
     var lastLossySend = MonotonicTime(nanoseconds: 0)
     var nextFlush = MonotonicTime.now()
@@ -105,6 +110,7 @@ final class CloneServerLoop {
         faults: FaultRules, shared: CloneServerShared, logger: Logger
     ) throws(CloneStartError) {
         self.configuration = configuration
+        self.hugzIntervalNanoseconds = configuration.hugzInterval.wholeNanoseconds
         self.endpoints = endpoints
         self.faults = faults
         self.shared = shared
@@ -181,7 +187,7 @@ final class CloneServerLoop {
     func run() {
         while !shared.stopping.load(ordering: .acquiring) {
             do {
-                try poller.poll(timeout: pollTimeout())
+                try poller.poll(timeoutNanoseconds: pollTimeout())
                 shared.passes.add(1, ordering: .relaxed)
                 if flushIdle {
                     flushIdle = false
@@ -208,19 +214,20 @@ final class CloneServerLoop {
         flushStatistics(now: .now())
     }
 
-    /// Sleeps until the next HUGZ, ttl deadline or statistics flush.
-    private func pollTimeout() -> Duration {
+    /// Sleeps until the next HUGZ, ttl deadline or statistics flush: nanoseconds, worked out on
+    /// the monotonic clock's nanoseconds (no `Duration` arithmetic once a wake-up).
+    private func pollTimeout() -> UInt64 {
         let now = MonotonicTime.now()
-        var deadline = hugzRequested ? now : lastPublished + configuration.hugzInterval
+        var deadline = hugzRequested ? now : hugzDue
         if let expiry = expiries.nextDeadline, expiry < deadline { deadline = expiry }
         if let due = held.nextDeadline, due < deadline { deadline = due }
         if nextFlush < deadline { deadline = nextFlush }
         if let due = packedValues.nextDue, due < deadline { deadline = due }
-        return now.until(deadline)
+        return deadline.nanoseconds > now.nanoseconds ? deadline.nanoseconds - now.nanoseconds : 0
     }
 
     private func sendHugzIfDue(now: MonotonicTime) throws(ZMQError) {
-        guard hugzRequested || lastPublished + configuration.hugzInterval <= now else { return }
+        guard hugzRequested || hugzDue <= now else { return }
         hugzRequested = false
         lastPublished = now
         let frames = CloneMessage.hugz(sequence: 0).frames

@@ -81,12 +81,26 @@ public final class ZMQPoller {
     /// Returns how many items are ready; 0 on timeout or on EINTR.
     @discardableResult
     public func poll(timeout: Duration?) throws(ZMQError) -> Int {
+        try poll(timeoutNanoseconds: timeout.map { timeout in
+            let (seconds, attoseconds) = timeout.components
+            guard seconds >= 0, attoseconds >= 0 else { return 0 }
+            let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+            let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+            return overflow || carry ? .max : total
+        })
+    }
+
+    /// The same, the timeout in nanoseconds: a loop that works out its deadlines in nanoseconds
+    /// (a Clone agent, once a wake-up) pays no `Duration` arithmetic here, whose 128-bit products
+    /// and quotients cost some hundreds of instructions a wait.
+    @discardableResult
+    public func poll(timeoutNanoseconds: UInt64?) throws(ZMQError) -> Int {
         polls += 1
         // Whole milliseconds, as zmq_poll counts them: a partial one is rounded up, so that a loop
         // waiting for a deadline less than 1 ms away sleeps once instead of spinning through zero
-        // timeouts.
-        var wait = timeout.map { $0 <= .zero ? 0 : Int(($0 + .nanoseconds(999_999)).milliseconds) } ?? -1
-        let deadline = wait > 0 ? ContinuousClock.now + .milliseconds(wait) : nil
+        // timeouts. At most poll(2)'s longest wait, some 24 days.
+        var wait = timeoutNanoseconds.map { Int(min(($0 / 1_000_000) &+ ($0 % 1_000_000 == 0 ? 0 : 1), UInt64(Int32.max))) } ?? -1
+        let deadline = wait > 0 ? Self.monotonicNanoseconds() &+ UInt64(wait) &* 1_000_000 : nil
         var ready = 0
         // A socket something was done on may already hold a message its descriptor will not
         // announce; so may one waited on for writability.
@@ -125,11 +139,18 @@ public final class ZMQPoller {
             if ready > 0 || wait == 0 { return ready }
             // Woken by commands that gave no socket anything to read: wait out the rest.
             if let deadline {
-                let left = deadline - ContinuousClock.now
-                if left <= .zero { return 0 }
-                wait = max(1, Int((left + .nanoseconds(999_999)).milliseconds))
+                let now = Self.monotonicNanoseconds()
+                if deadline <= now { return 0 }
+                let left = deadline - now
+                wait = max(1, Int(min((left / 1_000_000) &+ (left % 1_000_000 == 0 ? 0 : 1), UInt64(Int32.max))))
             }
         }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
     /// Asks `socket` what it is ready for (`ZMQ_EVENTS`, which takes in its pending commands) and

@@ -36,4 +36,39 @@ struct PollerSpinTests {
         }
         #expect(waited.contains { $0 >= .microseconds(300) }, "every 300 µs poll returned early: \(waited)")
     }
+
+    /// A loop that keeps its deadlines in nanoseconds (a Clone agent or server) waits as one
+    /// that passes a `Duration`: zero does not wait, a part of a millisecond is rounded up, a
+    /// waiting message ends the wait, and no timeout is too long to pass in either form.
+    @Test func aTimeoutInNanosecondsWaitsAsADurationDoes() throws {
+        let context = try ZMQContext()
+        let endpoint = "inproc://ns-\(UInt32.random(in: 0...UInt32.max))"
+        let pull = try ZMQSocket(context: context, type: .pull, linger: .zero)
+        try pull.bind(endpoint)
+        let push = try ZMQSocket(context: context, type: .push, linger: .zero)
+        try push.connect(endpoint)
+        let poller = ZMQPoller()
+        let index = poller.add(pull)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try poller.poll(timeoutNanoseconds: 0) == 0)
+        #expect(clock.now - start < .milliseconds(500))
+        // A signal may cut one wait short (EINTR returns 0 early): one of three must last.
+        var waited: [Duration] = []
+        for timeout: UInt64 in [300_000, 300_000, 300_000, 20_000_000, 20_000_000, 20_000_000] {
+            let start = clock.now
+            #expect(try poller.poll(timeoutNanoseconds: timeout) == 0)
+            waited.append(clock.now - start)
+        }
+        #expect(waited[0..<3].contains { $0 >= .microseconds(300) }, "every 300 µs poll returned early: \(waited)")
+        #expect(waited[3..<6].contains { $0 >= .milliseconds(20) }, "every 20 ms poll returned early: \(waited)")
+        try push.send([[1]])
+        #expect(try poller.poll(timeoutNanoseconds: .max) == 1)
+        #expect(poller.isReadable(index))
+        #expect(try pull.receiveMessage(dontWait: true) == [[1]])
+        try push.send([[2]])
+        #expect(try poller.poll(timeout: .seconds(Int64.max / 2)) == 1)
+        #expect(try pull.receiveMessage(dontWait: true) == [[2]])
+        #expect(try poller.poll(timeout: .milliseconds(-5)) == 0)
+    }
 }
