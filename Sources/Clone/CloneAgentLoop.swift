@@ -67,7 +67,7 @@ final class CloneAgentLoop {
     /// `lastHeard` at every wake-up, and a `Duration` sum costs 128-bit arithmetic.
     let serverTimeoutNanoseconds: UInt64
     /// When silence since `lastHeard` means the server is gone (once it sends HUGZ).
-    var silenceDeadline: MonotonicTime { MonotonicTime(nanoseconds: lastHeard.nanoseconds &+ serverTimeoutNanoseconds) }
+    var silenceDeadline: MonotonicTime { lastHeard.adding(nanoseconds: serverTimeoutNanoseconds) }
 
     var collectorSubscriptions = 0
     var heldWrites: [HeldWrite] = []
@@ -207,7 +207,7 @@ final class CloneAgentLoop {
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
         if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
         if let packDue, packDue < deadline { deadline = packDue }
-        return deadline.nanoseconds > now.nanoseconds ? deadline.nanoseconds - now.nanoseconds : 0
+        return now.nanoseconds(until: deadline)
     }
 
     private func takeCommands() throws(ZMQError) {

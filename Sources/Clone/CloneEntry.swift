@@ -56,22 +56,14 @@ enum KeyHash {
     @inline(__always)
     static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         // The count folded in first, as a word of its own: XORed into the start it would cancel
-        // against a last word that differs from another key's in the same bits.
+        // against a last word that differs from another key's in the same bits. The last word
+        // may take bytes already taken (`KeyWords`): the count tells the keys apart.
         var hash = step(0xcbf2_9ce4_8422_2325, UInt64(bytes.count))
-        guard let base = bytes.baseAddress else { return hash }
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            hash = step(hash, base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
+        KeyWords.forEach(in: bytes, padding: 0) { word in
+            hash = step(hash, word)
+            return true
         }
-        guard offset < bytes.count else { return hash }
-        if bytes.count >= 8 {
-            // The last eight bytes, some of them already taken: the count tells the keys apart.
-            return step(hash, base.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
-        }
-        var tail: UInt64 = 0
-        for index in 0..<bytes.count { tail |= UInt64(bytes[index]) << (8 * UInt64(index)) }
-        return step(hash, tail)
+        return hash
     }
 
     @inline(__always)
@@ -90,6 +82,33 @@ enum KeyHash {
         mixed &*= 0xc4ce_b9fe_1a85_ec53
         mixed ^= mixed >> 33
         return Int(truncatingIfNeeded: mixed)
+    }
+}
+
+/// A key's bytes as 64-bit words, for the loops that read every key a process takes (its hash,
+/// its check): the whole words in order, then, when the count is not a multiple of eight, the
+/// last eight bytes (some of them read already); a key under eight bytes is one word, its bytes
+/// first and `padding` after them.
+enum KeyWords {
+    /// Calls `body` with each word until it returns false; returns false if it did.
+    @inline(__always)
+    @discardableResult
+    static func forEach(in bytes: UnsafeRawBufferPointer, padding: UInt8, _ body: (UInt64) -> Bool) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
+        guard bytes.count >= 8 else {
+            var word = UInt64(padding) &* 0x0101_0101_0101_0101
+            for index in 0..<bytes.count {
+                let shift = 8 * UInt64(index)
+                word = word & ~(0xFF << shift) | UInt64(bytes[index]) << shift
+            }
+            return body(word)
+        }
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            guard body(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) else { return false }
+            offset += 8
+        }
+        return offset == bytes.count || body(base.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
     }
 }
 

@@ -65,7 +65,7 @@ final class CloneServerLoop {
     /// `lastPublished` at every wake-up, and a `Duration` sum costs 128-bit arithmetic.
     let hugzIntervalNanoseconds: UInt64
     /// When the next HUGZ is due, if nothing is published before.
-    var hugzDue: MonotonicTime { MonotonicTime(nanoseconds: lastPublished.nanoseconds &+ hugzIntervalNanoseconds) }
+    var hugzDue: MonotonicTime { lastPublished.adding(nanoseconds: hugzIntervalNanoseconds) }
     var hugzRequested = false
     var lastLossySend = MonotonicTime(nanoseconds: 0)
     var nextFlush = MonotonicTime.now()
@@ -223,7 +223,7 @@ final class CloneServerLoop {
         if let due = held.nextDeadline, due < deadline { deadline = due }
         if nextFlush < deadline { deadline = nextFlush }
         if let due = packedValues.nextDue, due < deadline { deadline = due }
-        return deadline.nanoseconds > now.nanoseconds ? deadline.nanoseconds - now.nanoseconds : 0
+        return now.nanoseconds(until: deadline)
     }
 
     private func sendHugzIfDue(now: MonotonicTime) throws(ZMQError) {

@@ -38,6 +38,17 @@ public struct MonotonicTime: Comparable, Hashable, Sendable {
     public func until(_ later: MonotonicTime) -> Duration {
         later.since(self)
     }
+
+    /// `self` plus `nanoseconds`: for a loop that converts its timeouts once and adds them at
+    /// every wake-up without `Duration` arithmetic (128-bit sums and quotients).
+    public func adding(nanoseconds: UInt64) -> MonotonicTime {
+        MonotonicTime(nanoseconds: self.nanoseconds &+ nanoseconds)
+    }
+
+    /// The nanoseconds from `self` until `later`, zero if `later` has passed.
+    public func nanoseconds(until later: MonotonicTime) -> UInt64 {
+        later.nanoseconds > nanoseconds ? later.nanoseconds - nanoseconds : 0
+    }
 }
 
 extension Duration {

@@ -99,7 +99,7 @@ public final class ZMQPoller {
         // Whole milliseconds, as zmq_poll counts them: a partial one is rounded up, so that a loop
         // waiting for a deadline less than 1 ms away sleeps once instead of spinning through zero
         // timeouts. At most poll(2)'s longest wait, some 24 days.
-        var wait = timeoutNanoseconds.map { Int(min(($0 / 1_000_000) &+ ($0 % 1_000_000 == 0 ? 0 : 1), UInt64(Int32.max))) } ?? -1
+        var wait = timeoutNanoseconds.map(Self.waitMilliseconds) ?? -1
         let deadline = wait > 0 ? Self.monotonicNanoseconds() &+ UInt64(wait) &* 1_000_000 : nil
         var ready = 0
         // A socket something was done on may already hold a message its descriptor will not
@@ -142,9 +142,14 @@ public final class ZMQPoller {
                 let now = Self.monotonicNanoseconds()
                 if deadline <= now { return 0 }
                 let left = deadline - now
-                wait = max(1, Int(min((left / 1_000_000) &+ (left % 1_000_000 == 0 ? 0 : 1), UInt64(Int32.max))))
+                wait = max(1, Self.waitMilliseconds(left))
             }
         }
+    }
+
+    /// Nanoseconds as poll(2)'s whole milliseconds, a part of one rounded up.
+    private static func waitMilliseconds(_ nanoseconds: UInt64) -> Int {
+        Int(min(nanoseconds / 1_000_000 &+ (nanoseconds % 1_000_000 == 0 ? 0 : 1), UInt64(Int32.max)))
     }
 
     private static func monotonicNanoseconds() -> UInt64 {

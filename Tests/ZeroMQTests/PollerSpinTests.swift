@@ -3,15 +3,23 @@ import ZeroMQ
 
 @Suite("Poller spin")
 struct PollerSpinTests {
-    @Test func spinSeesAMessageThatIsAlreadyThereAndTimesOutWithoutOne() throws {
+    /// A PULL bound on a fresh inproc endpoint, a PUSH connected to it, and a poller watching the
+    /// PULL (the context is returned with them, to live as long as the test).
+    func pushToAPolledPull(_ name: String) throws -> (context: ZMQContext, pull: ZMQSocket, push: ZMQSocket, poller: ZMQPoller, index: Int) {
         let context = try ZMQContext()
-        let endpoint = "inproc://spin-\(UInt32.random(in: 0...UInt32.max))"
+        let endpoint = "inproc://\(name)-\(UInt32.random(in: 0...UInt32.max))"
         let pull = try ZMQSocket(context: context, type: .pull, linger: .zero)
         try pull.bind(endpoint)
         let push = try ZMQSocket(context: context, type: .push, linger: .zero)
         try push.connect(endpoint)
         let poller = ZMQPoller()
         let index = poller.add(pull)
+        return (context, pull, push, poller, index)
+    }
+
+    @Test func spinSeesAMessageThatIsAlreadyThereAndTimesOutWithoutOne() throws {
+        let (context, pull, push, poller, index) = try pushToAPolledPull("spin")
+        defer { withExtendedLifetime(context) {} }
         #expect(try poller.spin(upTo: .microseconds(200)) == false)
         try push.send([[1, 2, 3]])
         #expect(try poller.spin(upTo: .seconds(2)) == true)
@@ -41,14 +49,8 @@ struct PollerSpinTests {
     /// that passes a `Duration`: zero does not wait, a part of a millisecond is rounded up, a
     /// waiting message ends the wait, and no timeout is too long to pass in either form.
     @Test func aTimeoutInNanosecondsWaitsAsADurationDoes() throws {
-        let context = try ZMQContext()
-        let endpoint = "inproc://ns-\(UInt32.random(in: 0...UInt32.max))"
-        let pull = try ZMQSocket(context: context, type: .pull, linger: .zero)
-        try pull.bind(endpoint)
-        let push = try ZMQSocket(context: context, type: .push, linger: .zero)
-        try push.connect(endpoint)
-        let poller = ZMQPoller()
-        let index = poller.add(pull)
+        let (context, pull, push, poller, index) = try pushToAPolledPull("ns")
+        defer { withExtendedLifetime(context) {} }
         let clock = ContinuousClock()
         let start = clock.now
         #expect(try poller.poll(timeoutNanoseconds: 0) == 0)
