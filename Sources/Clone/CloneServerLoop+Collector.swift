@@ -34,14 +34,13 @@ extension CloneServerLoop {
                             : .wrongFrameCount(command: "KVSET", expected: 5, got: 6), peer: Self.collectorPeer, channel: "collector")
                         return
                     }
-                    var accepted: AcceptedSet
+                    let accepted: AcceptedSet
                     do throws(CloneDecodeError) {
                         accepted = try validate(parts)
                     } catch {
                         countBadInput(error, peer: Self.collectorPeer, channel: "collector")
                         return
                     }
-                    accepted.writer = parts.userID
                     do throws(ZMQError) { try deliver(accepted, forwarding: parts) } catch { failure = error }
                 }) {
             handled += 1
@@ -130,6 +129,10 @@ extension CloneServerLoop {
     /// write on the way (its key, UUID and value frames handed on, not copied).
     private func deliver(_ update: AcceptedSet, forwarding parts: ReceivedParts) throws(ZMQError) {
         guard faults.isArmed else { return try apply(update, forwarding: parts) }
+        // The writer's name is read only here, for rules aimed at one plugin, and kept with a
+        // write held for later.
+        var update = update
+        update.writer = parts.userID
         let verdict = faults.verdict(scope: .key, subject: update.key, peer: update.writer)
         if case .drop = verdict {
             statistics.faultDropped += 1
@@ -200,7 +203,7 @@ extension CloneServerLoop {
     /// A write that asks for a confirmation is confirmed once applied; one already applied (sent
     /// again because its confirmation was late) is confirmed again and not applied twice.
     private func apply(_ update: AcceptedSet, forwarding parts: ReceivedParts? = nil) throws(ZMQError) {
-        if !update.value.isEmpty, checkedPrefixes.contains(where: { update.key.starts(with: $0) }) {
+        if !update.value.isEmpty, Self.isChecked(update.key, by: checkedPrefixes) {
             let verdict = WireCheck.verify(update.value)
             guard verdict == .intact else {
                 // Lost on the way, as far as anyone can tell: not confirmed, so sent again.
@@ -211,7 +214,7 @@ extension CloneServerLoop {
                 return
             }
         }
-        if update.ackTo != nil, let uuid = update.uuid {
+        if case .some = update.ackTo, let uuid = update.uuid {
             if confirmedWrites.contains(uuid) {
                 statistics.duplicateWrites += 1
                 acknowledge(update)
@@ -252,13 +255,19 @@ extension CloneServerLoop {
             return
         }
         try commit(update, forwarding: parts, slot: slot)
-        if update.ackTo != nil, let uuid = update.uuid {
+        if case .some = update.ackTo, let uuid = update.uuid {
             confirmedWrites.insert(uuid)
             acknowledge(update)
         }
     }
 
     private static let quotaPeer = Array("quota".utf8)
+
+    /// Whether `key` starts with one of `prefixes`: a function of its own, so that no closure
+    /// captures (and copies) the whole write.
+    private static func isChecked(_ key: [UInt8], by prefixes: [[UInt8]]) -> Bool {
+        prefixes.contains { key.starts(with: $0) }
+    }
 
     /// Reads the entry at `slot` where the map holds it: `store.values[slot]` copies the whole
     /// entry out (retaining its value, properties and writer's name, and releasing them after),
@@ -355,32 +364,50 @@ extension CloneServerLoop {
             if update.value.isEmpty, index.count(inGroup: session.bytes) == 0 { sessions[session] = nil }
         }
         let properties = chained ? publishedProperties : update.properties
-        let sent = try withUnsafeBytes(of: sequence.bigEndian) { (number) throws(ZMQError) -> Bool in
-            try withBytes(properties) { (properties) throws(ZMQError) -> Bool in
-                if let parts {
-                    // What the write came in as: a proxy's move of its key, UUID and value.
-                    return try sendPublished { (dontWait) throws(ZMQError) -> Bool in
-                        guard try publisher.forward(parts, part: 0, more: true, dontWait: dontWait) else { return false }
-                        _ = try publisher.send(bytes: number, more: true)
-                        _ = try publisher.forward(parts, part: 2, more: true)
-                        _ = try publisher.send(bytes: properties, more: true)
-                        _ = try publisher.forward(parts, part: 4)
-                        return true
-                    }
-                }
-                return try withBytes(update.key) { (key) throws(ZMQError) -> Bool in
-                    try withBytes(update.value) { (value) throws(ZMQError) -> Bool in
-                        guard let uuid = update.uuid else { return try sendPublished(key, number, Self.noBytes, properties, value) }
-                        return try uuid.withUnsafeBytes { (uuid) throws(ZMQError) -> Bool in try sendPublished(key, number, uuid, properties, value) }
-                    }
-                }
-            }
+        // The frames are sent by functions of their own, handed only what they send: a closure
+        // here would capture the whole write, and Swift copied it field by field (its writer's
+        // name through the runtime's generic witnesses) twice a write.
+        let sent = if let parts {
+            try forwardPublished(parts, properties: properties)
+        } else {
+            try publish(key: update.key, uuid: update.uuid, properties: properties, value: update.value)
         }
         if !sent {
             statistics.publishBlocked += 1
         }
         statistics.updatesPublished += 1
         lastPublished = .now()
+    }
+
+    /// The KVPUB of a write as it came in (`parts`): a proxy's move of its key, UUID and value
+    /// frames, the server's sequence and `properties` between them.
+    private func forwardPublished(_ parts: ReceivedParts, properties: [UInt8]) throws(ZMQError) -> Bool {
+        try withUnsafeBytes(of: sequence.bigEndian) { (number) throws(ZMQError) -> Bool in
+            try withBytes(properties) { (properties) throws(ZMQError) -> Bool in
+                try sendPublished { (dontWait) throws(ZMQError) -> Bool in
+                    guard try publisher.forward(parts, part: 0, more: true, dontWait: dontWait) else { return false }
+                    _ = try publisher.send(bytes: number, more: true)
+                    _ = try publisher.forward(parts, part: 2, more: true)
+                    _ = try publisher.send(bytes: properties, more: true)
+                    _ = try publisher.forward(parts, part: 4)
+                    return true
+                }
+            }
+        }
+    }
+
+    /// The KVPUB of a write the server holds itself (held by a fault, expired, published again).
+    private func publish(key: [UInt8], uuid: WriteUUID?, properties: [UInt8], value: [UInt8]) throws(ZMQError) -> Bool {
+        try withUnsafeBytes(of: sequence.bigEndian) { (number) throws(ZMQError) -> Bool in
+            try withBytes(properties) { (properties) throws(ZMQError) -> Bool in
+                try withBytes(key) { (key) throws(ZMQError) -> Bool in
+                    try withBytes(value) { (value) throws(ZMQError) -> Bool in
+                        guard let uuid else { return try sendPublished(key, number, Self.noBytes, properties, value) }
+                        return try uuid.withUnsafeBytes { (uuid) throws(ZMQError) -> Bool in try sendPublished(key, number, uuid, properties, value) }
+                    }
+                }
+            }
+        }
     }
 
     func expireDue(now: MonotonicTime) throws(ZMQError) {
