@@ -146,6 +146,39 @@ struct InternedBytesTests {
         }
     }
 
+    @Test("a numbered name splits as the plain reading of its text does, for every short text of colons, digits and letters")
+    func numberedNamesAgainstTheText() {
+        // The reading: the name is everything before the last colon (not empty), the number the
+        // 1 to 20 digits after it, and it must fit in a UInt64.
+        func reference(_ text: String) -> (name: String, number: UInt64)? {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            let name = String(text[..<colon]), digits = text[text.index(after: colon)...]
+            guard !name.isEmpty, !digits.isEmpty, digits.count <= 20, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let number = UInt64(digits) else { return nil }
+            return (name, number)
+        }
+        let alphabet = Array("a:09".utf8)
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["18446744073709551615", "a:18446744073709551615", "a:18446744073709551616", "a:00000000000000000001",
+                     "a:000000000000000000001", "a:99999999999999999999", "x:y:7"]
+        // Every text of up to 6 characters over the alphabet, then longer random ones.
+        var short: [[UInt8]] = [[]]
+        for _ in 1...6 {
+            short = short.flatMap { prefix in alphabet.map { prefix + [$0] } }
+            texts += short.map { String(decoding: $0, as: UTF8.self) }
+        }
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 7...26, using: &generator)
+            texts.append(String((0..<count).map { _ in Character(Unicode.Scalar(alphabet.randomElement(using: &generator)!)) }))
+        }
+        for text in texts {
+            let parsed = NumberedName(Array(text.utf8)[...])
+            let expected = reference(text)
+            #expect(parsed?.name == expected.map { Array($0.name.utf8) }, "\(text)")
+            #expect(parsed?.number == expected?.number, "\(text)")
+        }
+    }
+
     @Test("a UUID read from a 16-byte frame, as an array, a slice or bytes in place, is the UUID written")
     func uuidFrames() {
         let uuid = UUID(uuidString: "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")!
