@@ -22,11 +22,27 @@ extension CloneAgent {
     /// view model's two copies of a state). None is queued when one key is refused.
     @discardableResult
     public func set(keys: [String], value: [UInt8], properties: CloneProperties = []) throws(CloneWriteError) -> [UUID] {
-        var writes: [PreparedWrite] = []
-        writes.reserveCapacity(keys.count)
-        for key in keys { writes.append(try prepare(key: key, value: value, ttl: nil, properties: properties)) }
-        try enqueue(count: writes.count) { writes[$0] }
-        return writes.map(\.uuid)
+        // Prepared into a buffer of their own and moved from there into the outbox: read out of
+        // an array, each write was copied (its key, lines and value retained) and the array's
+        // copy destroyed after. `enqueue` takes all of them or none.
+        let writes = UnsafeMutablePointer<PreparedWrite>.allocate(capacity: keys.count)
+        var prepared = 0
+        var moved = false
+        defer {
+            if !moved { writes.deinitialize(count: prepared) }
+            writes.deallocate()
+        }
+        var uuids: [UUID] = []
+        uuids.reserveCapacity(keys.count)
+        for key in keys {
+            let write = try prepare(key: key, value: value, ttl: nil, properties: properties)
+            uuids.append(write.uuid)
+            (writes + prepared).initialize(to: write)
+            prepared += 1
+        }
+        try enqueue(count: prepared) { (writes + $0).move() }
+        moved = true
+        return uuids
     }
 
     /// Checks a write and keeps what its frames are made of; `enqueue` numbers it, and the agent's
@@ -89,7 +105,9 @@ extension CloneAgent {
                 outbox.written += 1
                 var queued = write(index)
                 queued.count = outbox.written
-                outbox.writes.append(queued)
+                // Moved in: a plain `append(queued)` copied it (retaining its key, lines and
+                // value) and destroyed the original.
+                outbox.writes.append(consume queued)
             }
             return .success(wasEmpty)
         }
@@ -170,6 +188,9 @@ struct PreparedWrite: Sendable {
     /// The properties frame up to `wseq`: the writer's lines and the agent's `ack`.
     var leading: [UInt8]
     var value: [UInt8]
-    /// Its number among the agent's writes (`wseq`), given as it is queued.
+    /// Its number among the agent's writes (`wseq`), given as it is queued: the number the
+    /// agent's thread settles it by (`CloneAgent.settle`) once it is sent or confirmed.
     var count: UInt64 = 0
+    /// Sent again because its confirmation did not come in time (it waits behind the others).
+    var isResend = false
 }

@@ -6,7 +6,7 @@ import ZeroMQ
 
 extension CloneAgentLoop {
     /// The collector's subscription reaches our XPUB once it is connected; until then PUB semantics
-    /// would drop writes silently, so they wait in `heldWrites`.
+    /// would drop writes silently, so they wait in `heldBatches`.
     func drainCollectorSubscriptions() throws(ZMQError) {
         while let message = try writer.receiveFrame(dontWait: true) {
             switch message.frame.first {
@@ -20,111 +20,170 @@ extension CloneAgentLoop {
     func takeOutbox() throws(ZMQError) {
         // The outbox and this thread trade arrays, so neither allocates one after the first takes
         // (the spare is moved, not copied: the outbox's writers append to it without a copy).
-        var taken: [PreparedWrite] = []
-        swap(&taken, &spareOutbox)
-        let held = heldWrites.count - heldStart
+        var taken = spareBatches.popLast() ?? []
+        let held = heldCount
         shared.outbox.withLock { outbox in
             swap(&taken, &outbox.writes)
             outbox.held = held + taken.count
         }
-        defer {
-            taken.removeAll(keepingCapacity: true)
-            spareOutbox = taken
+        guard !taken.isEmpty else {
+            spareBatches.append(taken)
+            return
         }
-        guard !taken.isEmpty else { return }
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
         var sent = 0
-        defer {
-            // Numbered as `CloneAgent.enqueue` numbered them: in the order they were queued. What
-            // was not sent here waits in `heldWrites`, behind nothing that was.
-            for index in sent..<taken.count {
-                writesTaken += 1
-                heldWrites.append(HeldWrite(write: taken[index], sequence: writesTaken))
-            }
-        }
         // Nothing waits before them and the collector takes writes: they go from the outbox's
-        // array as they are, without a copy into `heldWrites` and out again.
-        guard held == 0, collectorSubscriptions > 0, !writeBlocked else { return }
-        let now = MonotonicTime.now()
-        var blocked = false
-        while sent < taken.count {
-            guard try send(taken[sent]) else {
-                blocked = true
-                break
+        // array as they are, without a copy into `heldBatches` and out again.
+        if held == 0, collectorSubscriptions > 0, !writeBlocked {
+            let outcome = sendInOrder(taken, from: 0, now: .now())
+            sent = outcome.next
+            if ackTopic != nil { writesSettled = confirmations.settledThrough }
+            if outcome.blocked {
+                statistics.writesBlocked += 1
+                writeBlocked = true
             }
-            writesTaken += 1
-            noteSent(taken[sent], sequence: writesTaken, again: false, now: now)
-            sent += 1
+            statistics.writesSent += sent
+            if let failure = outcome.failure {
+                hold(taken, from: sent)
+                throw failure
+            }
         }
-        if ackTopic != nil { writesSettled = confirmations.settledThrough }
-        if blocked {
-            statistics.writesBlocked += 1
-            writeBlocked = true
-        }
-        statistics.writesSent += sent
         let left = taken.count - sent
-        shared.outbox.withLock { $0.held = left }
+        if left == 0 {
+            recycle(&taken)
+        } else {
+            // What was not sent waits, behind nothing that was, in the order it was queued.
+            hold(taken, from: sent)
+        }
+        shared.outbox.withLock { $0.held = held + left }
     }
 
     func sendHeldWrites() throws(ZMQError) {
-        guard collectorSubscriptions > 0, heldStart < heldWrites.count else { return }
-        let before = heldStart
+        guard collectorSubscriptions > 0, heldCount > 0 else { return }
+        let before = heldCount
         var blocked = false
         let now = MonotonicTime.now()
         var skipped = 0
-        do {
-            // Read where the array holds them, not copied out: the array is this function's
-            // meanwhile, so nothing the sends call can change it under them.
-            var writes: [HeldWrite] = []
-            swap(&writes, &heldWrites)
-            defer { swap(&writes, &heldWrites) }
-            while heldStart < writes.count {
-                if writes[heldStart].isResend && !confirmations.isWaiting(writes[heldStart].write.uuid) {
-                    // Confirmed while it waited to go again.
-                    heldStart += 1
-                    skipped += 1
-                    continue
-                }
-                guard try send(writes[heldStart].write) else {
-                    blocked = true
-                    break
-                }
-                noteSent(writes[heldStart].write, sequence: writes[heldStart].sequence, again: writes[heldStart].isResend, now: now)
-                heldStart += 1
+        var failure: ZMQError?
+        while heldBatchStart < heldBatches.count {
+            // The batch is read where the array holds it: the sends cannot change `heldBatches`.
+            let outcome = sendInOrder(heldBatches[heldBatchStart], from: heldStart, now: now)
+            skipped += outcome.skipped
+            heldCount -= outcome.next - heldStart
+            heldStart = outcome.next
+            if outcome.blocked || outcome.failure != nil {
+                blocked = outcome.blocked
+                failure = outcome.failure
+                break
             }
+            // Drained: its array goes back to the outbox's trade.
+            var drained: [PreparedWrite] = []
+            swap(&drained, &heldBatches[heldBatchStart])
+            recycle(&drained)
+            heldBatchStart += 1
+            heldStart = 0
+        }
+        heldBatches.dropConsumed(&heldBatchStart)
+        if heldStart > 4096, heldBatchStart < heldBatches.count {
+            // A long batch going out in parts lets go of what it sent, as it goes.
+            heldBatches[heldBatchStart].removeFirst(heldStart)
+            heldStart = 0
         }
         if ackTopic != nil { writesSettled = confirmations.settledThrough }
         if blocked && !writeBlocked { statistics.writesBlocked += 1 }
         writeBlocked = blocked
-        statistics.writesSent += heldStart - before - skipped
-        heldWrites.dropConsumed(&heldStart)
-        let held = heldWrites.count - heldStart
+        statistics.writesSent += before - heldCount - skipped
+        let held = heldCount
         shared.outbox.withLock { $0.held = held }
+        if let failure { throw failure }
+    }
+
+    /// Puts `batch`'s writes from `start` on behind those already waiting.
+    private func hold(_ batch: [PreparedWrite], from start: Int) {
+        guard start < batch.count else { return }
+        if heldBatchStart == heldBatches.count {
+            heldBatches.removeAll(keepingCapacity: true)
+            heldBatchStart = 0
+            heldStart = start
+        } else {
+            // Only a batch taken while nothing waited can have gone in part.
+            assert(start == 0, "a batch sent in part while others waited")
+        }
+        heldBatches.append(batch)
+        heldCount += batch.count - start
+    }
+
+    /// A write sent again waits behind all the others.
+    private func holdAgain(_ write: PreparedWrite) {
+        var write = write
+        write.isResend = true
+        if heldBatchStart < heldBatches.count {
+            heldBatches[heldBatches.count - 1].append(write)
+            heldCount += 1
+        } else {
+            hold([write], from: 0)
+        }
+    }
+
+    /// Empties `batch`, keeping its room for the outbox (a few arrays are kept, the rest let go).
+    private func recycle(_ batch: inout [PreparedWrite]) {
+        batch.removeAll(keepingCapacity: true)
+        if spareBatches.count < 4 { spareBatches.append(batch) }
+        batch = []
+    }
+
+    /// Sends `writes` from `start` on, in order, until one cannot go now (`blocked`) or the socket
+    /// fails (`failure`, the write at `next` not sent). A resend confirmed while it waited is
+    /// skipped. Each write is read where the array holds it, through a pointer: passed by value,
+    /// Swift copied it out of the array (retaining its key, lines and value) and destroyed the
+    /// copy, for every write.
+    private func sendInOrder(_ writes: [PreparedWrite], from start: Int, now: MonotonicTime)
+        -> (next: Int, skipped: Int, blocked: Bool, failure: ZMQError?) {
+        writes.withUnsafeBufferPointer { buffer in
+            var next = start
+            var skipped = 0
+            while next < buffer.count {
+                let write = buffer.baseAddress! + next
+                if write.pointee.isResend && !confirmations.isWaiting(write.pointee.uuid) {
+                    // Confirmed while it waited to go again.
+                    next += 1
+                    skipped += 1
+                    continue
+                }
+                do throws(ZMQError) {
+                    guard try send(write) else { return (next, skipped, true, nil) }
+                } catch {
+                    return (next, skipped, false, error)
+                }
+                noteSent(write, now: now)
+                next += 1
+            }
+            return (next, skipped, false, nil)
+        }
     }
 
     /// A write the collector took: settled at once when no confirmation is asked for, else
     /// waiting for one (again, for a write sent once more). Whoever sends writes then sets
     /// `writesSettled` from the confirmations' mark once for the batch.
-    private func noteSent(_ write: PreparedWrite, sequence: UInt64, again: Bool, now: MonotonicTime) {
+    private func noteSent(_ write: UnsafePointer<PreparedWrite>, now: MonotonicTime) {
         if ackTopic == nil {
-            writesSettled = sequence
-        } else if again {
-            confirmations.sentAgain(write, now: now)
+            if !write.pointee.isResend { writesSettled = write.pointee.count }
+        } else if write.pointee.isResend {
+            confirmations.sentAgain(write.pointee, now: now)
         } else {
-            confirmations.sentFirst(write, sequence: sequence, now: now)
+            confirmations.sentFirst(write.pointee, sequence: write.pointee.count, now: now)
         }
     }
 
     /// Writes a KVSET's five frames to the collector straight from what the write holds (its
     /// properties frame in a buffer this thread reuses); false when the socket cannot take it now.
-    private func send(_ write: PreparedWrite) throws(ZMQError) -> Bool {
+    private func send(_ write: UnsafePointer<PreparedWrite>) throws(ZMQError) -> Bool {
         let propertiesLength = CloneAgent.KVSetLines.write(
-            into: &propertiesScratch.bytes, leading: write.leading, own: ownLines, count: write.count)
-        var key = write.key
-        let first: Result<Bool, ZMQError> = key.withUTF8 { bytes in
+            into: &propertiesScratch.bytes, leading: write.pointee.leading, own: ownLines, count: write.pointee.count)
+        let first: Result<Bool, ZMQError> = Self.withUTF8(of: write.pointee.key) { bytes in
             do throws(ZMQError) {
-                return .success(try writer.send(bytes: UnsafeRawBufferPointer(bytes), more: true, dontWait: true))
+                return .success(try writer.send(bytes: bytes, more: true, dontWait: true))
             } catch {
                 return .failure(error)
             }
@@ -132,10 +191,17 @@ extension CloneAgentLoop {
         // Only the first part can meet the high-water mark; the others follow it.
         guard try first.get() else { return false }
         try writer.send(CloneAgent.KVSetLines.zeroSequence, more: true)
-        try withUnsafeBytes(of: write.uuid.uuid) { bytes throws(ZMQError) in _ = try writer.send(bytes: bytes, more: true) }
+        try withUnsafeBytes(of: write.pointee.uuid.uuid) { bytes throws(ZMQError) in _ = try writer.send(bytes: bytes, more: true) }
         try writer.send(bytes: UnsafeRawBufferPointer(rebasing: propertiesScratch.bytes[..<propertiesLength]), more: true)
-        try writer.send(write.value)
+        try writer.send(write.pointee.value)
         return true
+    }
+
+    /// `key`'s UTF-8 where the string holds it (a native string does), else from a copy.
+    private static func withUTF8<R>(of key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = key.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        var key = key
+        return key.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
     static let ackPrefix = Array(CloneProperties.ackTopicPrefix.utf8)
@@ -162,7 +228,7 @@ extension CloneAgentLoop {
             switch verdict {
             case .resend(let write):
                 statistics.writesResent += 1
-                heldWrites.append(HeldWrite(write: write, sequence: 0, isResend: true))
+                holdAgain(write)
             case .abandon(let write):
                 statistics.writesAbandoned += 1
                 logger.error("a write was never confirmed by the clone server and is given up", metadata: [
@@ -188,9 +254,3 @@ final class FrameScratch {
     deinit { bytes.deallocate() }
 }
 
-/// A write waiting for the collector: numbered when it is first sent, or sent again.
-struct HeldWrite {
-    var write: PreparedWrite
-    var sequence: UInt64
-    var isResend = false
-}

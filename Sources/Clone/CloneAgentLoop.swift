@@ -70,21 +70,27 @@ final class CloneAgentLoop {
     var silenceDeadline: MonotonicTime { lastHeard.adding(nanoseconds: serverTimeoutNanoseconds) }
 
     var collectorSubscriptions = 0
-    var heldWrites: [HeldWrite] = []
-    /// The array the outbox is traded for at the next take (`takeOutbox`).
-    var spareOutbox: [PreparedWrite] = []
+    /// Writes waiting for the collector, in the order they go: each batch the outbox gave that
+    /// could not all go at once, kept as the array it came in (moved, not copied write by
+    /// write), and resends after them. The first batch's writes before `heldStart` are gone.
+    var heldBatches: [[PreparedWrite]] = []
+    /// The first batch that still holds writes waiting (the ones before it are drained).
+    var heldBatchStart = 0
+    var heldStart = 0
+    /// How many writes wait in `heldBatches`.
+    var heldCount = 0
+    /// Drained arrays kept for the outbox to be traded for at the next takes (`takeOutbox`):
+    /// the outbox's writers append to one without allocating.
+    var spareBatches: [[PreparedWrite]] = []
     /// The lines every KVSET of this agent carries (`CloneAgent.OwnLines`).
     let ownLines: CloneAgent.OwnLines
     /// Where a KVSET's properties frame is written before it is sent.
     let propertiesScratch = FrameScratch(capacity: 256)
-    /// How many writes the outbox gave this thread (the last one's number).
-    var writesTaken: UInt64 = 0
     /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters
     /// by `announceSettled`, once this pass's changes are in the map: a writer that waited for
     /// its write then reads it back (the server publishes a write before it confirms it).
     var writesSettled: UInt64 = 0
     private var settledAnnounced: UInt64 = 0
-    var heldStart = 0
     var writeBlocked = false
     /// `ACK/<agent id>` when writes are confirmed (`CloneAgentConfiguration.confirmWrites`).
     let ackTopic: [UInt8]?
@@ -134,7 +140,7 @@ final class CloneAgentLoop {
         try Self.connect(subscriber, endpoints.publisher, "subscriber")
         snapshot = try Self.makeSnapshotSocket(context, endpoints, configuration)
         writer = try Self.makeSocket(context, .xpub, "writer", configuration) { socket throws(ZMQError) in
-            // Queue, never drop, when the collector's queue is full: the write waits in `heldWrites`.
+            // Queue, never drop, when the collector's queue is full: the write waits in `heldBatches`.
             try socket.setXPubNoDrop(true)
         }
         try Self.connect(writer, endpoints.collector, "writer")
@@ -330,7 +336,7 @@ final class CloneAgentLoop {
         for kind in CloneBadInput.allCases where badInput[kind.index] > 0 {
             statistics.badInput[kind.rawValue] = badInput[kind.index]
         }
-        statistics.writesHeld = heldWrites.count - heldStart
+        statistics.writesHeld = heldCount
         let snapshot = statistics
         let changed = snapshot != publishedStatistics
         if changed {
@@ -342,7 +348,7 @@ final class CloneAgentLoop {
         // Quiet: no counter moved, nothing is being synced or written. Retries of a snapshot
         // request or of held writes are driven by this loop's passes, so those keep it armed.
         let quiet = !changed && wasSynced == shared.synced.load(ordering: .relaxed)
-            && pendingSyncs.isEmpty && inFlight == nil && heldWrites.count == heldStart && !writeBlocked
+            && pendingSyncs.isEmpty && inFlight == nil && heldCount == 0 && !writeBlocked
         (nextFlush, flushIdle) = StatisticsFlush.next(after: now, interval: configuration.statisticsInterval, quiet: quiet)
     }
 

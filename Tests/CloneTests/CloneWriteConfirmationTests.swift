@@ -101,6 +101,13 @@ struct CloneWriteConfirmationTests {
         let made = writer.writesMade
         #expect(throws: CloneWriteError.self) { try writer.set(keys: ["/pair/ok", "no leading slash"], value: "x".bytes) }
         #expect(writer.writesMade == made, "a pair with a refused key was partly queued")
+        // A pair the outbox refuses whole (the agent stopped) is not queued, and its prepared
+        // writes are let go once (a debug build traps on a double release).
+        writer.stop()
+        for _ in 0..<3 {
+            #expect(throws: CloneWriteError.stopped) { try writer.set(keys: ["/pair/a", "/pair/b"], value: "late".bytes) }
+        }
+        #expect(writer.writesMade == made)
     }
 
     /// A writer that follows its own keys reads a write back once it is settled: the server
