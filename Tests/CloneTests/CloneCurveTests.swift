@@ -7,26 +7,15 @@ import ZeroMQ
 struct CloneCurveTests {
     @Test func anAllowedAgentSyncsAndWritesAndAStrangerGetsNothing() async throws {
         let context = try ZMQContext()
-        let serverKeys = try CurveKeyPair.generate()
         let friend = try CurveKeyPair.generate()
         let stranger = try CurveKeyPair.generate()
         let authenticator = ZAPAuthenticator(context: context, allowedClientKeys: [friend.publicKey])
         try authenticator.start()
         defer { authenticator.stop() }
-
-        var configuration = CloneServerConfiguration()
-        configuration.hugzInterval = .milliseconds(100)
-        configuration.curveSecretKey = serverKeys.secretKey
-        configuration.zapDomain = "flowbus"
-        let endpoints = try CloneEndpoints(base: ipcBase())
-        let server = try CloneServer.start(context: context, configuration: configuration, endpoints: endpoints, logger: testLogger)
+        let bus = try CurveCloneBus(context: context)
+        let server = bus.server
         defer { server.stop() }
-
-        func agent(_ keys: CurveKeyPair) throws -> CloneAgent {
-            var agentConfiguration = CloneAgentConfiguration(subtrees: ["/secure/"])
-            agentConfiguration.curve = (serverKeys.publicKey, keys)
-            return try CloneAgent(context: context, endpoints: endpoints, configuration: agentConfiguration, logger: testLogger)
-        }
+        func agent(_ keys: CurveKeyPair) throws -> CloneAgent { try bus.agent(keys, subtrees: ["/secure/"]) }
         let allowed = try agent(friend)
         defer { allowed.stop() }
         let refused = try agent(stranger)

@@ -11,7 +11,6 @@ import ZeroMQ
 struct CloneFaultPeerTests {
     @Test func aRuleAimedAtOnePluginDropsOnlyThatPluginsWrites() async throws {
         let context = try ZMQContext()
-        let serverKeys = try CurveKeyPair.generate()
         let home = try CurveKeyPair.generate()
         let app = try CurveKeyPair.generate()
         let names = [home.publicKey: "plugin:coord-home/0", app.publicKey: "plugin:coord-app/0"]
@@ -21,23 +20,13 @@ struct CloneFaultPeerTests {
         }
         try authenticator.start()
         defer { authenticator.stop() }
-
-        var configuration = CloneServerConfiguration()
-        configuration.hugzInterval = .milliseconds(100)
-        configuration.curveSecretKey = serverKeys.secretKey
-        configuration.zapDomain = "flowbus"
-        configuration.access = BusAccess()
         let faults = FaultRules()
         try faults.install(FaultRule(id: "cut-home", scope: .key, prefix: "/demo/", action: .drop, peer: "plugin:coord-home"))
-        let endpoints = try CloneEndpoints(base: ipcBase())
-        let server = try CloneServer.start(context: context, configuration: configuration, endpoints: endpoints, faults: faults, logger: testLogger)
+        // Closed: the server reads each message's User-Id, which the rule is aimed by.
+        let bus = try CurveCloneBus(context: context, faults: faults) { $0.access = BusAccess() }
+        let server = bus.server
         defer { server.stop() }
-
-        func agent(_ keys: CurveKeyPair) throws -> CloneAgent {
-            var agentConfiguration = CloneAgentConfiguration(subtrees: ["/demo/"])
-            agentConfiguration.curve = (serverKeys.publicKey, keys)
-            return try CloneAgent(context: context, endpoints: endpoints, configuration: agentConfiguration, logger: testLogger)
-        }
+        func agent(_ keys: CurveKeyPair) throws -> CloneAgent { try bus.agent(keys, subtrees: ["/demo/"]) }
         let homeAgent = try agent(home)
         defer { homeAgent.stop() }
         let appAgent = try agent(app)

@@ -17,6 +17,35 @@ let testLogger: Logger = {
     return logger
 }()
 
+/// A Clone server over CURVE (ZAP domain `flowbus`), and agents that reach it with keys of
+/// their own. The test keeps the ZAP handler that admits or refuses them.
+struct CurveCloneBus {
+    let context: ZMQContext
+    let serverKeys: CurveKeyPair
+    let endpoints: CloneEndpoints
+    let server: CloneServerHandle
+
+    init(
+        context: ZMQContext, faults: FaultRules = FaultRules(), configure: (inout CloneServerConfiguration) -> Void = { _ in }
+    ) throws {
+        self.context = context
+        serverKeys = try CurveKeyPair.generate()
+        var configuration = CloneServerConfiguration()
+        configuration.hugzInterval = .milliseconds(100)
+        configuration.curveSecretKey = serverKeys.secretKey
+        configuration.zapDomain = "flowbus"
+        configure(&configuration)
+        endpoints = try CloneEndpoints(base: ipcBase())
+        server = try CloneServer.start(context: context, configuration: configuration, endpoints: endpoints, faults: faults, logger: testLogger)
+    }
+
+    func agent(_ keys: CurveKeyPair, subtrees: [String]) throws -> CloneAgent {
+        var configuration = CloneAgentConfiguration(subtrees: subtrees)
+        configuration.curve = (serverKeys.publicKey, keys)
+        return try CloneAgent(context: context, endpoints: endpoints, configuration: configuration, logger: testLogger)
+    }
+}
+
 /// One server and the agents of a test, stopped together.
 final class CloneFixture {
     let context: ZMQContext
