@@ -69,5 +69,15 @@ struct ScreenPayloadTests {
         #expect(keys["k3"] == nil && keys["k4"] == 4 && keys["k2"] == 9 && keys["k5"] == 5)
         keys.forget("k4")
         #expect(keys["k4"] == nil && keys.count == 2)
+        // Keys of one length that differ only at their end, and a key made afresh (not the
+        // same string storage), are told apart and found as with a plain comparison.
+        var long = AppliedKeys()
+        let base = String(repeating: "x", count: 40)
+        for index in 0..<64 { long.record(base + "\(index % 10)\(index / 10)", version: UInt64(index), keeping: 64) }
+        for index in 0..<64 {
+            let fresh = String(decoding: Array((base + "\(index % 10)\(index / 10)").utf8), as: UTF8.self)
+            #expect(long[fresh] == UInt64(index))
+        }
+        #expect(long[base + "99"] == nil && long.count == 64)
     }
 }
