@@ -47,36 +47,39 @@ struct WriteConfirmations {
     /// The KVSET numbered `sequence` went to the collector for the first time.
     mutating func sentFirst(_ write: PreparedWrite, sequence: UInt64, now: MonotonicTime) {
         settlement.sent(sequence)
-        // The newest write of a key settles the older ones still waiting: it is what the key will hold.
-        if let older = newest[write.key], let replaced = pending[older], !replaced.replaced {
-            pending[older]?.replaced = true
-            settlement.settle(replaced.sequence)
+        // The newest write of a key settles the older ones still waiting: it is what the key will
+        // hold. The key is hashed once for the look and the update (twice a write before).
+        if let older = newest.updateValue(write.uuid, forKey: write.key), older != write.uuid,
+           let index = pending.index(forKey: older), !pending.values[index].replaced {
+            pending.values[index].replaced = true
+            settlement.settle(pending.values[index].sequence)
         }
-        schedule(write, tries: 1, sequence: sequence, now: now)
+        // A write's UUID is new when it is first sent: nothing waits under it yet.
+        schedule(write, tries: 1, sequence: sequence, replaced: false, now: now)
     }
 
     /// A KVSET not confirmed in time went to the collector again.
     mutating func sentAgain(_ write: PreparedWrite, now: MonotonicTime) {
         guard let earlier = pending[write.uuid] else { return }
-        schedule(write, tries: earlier.tries + 1, sequence: earlier.sequence, now: now)
+        newest[write.key] = write.uuid
+        schedule(write, tries: earlier.tries + 1, sequence: earlier.sequence, replaced: earlier.replaced, now: now)
     }
 
-    private mutating func schedule(_ write: PreparedWrite, tries: Int, sequence: UInt64, now: MonotonicTime) {
+    private mutating func schedule(_ write: PreparedWrite, tries: Int, sequence: UInt64, replaced: Bool, now: MonotonicTime) {
         let uuid = write.uuid
         var wait = firstWait
         for _ in 1..<tries where wait < maxWait { wait = wait * 2 }
         tickets += 1
         let due = now + min(wait, maxWait)
-        let replaced = pending[uuid]?.replaced ?? false
         pending[uuid] = Pending(write: write, tries: tries, due: due, ticket: tickets, sequence: sequence, replaced: replaced)
-        newest[write.key] = uuid
         queue.push(DueHeap.Item(due: due, ticket: tickets, uuid: uuid))
     }
 
     /// The server confirmed `uuid`; false when it was not waiting (confirmed twice, or given up).
     mutating func confirm(_ uuid: UUID) -> Bool {
         guard let confirmed = pending.removeValue(forKey: uuid) else { return false }
-        if newest[confirmed.write.key] == uuid { newest[confirmed.write.key] = nil }
+        // The key hashed once: looked up, and taken out where it was found.
+        if let index = newest.index(forKey: confirmed.write.key), newest.values[index] == uuid { newest.remove(at: index) }
         if !confirmed.replaced { settlement.settle(confirmed.sequence) }
         return true
     }
@@ -143,8 +146,16 @@ struct Settlement {
     }
 
     mutating func settle(_ sequence: UInt64) {
-        settledOutOfOrder.insert(sequence)
-        while waitingStart < waiting.count, settledOutOfOrder.remove(waiting[waitingStart]) != nil { waitingStart += 1 }
+        // Most writes settle in the order they were sent: the oldest waiting one moves the mark
+        // on without going through the set.
+        if waitingStart < waiting.count, waiting[waitingStart] == sequence {
+            waitingStart += 1
+        } else {
+            settledOutOfOrder.insert(sequence)
+        }
+        while !settledOutOfOrder.isEmpty, waitingStart < waiting.count, settledOutOfOrder.remove(waiting[waitingStart]) != nil {
+            waitingStart += 1
+        }
         waiting.dropConsumed(&waitingStart)
     }
 }
