@@ -214,6 +214,9 @@ extension CloneServerLoop {
                 return
             }
         }
+        // `if case .some`, not `!= nil`: tested before and after the throwing `commit`, `!= nil`
+        // made Swift keep a copy of the array, copied and destroyed through the runtime's generic
+        // witnesses (some 90 instructions each way, every write).
         if case .some = update.ackTo, let uuid = update.uuid {
             if confirmedWrites.contains(uuid) {
                 statistics.duplicateWrites += 1
@@ -396,7 +399,8 @@ extension CloneServerLoop {
         }
     }
 
-    /// The KVPUB of a write the server holds itself (held by a fault, expired, published again).
+    /// The KVPUB of a write the server makes or holds itself: one a fault rule held, duplicated or
+    /// damaged, or the delete of a key whose ttl ran out.
     private func publish(key: [UInt8], uuid: WriteUUID?, properties: [UInt8], value: [UInt8]) throws(ZMQError) -> Bool {
         try withUnsafeBytes(of: sequence.bigEndian) { (number) throws(ZMQError) -> Bool in
             try withBytes(properties) { (properties) throws(ZMQError) -> Bool in
