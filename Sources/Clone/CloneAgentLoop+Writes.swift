@@ -33,30 +33,30 @@ extension CloneAgentLoop {
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
         var sent = 0
+        var failure: ZMQError?
         // Nothing waits before them and the collector takes writes: they go from the outbox's
         // array as they are, without a copy into `heldBatches` and out again.
         if held == 0, collectorSubscriptions > 0, !writeBlocked {
             let outcome = sendInOrder(taken, from: 0, now: .now())
             sent = outcome.next
+            failure = outcome.failure
             if ackTopic != nil { writesSettled = confirmations.settledThrough }
             if outcome.blocked {
                 statistics.writesBlocked += 1
                 writeBlocked = true
             }
             statistics.writesSent += sent
-            if let failure = outcome.failure {
-                hold(taken, from: sent)
-                throw failure
-            }
         }
         let left = taken.count - sent
         if left == 0 {
             recycle(&taken)
         } else {
-            // What was not sent waits, behind nothing that was, in the order it was queued.
+            // What was not sent (the socket blocked or failed) waits, behind nothing that was, in
+            // the order it was queued.
             hold(taken, from: sent)
         }
         shared.outbox.withLock { $0.held = held + left }
+        if let failure { throw failure }
     }
 
     func sendHeldWrites() throws(ZMQError) {
