@@ -1,6 +1,7 @@
 import FlowProtocol
 import Logging
 import Foundation
+import Synchronization
 
 /// Where an action on a screen goes, as the screen published it (Action.service and handler):
 /// the screen's view model (data) or a coordinator (navigation).
@@ -161,18 +162,41 @@ extension SessionClient {
 
     /// `prepareWhenOffered`, with the view model's state the intent was made on (nil for a
     /// coordinator's action), both from the same view.
+    ///
+    /// An action not offered yet is looked for again in each view the client applies from then
+    /// on, as it applies it, never on a timer: a screen's actions often come a moment after the
+    /// screen (the view model's state follows the navigation), and a press made in between goes
+    /// out as soon as they do.
     func preparePressed(action: String, fields: [String: String], wait: Duration = .seconds(2)) async throws(SessionClientError) -> (PreparedIntent, ScreenState?) {
         let deadline = ContinuousClock.now + wait
         while true {
             let view = view
+            offerLooks.add(1, ordering: .relaxed)
             do {
                 let prepared = try Self.prepare(action: action, fields: fields, route: nil, in: view, key: nextIdempotencyKey())
                 let seen: ScreenState? = if case .viewModel(let kind) = prepared.route { view.states[kind] } else { nil }
                 return (prepared, seen)
             } catch {
-                guard case .unknownAction = error, ContinuousClock.now < deadline else { throw error }
+                guard case .unknownAction = error else { throw error }
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw error }
+                // Until a view offers it, or has something else to say about it (no screen, a
+                // field missing): that view is prepared from above, as this one was.
+                do {
+                    try await waitUntil(timeout: left, "\(action) offered") { view in
+                        offerLooks.add(1, ordering: .relaxed)
+                        do throws(SessionClientError) {
+                            _ = try Self.prepare(action: action, fields: fields, route: nil, in: view, key: "")
+                            return true
+                        } catch {
+                            if case .unknownAction = error { return false }
+                            return true
+                        }
+                    }
+                } catch {
+                    // The time ran out: the next look says what the screen offers instead.
+                }
             }
-            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 

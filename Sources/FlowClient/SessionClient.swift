@@ -65,6 +65,9 @@ public final class SessionClient: Sendable {
     private let coordinatorsFollowed = Mutex<CloneObservation?>(nil)
     private let keepingAlive = Mutex<Task<Void, Never>?>(nil)
     private let counter = Atomic<Int>(0)
+    /// How many views `prepareWhenOffered` looked at for an action (tests: it looks in each view
+    /// as it comes, not on a timer).
+    let offerLooks = Atomic<Int>(0)
     private let keyPrefix = String(UUID().uuidString.prefix(8)).lowercased()
 
     /// Opens a new session (`coord.app` openSession) and follows it.

@@ -1,7 +1,8 @@
 import Clone
-import FlowClient
+@testable import FlowClient
 import FlowProtocol
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Session client over a real broker and Clone server")
@@ -134,6 +135,31 @@ struct SessionClientTests {
         // wait for the offer).
         await #expect(throws: SessionClientError.self) { try await client.send(action: "logOut") }
         #expect(signin.received.withLock { $0.count } == 3)
+    }
+
+    /// A press made before the screen's actions arrived (its view model's state follows the
+    /// navigation) goes out with the state that offers it, looked for in each view as it comes:
+    /// not on a timer, which looked every 5 ms and sent it up to 5 ms late.
+    @Test func aPressBeforeItsActionIsOfferedGoesOutWithTheStateThatOffersIt() async throws {
+        let bus = try await BusFixture()
+        try await bus.serveApp(session: "r2", navigation: Self.signin)
+        let signin = try await bus.serve("vm.signin") { _ in BusFixture.applied(version: 8) }
+        let client = try await SessionClient.open(bus.endpoints, options: BusFixture.options, logger: quietLogger)
+        defer { client.stop() }
+        try await client.waitUntil { $0.screen == "signin" }
+        let looksBefore = client.offerLooks.load(ordering: .relaxed)
+        let pressed = Task { try await client.prepareWhenOffered(action: "logIn", fields: ["email": "a@b.c"], wait: .seconds(20)) }
+        // Time for a timer to have looked dozens of times; no view comes in it.
+        try await Task.sleep(for: .milliseconds(300))
+        try bus.publishState("r2", kind: "signin", phase: .none, version: 7, actions: ["logIn"])
+        let prepared = try await pressed.value
+        #expect(prepared.route == .viewModel(kind: "signin"))
+        #expect(prepared.version == 7)
+        let looks = client.offerLooks.load(ordering: .relaxed) - looksBefore
+        #expect(looks <= 8, "looked \(looks) times for an action that one view brought, 300 ms after the press")
+        let outcome = try await client.send(prepared)
+        #expect(outcome.applied)
+        #expect(signin.intents.map(\.action) == ["logIn"])
     }
 
     @Test func aStaleRefusalIsSurfacedWithItsReason() async throws {
