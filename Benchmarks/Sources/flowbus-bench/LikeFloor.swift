@@ -56,26 +56,15 @@ struct LikeFloor {
     /// Plays the likes with `layout`, its parties started fresh and stopped after.
     func run(_ layout: Layout) throws(BenchError) -> Result {
         let scratch = try ScratchDirectory()
-        var parties: [(role: String, process: Process)] = []
-        defer {
-            for party in parties.reversed() where party.process.isRunning {
-                kill(party.process.processIdentifier, SIGKILL)
-                party.process.waitUntilExit()
-            }
-        }
+        let parties = FloorParties(name: "like-floor")
         for role in ["host", "svc", "owner", "vm"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.executable)
-            process.arguments = [Self.partyFlag, role, scratch.path, layout.rawValue]
-            do { try process.run() } catch { throw BenchError("like-floor: cannot start its \(role) process: \(error)") }
-            parties.append((role, process))
+            try parties.start(role, arguments: [Self.partyFlag, role, scratch.path, layout.rawValue])
             // The host binds; the others connect once it has.
             if role == "host" { try Self.waitForSockets(in: scratch.path) }
         }
-        let cpu = ProcessTreeCPU(members: parties.map { ProcessTreeCPU.Member(label: $0.role, pid: $0.process.processIdentifier) }
-            + [ProcessTreeCPU.Member(label: "client", pid: nil)])
+        let cpu = parties.cpu
+        let pids = parties.pids
         let (warmup, likes) = (warmup, likes)
-        let pids = parties.map { $0.process.processIdentifier } + [getpid()]
         let client = Party<(samples: [UInt64], cpu: Double, threads: [(thread: String, cpu: Double, runs: Double)])>("floor-client") { () throws(BenchError) in
             let context = RawContext()
             let dealer = try RawSocket.dealer(context, identity: "client", connectingTo: "ipc://\(scratch.path)/broker.ipc")
@@ -134,6 +123,7 @@ struct LikeFloor {
             return (samples, total / 1000 / Double(likes), threads)
         }
         let (samples, perLike, threads) = try client.join()
+        parties.stop()
         return Result(
             layout: layout, latency: LatencySummary(nanoseconds: samples), cpuPerLike: perLike,
             wakeUpsPerLike: threads.map(\.runs).reduce(0, +), threads: threads, likes: likes)
@@ -269,6 +259,46 @@ struct LikeFloor {
                 usleep(2_000)
             }
         }
+    }
+}
+
+/// The processes of a raw floor, each this binary started with a party's arguments; killed by
+/// `stop`, or when this goes, so none outlives its run (nor a run that throws).
+final class FloorParties {
+    let name: String
+    private(set) var started: [(role: String, process: Process)] = []
+
+    init(name: String) {
+        self.name = name
+    }
+
+    deinit {
+        stop()
+    }
+
+    func start(_ role: String, arguments: [String]) throws(BenchError) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: LikeFloor.executable)
+        process.arguments = arguments
+        do { try process.run() } catch { throw BenchError("\(name): cannot start its \(role) process: \(error)") }
+        started.append((role, process))
+    }
+
+    /// Each party's CPU by its role, and this process's as the client's.
+    var cpu: ProcessTreeCPU {
+        ProcessTreeCPU(members: started.map { ProcessTreeCPU.Member(label: $0.role, pid: $0.process.processIdentifier) }
+            + [ProcessTreeCPU.Member(label: "client", pid: nil)])
+    }
+
+    /// The parties' process ids and this process's.
+    var pids: [Int32] { started.map { $0.process.processIdentifier } + [getpid()] }
+
+    func stop() {
+        for party in started.reversed() where party.process.isRunning {
+            kill(party.process.processIdentifier, SIGKILL)
+            party.process.waitUntilExit()
+        }
+        started = []
     }
 }
 

@@ -4,9 +4,12 @@ import Logging
 @main
 struct FlowbusBench {
     static func main() {
-        // A party of like-floor's raw baseline, started by this binary itself.
+        // A party of like-floor's or journey-floor's raw baseline, started by this binary itself.
         if CommandLine.arguments.count > 1, CommandLine.arguments[1] == LikeFloor.partyFlag {
             LikeFloor.runParty(Array(CommandLine.arguments.dropFirst(2)))
+        }
+        if CommandLine.arguments.count > 1, CommandLine.arguments[1] == JourneyFloor.partyFlag {
+            JourneyFloor.runParty(Array(CommandLine.arguments.dropFirst(2)))
         }
         let options: Options
         do {
