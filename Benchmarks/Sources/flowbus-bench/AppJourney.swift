@@ -150,6 +150,8 @@ struct AppJourney {
             let result = try JourneyFloor.run(floorOptions)
             progress("\(Self.name): journey floor: \(Self.text(result.journey)), CPU \(format(result.cpuPerJourney / 1000, decimals: 2)) ms and "
                 + "\(format(result.wakeUpsPerJourney)) wake-ups per journey (\(result.hops.sends) messages through the broker, \(result.hops.writes) Clone writes)")
+            progress("\(Self.name):   floor CPU per journey by process (ms): "
+                + result.processes.map { "\($0.name) \(format($0.cpu / 1000, decimals: 2))" }.joined(separator: ", "))
             for (label, summary) in result.milestones.sorted(by: { $0.key < $1.key }) {
                 progress("\(Self.name):   floor \(label): \(Self.text(summary))")
             }
@@ -256,7 +258,9 @@ struct AppJourney {
                 + "and \(result.hops.writes) Clone writes in the app's order, each reply after its sender's writes are confirmed, and nothing else: "
                 + "p50 \(format(result.journey.p50 / 1000, decimals: 2)) ms, p99 \(format(result.journey.p99 / 1000, decimals: 2)) ms, "
                 + "CPU \(format(result.cpuPerJourney / 1000, decimals: 2)) ms and \(format(result.wakeUpsPerJourney)) thread wake-ups per journey "
-                + "(\(result.journeys) journeys); to each milestone, p50 ms: " + intents.joined(separator: ", ")
+                + "(\(result.journeys) journeys; by process: "
+                + result.processes.prefix(6).map { "\($0.name) \(format($0.cpu / 1000, decimals: 2))" }.joined(separator: ", ")
+                + "); to each milestone, p50 ms: " + intents.joined(separator: ", ")
         }
     }
 
@@ -287,7 +291,10 @@ struct AppJourney {
         var samples = Samples(session: client.session)
         var cpuStart = cpu.sample()
         for index in 0..<(warmup + journeys) {
-            if index == warmup { cpuStart = cpu.sample() }
+            if index == warmup {
+                cpuStart = cpu.sample()
+                Instructions.start()
+            }
             let start = monotonicNanoseconds()
             var times: [(String, UInt64)] = []
             var replies: [UInt64] = []
@@ -322,6 +329,7 @@ struct AppJourney {
             }
         }
         samples.cpu = cpu.perOperation(from: cpuStart, to: cpu.sample(), operations: journeys)
+        Instructions.stop("app-journey client", operations: journeys)
         try? await client.close()
         return samples
     }

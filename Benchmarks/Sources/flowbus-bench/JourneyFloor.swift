@@ -232,6 +232,8 @@ extension JourneyFloor {
         var cpuPerJourney: Double
         /// Times a thread was scheduled in per journey, all processes.
         var wakeUpsPerJourney: Double
+        /// CPU per journey by process (its threads summed, libzmq's included), µs, largest first.
+        var processes: [(name: String, cpu: Double)]
         /// Messages through the broker and Clone writes per journey, as the script has them.
         var hops: (sends: Int, writes: Int)
         var journeys: Int
@@ -258,7 +260,7 @@ extension JourneyFloor {
         let cpu = parties.cpu
         let pids = parties.pids
         let actors = script.actors
-        let player = Party<(journeys: [UInt64], milestones: [String: [UInt64]], cpu: Double, runs: Double)>("journey-floor") { () throws(BenchError) in
+        let player = Party<(journeys: [UInt64], milestones: [String: [UInt64]], cpu: Double, runs: Double, processes: [(name: String, cpu: Double)])>("journey-floor") { () throws(BenchError) in
             let peer = try Peer(role: client, script: script, directory: scratch.path)
             try peer.waitForEveryone(actors)
             var journeys: [UInt64] = []
@@ -297,14 +299,20 @@ extension JourneyFloor {
                 throw BenchError("journey-floor: \(options.journeys) journeys made \(writes) Clone writes, not \(script.writes) each as the script has them: a party missed a message")
             }
             let total = zip(start, end).compactMap { pair in pair.0.flatMap { before in pair.1.map { $0 - before } } }.reduce(0, +)
-            return (journeys, milestones, total / 1000 / Double(options.journeys), threads.map(\.runs).reduce(0, +))
+            var processes: [String: Double] = [:]
+            for thread in threads {
+                let process = thread.thread.split(separator: "/").first.map(String.init) ?? thread.thread
+                processes[process == "flowbus-bench" ? client : process, default: 0] += thread.cpu
+            }
+            return (journeys, milestones, total / 1000 / Double(options.journeys), threads.map(\.runs).reduce(0, +),
+                    processes.map { ($0.key, $0.value) }.sorted { $0.cpu > $1.cpu })
         }
         let played = try player.join()
         parties.stop()
         let sends = script.actions.filter { if case .send = $0 { true } else { false } }.count + script.intents.count
         return Result(
             journey: LatencySummary(nanoseconds: played.journeys), milestones: played.milestones.mapValues { LatencySummary(nanoseconds: $0) },
-            cpuPerJourney: played.cpu, wakeUpsPerJourney: played.runs, hops: (sends, script.writes), journeys: options.journeys)
+            cpuPerJourney: played.cpu, wakeUpsPerJourney: played.runs, processes: played.processes, hops: (sends, script.writes), journeys: options.journeys)
     }
 
     /// `flowbus-bench --journey-floor-party ROLE DIR`: runs one party until killed.
@@ -315,7 +323,7 @@ extension JourneyFloor {
         }
         CRawZMQ_dieWithParent()
         if getppid() == 1 { exit(0) }
-        CRawZMQ_nameThread("jf-\(arguments[0])")
+        CRawZMQ_nameThread(arguments[0])
         do throws(BenchError) {
             let context = RawContext()
             if arguments[0] == "host" {
