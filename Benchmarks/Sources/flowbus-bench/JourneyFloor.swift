@@ -22,7 +22,8 @@ import Glibc
 /// and waits for its milestone (a publication with the milestone's tag on its session's
 /// subscription) and for its reply, as app-journey's client does. With one thread per process
 /// and no hand-offs it is a lower bound on the app's layout, whose processes hand work between
-/// threads (like-floor's two layouts differ by about 10 %).
+/// threads (like-floor's app layout takes about a tenth longer than its one thread a process
+/// in most runs).
 struct JourneyFloor {
     typealias Tag = UInt16
 
