@@ -168,12 +168,34 @@ public final class CloneAgent: Sendable {
     /// counts it synced, with nothing under that subtree.
     public var refusal: (subtree: String, reason: String)? { shared.refusal.withLock { $0 } }
 
-    /// Waits until `isSynced` (or the timeout passes); returns whether it is synced.
+    /// Waits until `isSynced` (or the timeout passes, or the agent stops); returns whether it is
+    /// synced. The agent's thread resumes the wait as the last snapshot completes: nothing polls.
     public func waitUntilSynced(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !isSynced {
             guard ContinuousClock.now < deadline, shared.running.load(ordering: .acquiring) else { return false }
-            try? await Task.sleep(for: .milliseconds(2))
+            let shared = shared
+            let id = shared.syncWaiters.withLock { waiters in
+                defer { waiters.next += 1 }
+                return waiters.next
+            }
+            let timer = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                shared.resumeSyncWaiter(id)
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Looked at under the lock the agent's thread and the timer take to resume:
+                // synced, ended or past the deadline before this registers, it is seen here;
+                // after, the thread or the timer finds this waiter.
+                let waits = shared.syncWaiters.withLock { waiters in
+                    guard !shared.synced.load(ordering: .acquiring), shared.running.load(ordering: .acquiring),
+                          ContinuousClock.now < deadline else { return false }
+                    waiters.waiting[id] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+            timer.cancel()
         }
         return true
     }

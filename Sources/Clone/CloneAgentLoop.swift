@@ -355,5 +355,7 @@ final class CloneAgentLoop {
     func updateSynced() {
         let synced = !serverLost && !subscriptions.isEmpty && subscriptions.allSatisfy { $0.phase == .synced }
         shared.synced.store(synced, ordering: .releasing)
+        // Stored first: a task that registers after this finds it synced and does not wait.
+        if synced { shared.resumeSyncWaiters() }
     }
 }

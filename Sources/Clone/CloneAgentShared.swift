@@ -172,6 +172,9 @@ final class CloneAgentShared: Sendable {
     let stopping = Atomic<Bool>(false)
     let running = Atomic<Bool>(true)
     let synced = Atomic<Bool>(false)
+    /// Tasks waiting for `synced` (`CloneAgent.waitUntilSynced`), by their number: resumed by
+    /// the agent's thread once it is synced, by their timer, or when the agent ends.
+    let syncWaiters = Mutex<(next: Int, waiting: [Int: CheckedContinuation<Void, Never>])>((0, [:]))
     /// Passes of the loop so far (tests: an idle loop sleeps instead of waking on a timer).
     let passes = Atomic<Int>(0)
     let view = Mutex(AgentView())
@@ -190,9 +193,24 @@ final class CloneAgentShared: Sendable {
         self.wake = wake
     }
 
+    /// Resumes the tasks waiting for `synced` (each once: it leaves the table as it is resumed).
+    func resumeSyncWaiters() {
+        let waiting = syncWaiters.withLock { waiters in
+            defer { waiters.waiting = [:] }
+            return waiters.waiting
+        }
+        for continuation in waiting.values { continuation.resume() }
+    }
+
+    /// Resumes waiter `id` if it still waits (its timer ran out first).
+    func resumeSyncWaiter(_ id: Int) {
+        syncWaiters.withLock { $0.waiting.removeValue(forKey: id) }?.resume()
+    }
+
     func finish() {
         running.store(false, ordering: .releasing)
         synced.store(false, ordering: .releasing)
+        resumeSyncWaiters()
         outbox.withLock { $0.open = false }
         settled.close()
         // Ended outside the lock: a stream's onTermination takes the same lock to remove its observer.
