@@ -95,6 +95,9 @@ struct AppJourney {
         var session = ""
         /// CPU per measured journey by process, µs, largest first.
         var cpu: [(label: String, microseconds: Double)] = []
+        /// Times a thread of the app or the client was scheduled in per measured journey (about
+        /// one a wake-up), all processes.
+        var wakeUps: Double = 0
     }
 
     func run() -> [ResultRow] {
@@ -228,12 +231,13 @@ struct AppJourney {
             let total = samples.cpu.map(\.microseconds).reduce(0, +)
             let top = samples.cpu.prefix(6).map { "\($0.label) \(format(ms($0.microseconds), decimals: 2))" }
             let rest = samples.cpu.dropFirst(6).map(\.microseconds).reduce(0, +)
-            progress("\(Self.name): CPU per journey \(format(ms(total), decimals: 2)) ms: " + samples.cpu.map { "\($0.label) \(format(ms($0.microseconds), decimals: 2))" }.joined(separator: ", "))
+            progress("\(Self.name): CPU per journey \(format(ms(total), decimals: 2)) ms, \(format(samples.wakeUps)) thread wake-ups: " + samples.cpu.map { "\($0.label) \(format(ms($0.microseconds), decimals: 2))" }.joined(separator: ", "))
             rows.append(ResultRow(
                 Self.name, "CPU per journey, all processes", unit: "ms", flowbus: ms(total),
                 note: "app-journey CPU per journey (ms, scheduler run time of every thread, measured journeys only): "
                     + (top + (rest > 0 ? ["\(samples.cpu.count - 6) other processes \(format(ms(rest), decimals: 2))"] : [])).joined(separator: ", ")
-                    + "; the journey's wall-clock mean was \(format(ms(whole.mean), decimals: 2)) ms on 2 cores"))
+                    + "; the journey's wall-clock mean was \(format(ms(whole.mean), decimals: 2)) ms on 2 cores; "
+                    + "\(format(samples.wakeUps)) thread wake-ups per journey (times a thread was scheduled in, all processes)"))
         }
         let refused = samples.refusals.values.map(\.count).reduce(0, +)
         rows.append(ResultRow(
@@ -290,9 +294,12 @@ struct AppJourney {
         defer { client.stop() }
         var samples = Samples(session: client.session)
         var cpuStart = cpu.sample()
+        let pids = cpu.members.map { $0.pid ?? getpid() }
+        var threadsAtStart = LikeFloor.threads(of: pids)
         for index in 0..<(warmup + journeys) {
             if index == warmup {
                 cpuStart = cpu.sample()
+                threadsAtStart = LikeFloor.threads(of: pids)
                 Instructions.start()
             }
             let start = monotonicNanoseconds()
@@ -329,6 +336,7 @@ struct AppJourney {
             }
         }
         samples.cpu = cpu.perOperation(from: cpuStart, to: cpu.sample(), operations: journeys)
+        samples.wakeUps = LikeFloor.perLike(threadsAtStart, LikeFloor.threads(of: pids), likes: journeys).map(\.runs).reduce(0, +)
         Instructions.stop("app-journey client", operations: journeys)
         try? await client.close()
         return samples
