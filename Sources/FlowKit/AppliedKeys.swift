@@ -18,13 +18,16 @@ struct AppliedKeys {
     /// moves to the end with its new version.
     mutating func record(_ key: String, version: UInt64, keeping limit: Int) {
         let hash = key.hashValue
-        entries.removeAll { $0.hash == hash && $0.key == key }
+        remove(key, hash: hash)
         entries.append((key, hash, version))
         if entries.count > limit { entries.removeFirst(entries.count - limit) }
     }
 
     mutating func forget(_ key: String) {
-        let hash = key.hashValue
+        remove(key, hash: key.hashValue)
+    }
+
+    private mutating func remove(_ key: String, hash: Int) {
         entries.removeAll { $0.hash == hash && $0.key == key }
     }
 }

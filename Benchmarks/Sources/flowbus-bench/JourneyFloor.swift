@@ -68,6 +68,9 @@ struct JourneyFloor {
         /// Clone writes a journey makes.
         var writes: Int { actions.filter { if case .write = $0 { true } else { false } }.count }
 
+        /// Messages a journey passes through the broker: the scripted ones and the client's intents.
+        var sends: Int { actions.filter { if case .send = $0 { true } else { false } }.count + intents.count }
+
         /// Every process but the client and the host.
         var actors: [String] {
             Set(reactions.values.flatMap(\.keys)).subtracting([JourneyFloor.client]).sorted()
@@ -310,10 +313,9 @@ extension JourneyFloor {
         }
         let played = try player.join()
         parties.stop()
-        let sends = script.actions.filter { if case .send = $0 { true } else { false } }.count + script.intents.count
         return Result(
             journey: LatencySummary(nanoseconds: played.journeys), milestones: played.milestones.mapValues { LatencySummary(nanoseconds: $0) },
-            cpuPerJourney: played.cpu, wakeUpsPerJourney: played.runs, processes: played.processes, hops: (sends, script.writes), journeys: options.journeys)
+            cpuPerJourney: played.cpu, wakeUpsPerJourney: played.runs, processes: played.processes, hops: (script.sends, script.writes), journeys: options.journeys)
     }
 
     /// `flowbus-bench --journey-floor-party ROLE DIR`: runs one party until killed.
@@ -391,10 +393,7 @@ extension JourneyFloor {
                     try broker.send(Array(to.utf8), flags: ZMQ_SNDMORE)
                     try sendBody(tag, size: size, on: broker)
                 case .write(let key, let tag, let size):
-                    try collector.send(Array(key.utf8), flags: ZMQ_SNDMORE)
-                    try collector.send(bigEndian: 0, flags: ZMQ_SNDMORE)
-                    try collector.send(uuid, flags: ZMQ_SNDMORE)
-                    try collector.send([], flags: ZMQ_SNDMORE)
+                    try collector.sendWriteHead(key: key, uuid: uuid)
                     try sendBody(tag, size: size, on: collector)
                     written += 1
                 case .awaitConfirmations:
@@ -448,19 +447,19 @@ extension JourneyFloor {
         /// ping) and that the subscriptions reached the Clone server (a write of its own comes back).
         func waitForEveryone(_ actors: [String]) throws(BenchError) {
             let deadline = monotonicNanoseconds() + 20_000_000_000
+            broker.set(ZMQ_RCVTIMEO, 1000)
+            defer { broker.set(ZMQ_RCVTIMEO, -1) }
             for actor in actors {
                 var answered = false
                 while !answered {
                     guard monotonicNanoseconds() < deadline else { throw BenchError("journey-floor: \(actor) did not answer within 20 s; see its errors above") }
                     try broker.send(Array(actor.utf8), flags: ZMQ_SNDMORE)
                     try sendBody(ping, size: 2, on: broker)
-                    broker.set(ZMQ_RCVTIMEO, 1000)
                     if let count = try broker.receiveMessage(into: &message.frames), count == 2, tag(1) == ping {
                         answered = true
                     } else {
                         usleep(20_000)
                     }
-                    broker.set(ZMQ_RCVTIMEO, -1)
                 }
             }
             // Each process's subscription is as old as its answer; give them a moment to reach the server.

@@ -414,10 +414,7 @@ extension LikeFloor {
         body[0] = phase
         let uuid = [UInt8](repeating: 0x55, count: 16)
         for key in ["/v/details/\(session)", "/s/\(session)/vm/details"] {
-            try collector.send(Array(key.utf8), flags: ZMQ_SNDMORE)
-            try collector.send(bigEndian: 0, flags: ZMQ_SNDMORE)
-            try collector.send(uuid, flags: ZMQ_SNDMORE)
-            try collector.send([], flags: ZMQ_SNDMORE)
+            try collector.sendWriteHead(key: key, uuid: uuid)
             try collector.send(body)
         }
     }
@@ -631,6 +628,15 @@ extension RawSocket {
             count += 1
         }
         return count
+    }
+
+    /// The frames of a Clone write before its body, `[key, sequence 0, uuid, properties (none)]`,
+    /// each with more to come; the caller sends the body.
+    func sendWriteHead(key: String, uuid: [UInt8]) throws(BenchError) {
+        try send(Array(key.utf8), flags: ZMQ_SNDMORE)
+        try send(bigEndian: 0, flags: ZMQ_SNDMORE)
+        try send(uuid, flags: ZMQ_SNDMORE)
+        try send([], flags: ZMQ_SNDMORE)
     }
 
     /// Sends one frame of a ROUTER with ZMQ_ROUTER_MANDATORY: false when its peer is not connected.
