@@ -200,6 +200,15 @@ public final class CloneAgent: Sendable {
         return true
     }
 
+    /// The same for a thread of one's own (a plugin's serving thread): blocks until `isSynced`,
+    /// the timeout, the agent's end, or `stop()`, which is looked at every `stopEvery`. The
+    /// agent's thread wakes it as the last snapshot completes: nothing polls for the snapshot.
+    public func waitUntilSynced(
+        timeout: Duration, until stop: () -> Bool, checkingStopEvery stopEvery: Duration = .milliseconds(100)
+    ) -> Bool {
+        shared.blockUntilSynced(deadline: ContinuousClock.now + timeout, stop: stop, stopEvery: stopEvery)
+    }
+
     /// Adds a subtree to mirror (empty is everything); the agent asks for its snapshot at once.
     public func subscribe(_ subtree: String) throws(CloneDecodeError) {
         try CloneKeyRules.validate(subtree: subtree)

@@ -193,13 +193,36 @@ final class CloneAgentShared: Sendable {
         self.wake = wake
     }
 
-    /// Resumes the tasks waiting for `synced` (each once: it leaves the table as it is resumed).
+    /// Resumes the tasks waiting for `synced` (each once: it leaves the table as it is resumed),
+    /// and wakes the threads blocked on it.
     func resumeSyncWaiters() {
         let waiting = syncWaiters.withLock { waiters in
             defer { waiters.waiting = [:] }
             return waiters.waiting
         }
         for continuation in waiting.values { continuation.resume() }
+        syncedCondition.lock()
+        syncedCondition.broadcast()
+        syncedCondition.unlock()
+    }
+
+    /// Threads blocked until `synced` (`CloneAgent.waitUntilSynced(timeout:until:checkingStopEvery:)`).
+    private let syncedCondition = NSCondition()
+
+    /// Blocks the calling thread until `synced`, the deadline, the agent's end, or `stop()` (looked
+    /// at every `stopEvery`); returns whether it is synced. Woken by `resumeSyncWaiters`.
+    func blockUntilSynced(deadline: ContinuousClock.Instant, stop: () -> Bool, stopEvery: Duration) -> Bool {
+        syncedCondition.lock()
+        defer { syncedCondition.unlock() }
+        // Looked at under the lock `resumeSyncWaiters` broadcasts under: stored before this looks,
+        // it is seen here; after, its broadcast finds this thread waiting.
+        while !synced.load(ordering: .acquiring) {
+            let now = ContinuousClock.now
+            guard now < deadline, running.load(ordering: .acquiring), !stop() else { return synced.load(ordering: .acquiring) }
+            let slice = min(deadline - now, stopEvery)
+            _ = syncedCondition.wait(until: Date(timeIntervalSinceNow: slice.seconds))
+        }
+        return true
     }
 
     /// Resumes waiter `id` if it still waits (its timer ran out first).

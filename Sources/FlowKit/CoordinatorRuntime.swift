@@ -223,8 +223,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// Waits (at most 5 s) for the map's snapshot, rebuilds what it records, and starts following
     /// the screens this coordinator watches.
     public func start(until stop: @Sendable () -> Bool = { false }) {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !map.isSynced && ContinuousClock.now < deadline && !stop() { Thread.sleep(forTimeInterval: 0.005) }
+        _ = map.waitUntilSynced(timeout: .seconds(5), until: stop)
         // The owner follows every session: every value written in one is activity (a client
         // acting on a view model's screen reaches the owner only this way). Noted where the map
         // takes the change in, with no task woken per change. It starts with the values held now

@@ -1,6 +1,7 @@
 import Clone
 import FlowProtocol
 import Foundation
+import MessagePath
 import Synchronization
 
 /// One value of the state map under a Flowbus key.
@@ -24,6 +25,12 @@ public struct StateEntry: Sendable, Equatable {
 public protocol StateMap: AnyObject, Sendable {
     /// True once every subscribed subtree has its snapshot.
     var isSynced: Bool { get }
+    /// Blocks the calling thread until `isSynced`, the timeout, or `stop()`; returns `isSynced`.
+    /// Woken as the last snapshot completes, not by polling (`CloneAgent.waitUntilSynced`).
+    func waitUntilSynced(timeout: Duration, until stop: () -> Bool) -> Bool
+    /// Blocks the calling thread until `condition()` holds, looked at now and again each time
+    /// `key` changes (not by polling), or the timeout passes or the map stops; returns whether it held.
+    func wait(forChangesOf key: CloneKey, timeout: Duration, until condition: () -> Bool) -> Bool
     /// The value of `key`, nil when absent or deleted.
     func value(at key: CloneKey) -> [UInt8]?
     /// The live (non-empty) values under `subtree` whose keys are Flowbus keys, sorted by key.
@@ -86,6 +93,20 @@ extension CloneAgent: StateMap {
 
     public func settle(timeout: Duration) -> Bool {
         settle(through: nil, timeout: timeout)
+    }
+
+    public func waitUntilSynced(timeout: Duration, until stop: () -> Bool) -> Bool {
+        waitUntilSynced(timeout: timeout, until: stop, checkingStopEvery: .milliseconds(100))
+    }
+
+    public func wait(forChangesOf key: CloneKey, timeout: Duration, until condition: () -> Bool) -> Bool {
+        let changes = ChangeSignal()
+        // Followed before the first look: a change made after it wakes the wait.
+        let observation = observe(prefix: key.text, includeCurrent: false, { [text = key.text] update in
+            if update.key == text { changes.bump() }
+        }, finished: { changes.close() })
+        defer { observation.cancel() }
+        return changes.wait(until: ContinuousClock.now + timeout, condition)
     }
 
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
@@ -159,6 +180,19 @@ public final class MemoryStateMap: StateMap {
     }
 
     public var isSynced: Bool { true }
+
+    public func waitUntilSynced(timeout: Duration, until stop: () -> Bool) -> Bool { true }
+
+    public func wait(forChangesOf key: CloneKey, timeout: Duration, until condition: () -> Bool) -> Bool {
+        let changes = ChangeSignal()
+        // A listener of every key that bumps for this one: run under `delivery`, on the writer's
+        // thread, after the map holds the write.
+        guard let id = listen(.everything, { entry in if entry.key == key { changes.bump() } }, finish: { changes.close() }) else {
+            return condition()
+        }
+        defer { store.contents.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+        return changes.wait(until: ContinuousClock.now + timeout, condition)
+    }
 
     public func value(at key: CloneKey) -> [UInt8]? {
         guard sees(key) else { return nil }
@@ -268,5 +302,48 @@ public final class MemoryStateMap: StateMap {
             return mine.values
         }
         for listener in mine { listener.finish() }
+    }
+}
+
+/// Changes of one key counted for a thread that waits on them (`StateMap.wait(forChangesOf:)`).
+final class ChangeSignal: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+    private var closed = false
+
+    func bump() {
+        condition.lock()
+        count += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The map stopped: no change will come.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Looks at `holds()` now and after each change (outside the lock: it may read the map),
+    /// until it holds, the deadline passes, or the signal closes.
+    func wait(until deadline: ContinuousClock.Instant, _ holds: () -> Bool) -> Bool {
+        var seen = -1
+        while true {
+            condition.lock()
+            while count == seen && !closed {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero, condition.wait(until: Date(timeIntervalSinceNow: left.seconds)) || count != seen else {
+                    condition.unlock()
+                    return holds()
+                }
+            }
+            let stopped = closed
+            seen = count
+            condition.unlock()
+            if holds() { return true }
+            if stopped || ContinuousClock.now >= deadline { return false }
+        }
     }
 }

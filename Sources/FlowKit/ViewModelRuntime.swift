@@ -156,12 +156,7 @@ public final class ViewModelRuntime: @unchecked Sendable {
     /// unfinished into errors, and publishes the app's schema. Returns whether the map synced.
     @discardableResult
     public func start(until stop: () -> Bool = { false }) -> Bool {
-        var synced = false
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !synced && ContinuousClock.now < deadline && !stop() {
-            synced = map.isSynced
-            if !synced { Thread.sleep(forTimeInterval: 0.005) }
-        }
+        let synced = map.waitUntilSynced(timeout: .seconds(5), until: stop)
         // The copies first: a load finished below writes both copies anew, and must not be
         // followed by its mirror's older value, written again.
         republishSessionCopies()
@@ -356,13 +351,15 @@ public final class ViewModelRuntime: @unchecked Sendable {
         return Stored(state: state, data: data, idempotencyKey: envelope.idempotencyKey, writer: envelope.writer)
     }
 
+    /// The session's state once the map holds `version` or newer (written by another replica),
+    /// looked at again as the key changes; nil after half a second.
     func waitForStored(session: SessionID, version: UInt64) -> Stored? {
-        let deadline = ContinuousClock.now + .milliseconds(500)
-        while ContinuousClock.now < deadline {
-            if let stored = stored(session: session), stored.state.screenVersion >= version { return stored }
-            Thread.sleep(forTimeInterval: 0.002)
+        var found: Stored?
+        _ = map.wait(forChangesOf: .screenMirror(screenName, session), timeout: .milliseconds(500)) {
+            found = stored(session: session).flatMap { $0.state.screenVersion >= version ? $0 : nil }
+            return found != nil
         }
-        return nil
+        return found
     }
 
     /// States this plugin left in `loading` when it stopped: nothing will finish them, so they
