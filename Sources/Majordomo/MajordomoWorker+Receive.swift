@@ -9,7 +9,11 @@ extension MajordomoWorker {
     /// the default credit of 1 the broker sends this worker the next request only after that reply,
     /// with a credit of N it keeps up to N in flight (`WorkerConfiguration.credit`).
     public func receive(timeout: Duration?) throws(MajordomoWorkerError) -> MajordomoRequest? {
-        let deadline = timeout.map { MonotonicTime.now() + $0 }
+        try receive(deadline: timeout.map { MonotonicTime.now() + $0 })
+    }
+
+    /// The same until `deadline` (nil: forever).
+    func receive(deadline: MonotonicTime?) throws(MajordomoWorkerError) -> MajordomoRequest? {
         while true {
             var now = MonotonicTime.now()
             if let reconnectAt {
@@ -31,10 +35,10 @@ extension MajordomoWorker {
                 // A DISCONNECT among what it read dropped the socket: reconnect after the backoff,
                 // above, rather than wait out a poll with nothing in it.
                 if reconnectAt != nil { continue }
-                var wait = nextHeartbeat.since(now)
-                if let deadline { wait = min(wait, deadline.since(now)) }
+                var wait = now.nanoseconds(until: nextHeartbeat)
+                if let deadline { wait = min(wait, now.nanoseconds(until: deadline)) }
                 // A zero wait still makes one pass: `receive(timeout: .zero)` is a non-blocking check.
-                try poller.poll(timeout: wait)
+                try poller.poll(timeoutNanoseconds: wait)
                 now = .now()
                 if let request = try nextWaitingRequest(now: now) { return request }
                 if let wakeIndex, let wake, poller.isReadable(wakeIndex) {
@@ -62,7 +66,7 @@ extension MajordomoWorker {
     /// Heartbeats the broker when due; starts over when the broker has been silent too long.
     func keepAlive(now: MonotonicTime) {
         guard reconnectAt == nil else { return }
-        if now.since(lastHeard) >= brokerSilence {
+        if lastHeard.nanoseconds(until: now) >= brokerSilenceNanoseconds {
             scheduleReconnect("no word from the broker for \(brokerSilence)", now: now)
         } else if now >= nextHeartbeat {
             send(heartbeatFrames, now: now)
@@ -91,7 +95,7 @@ extension MajordomoWorker {
             // Our own heartbeat falls due within half an interval: send it now, in this wake-up,
             // rather than wake again for it. The broker then hears from its idle workers in one
             // burst after its own heartbeats (it sends them together), not one wake-up each.
-            if nextHeartbeat.since(now) < configuration.heartbeatInterval / 2 { send(heartbeatFrames, now: now) }
+            if now.nanoseconds(until: nextHeartbeat) < heartbeatNanoseconds / 2 { send(heartbeatFrames, now: now) }
         case .worker(.disconnect):
             scheduleReconnect("the broker sent DISCONNECT", now: now)
         default:

@@ -22,6 +22,10 @@ public final class MajordomoWorker {
     var reconnectAt: MonotonicTime?
     var backoff: Duration
     let brokerSilence: Duration
+    /// The heartbeat interval and the broker's allowed silence in nanoseconds, converted once:
+    /// the loop adds and compares them at every request without `Duration`'s 128-bit arithmetic.
+    let heartbeatNanoseconds: UInt64
+    let brokerSilenceNanoseconds: UInt64
 
     /// How many times the worker has connected and sent READY (1 after init).
     public internal(set) var connections = 0
@@ -54,6 +58,8 @@ public final class MajordomoWorker {
         self.logger = logger
         self.backoff = configuration.reconnectInitial
         self.brokerSilence = configuration.heartbeatInterval * max(1, configuration.heartbeatLiveness)
+        self.heartbeatNanoseconds = configuration.heartbeatInterval.wholeNanoseconds
+        self.brokerSilenceNanoseconds = brokerSilence.wholeNanoseconds
         do { try connect() } catch { throw .transport(error, endpoint: endpoint) }
     }
 
@@ -98,7 +104,7 @@ public final class MajordomoWorker {
         guard let socket else { return false }
         do {
             guard try socket.send(frames) else { return false }
-            nextHeartbeat = now + configuration.heartbeatInterval
+            nextHeartbeat = now.adding(nanoseconds: heartbeatNanoseconds)
             return true
         } catch {
             logger.warning("worker send failed", metadata: ["flowbus.service": "\(service)", "flowbus.error": "\(error)"])
@@ -142,7 +148,8 @@ public final class MajordomoWorker {
     public func run(until stop: () -> Bool, handler: (MajordomoRequest) -> [Frame]) throws(MajordomoWorkerError) {
         defer { disconnect() }
         while !stop() {
-            guard let request = try receive(timeout: .milliseconds(100)) else { continue }
+            // 100 ms in nanoseconds: no `Duration` arithmetic a request.
+            guard let request = try receive(deadline: MonotonicTime.now().adding(nanoseconds: 100_000_000)) else { continue }
             reply(to: request, body: whileBusy { handler(request) })
         }
     }

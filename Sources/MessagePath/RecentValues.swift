@@ -1,20 +1,23 @@
 /// The values of the last `capacity` keys remembered, oldest forgotten first (a ring of keys
 /// beside a dictionary): what a runtime keeps of recent answers, a server of recent deletes.
+/// Inlinable, so that a caller in another module gets it specialized for its types: called
+/// unspecialized, each look-up hashed and compared through the types' witnesses and looked up
+/// their generic metadata at run time.
 public struct RecentValues<Key: Hashable, Value> {
     public let capacity: Int
-    private var values: [Key: Value] = [:]
-    private var order: [Key] = []
-    private var oldest = 0
+    @usableFromInline var values: [Key: Value] = [:]
+    @usableFromInline var order: [Key] = []
+    @usableFromInline var oldest = 0
 
     public init(capacity: Int) {
         precondition(capacity > 0, "remembering needs room for at least one value")
         self.capacity = capacity
     }
 
-    public subscript(key: Key) -> Value? { values[key] }
+    @inlinable public subscript(key: Key) -> Value? { values[key] }
 
     /// Keeps `value` for `key`; a key already kept gets the new value and keeps its place.
-    public mutating func remember(_ value: Value, for key: Key) {
+    @inlinable public mutating func remember(_ value: Value, for key: Key) {
         if values.updateValue(value, forKey: key) != nil { return }
         if order.count < capacity {
             order.append(key)
@@ -26,5 +29,5 @@ public struct RecentValues<Key: Hashable, Value> {
     }
 
     /// Forgets `key`'s value now (its place in the ring is given up when its turn comes).
-    public mutating func forget(_ key: Key) { values[key] = nil }
+    @inlinable public mutating func forget(_ key: Key) { values[key] = nil }
 }
