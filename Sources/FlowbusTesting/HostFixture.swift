@@ -42,6 +42,14 @@ public struct HostFixture: Sendable {
         return outcome
     }
 
+    /// `flowbus ps --json`, decoded loosely; nil when the host did not answer (a host still
+    /// starting on a loaded machine may miss ps's 3 s once). For loops that wait for a state: their
+    /// own timeout fails the test, where `status()` would fail it at the first unanswered ps.
+    public func statusIfAnswered() async -> [String: Any]? {
+        guard let ps = try? await run(["ps", "--json"]), ps.status == 0 else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(ps.output.utf8))) as? [String: Any]
+    }
+
     /// `flowbus ps --json`, decoded loosely.
     public func status() async throws -> [String: Any] {
         let ps = try await run(["ps", "--json"])

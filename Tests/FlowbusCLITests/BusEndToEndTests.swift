@@ -173,7 +173,7 @@ struct BusEndToEndTests {
         let list = try await host.run(["fault", "list"])
         #expect(list.output.contains("no fault rules are set"), "the plan's rules go when it ends: \(list.output)")
         let restarted = await HostFixture.eventually(timeout: .seconds(10), every: .milliseconds(100)) {
-            let plugins = (try? await host.status()["plugins"] as? [[String: Any]]) ?? []
+            let plugins = (await host.statusIfAnswered()?["plugins"] as? [[String: Any]]) ?? []
             return plugins.first { $0["name"] as? String == "echo" }?["restarts"] as? Int == 1
         }
         #expect(restarted, "the supervisor restarts the killed plugin")

@@ -112,7 +112,7 @@ struct ClosedBusEndToEndTests {
         }
 
         let counted = await HostFixture.eventually(timeout: .seconds(5), every: .milliseconds(100)) {
-            guard let status = try? await host.status() else { return false }
+            guard let status = await host.statusIfAnswered() else { return false }
             return Self.counter(status, "broker", "unauthorizedWorkers") >= 1
                 && Self.counter(status, "broker", "rejections", "forbidden") >= 1
                 && Self.counter(status, "clone", "writesRefused") >= 1
@@ -175,7 +175,7 @@ struct ClosedBusEndToEndTests {
         #expect((8...11).contains(served), "8 snapshots at once and 2 a second; \(served) of 20 served")
 
         let counted = await HostFixture.eventually(timeout: .seconds(5), every: .milliseconds(100)) {
-            guard let status = try? await host.status() else { return false }
+            guard let status = await host.statusIfAnswered() else { return false }
             return (status["connectionsRateLimited"] as? Int ?? 0) >= 1 && Self.counter(status, "clone", "snapshotsRateLimited") >= 9
         }
         let status = try await host.status()

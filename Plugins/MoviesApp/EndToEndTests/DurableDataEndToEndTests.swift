@@ -20,7 +20,7 @@ struct DurableDataEndToEndTests {
     /// Waits until every service of the app serves again (after a restart).
     static func servicesBack(_ host: HostFixture) async throws -> Bool {
         try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
-            let workers = (try? await host.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+            let workers = (await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return ["svc.users", "svc.movies", "svc.mail", "svc.expenses"].allSatisfy { (workers[$0] ?? 0) > 0 }
         }
     }
@@ -98,7 +98,7 @@ struct DurableDataEndToEndTests {
         let up = try await host.run(["up", "--detach"])
         try #require(up.status == 0, "flowbus up after kill -9 failed:\n\(up.output)\n\(host.hostLog)")
         #expect(try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(200)) {
-            ((try await host.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int])?["coord.app"] == 1
+            ((await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int])?["coord.app"] == 1
         })
         #expect(host.hostLog.contains("clone map restored from its journal"))
 

@@ -21,7 +21,7 @@ struct PhotosHost: Sendable {
     static func start() async throws -> PhotosHost {
         let host = PhotosHost(fixture: try await HostFixture.start(manifest: nil, app: "photos"))
         let ready = try await eventually(timeout: .seconds(30), every: .milliseconds(100)) {
-            let workers = (try await host.fixture.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+            let workers = (await host.fixture.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return services.allSatisfy { (workers[$0] ?? 0) > 0 }
         }
         if !ready {
@@ -39,7 +39,7 @@ struct PhotosHost: Sendable {
     /// Whether every one of the app's services (`svc.*`) has a worker, within `timeout`.
     func servicesServe(within timeout: Duration = .seconds(30)) async throws -> Bool {
         try await Self.eventually(timeout: timeout, every: .milliseconds(100)) {
-            let workers = (try? await fixture.status()["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
+            let workers = (await fixture.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return Self.services.filter { $0.hasPrefix("svc.") }.allSatisfy { (workers[$0] ?? 0) > 0 }
         }
     }
