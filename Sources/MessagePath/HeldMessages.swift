@@ -4,8 +4,8 @@
 ///
 /// The loops ask `isEmpty` and `nextDeadline` on every pass: those are inlinable, so each caller
 /// gets them specialized for its message type. Called across the module unspecialized, each
-/// looked up the generic metadata of `Held`, its array and an optional at run time, some 1,300
-/// instructions a pass of the broker's loop.
+/// looked up the generic metadata of `Held`, its array and an optional at run time: some 3,400
+/// instructions a pass of the broker's loop (callgrind, mdp-throughput).
 public struct HeldMessages<Message> {
     @usableFromInline
     struct Held {
