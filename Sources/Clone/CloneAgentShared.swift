@@ -185,7 +185,8 @@ final class CloneAgentShared: Sendable {
     /// (`CloneProperties.writeSequenceName`), `held` counts those the thread holds unsent.
     let outbox = Mutex<(open: Bool, writes: [PreparedWrite], held: Int, written: UInt64)>((true, [], 0, 0))
     let commands = Mutex<[Command]>([])
-    let settled = SettledMark()
+    /// How far this agent's writes are settled, for threads that wait on it (`CloneAgent.settle`).
+    let settled = WaitableMark()
     private let exited = DispatchSemaphore(value: 0)
     private let joined = Mutex(false)
 
@@ -253,36 +254,5 @@ final class CloneAgentShared: Sendable {
             exited.wait()
             joined = true
         }
-    }
-}
-
-/// How far an agent's writes are settled, for threads that wait on it (`CloneAgent.settle`).
-final class SettledMark: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var through: UInt64 = 0
-    private var closed = false
-
-    func advance(to mark: UInt64) {
-        condition.lock()
-        through = mark
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits until `mark` is settled; false when the time ran out or the agent stopped first.
-    func wait(for mark: UInt64, until deadline: Date) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while through < mark {
-            if closed || !condition.wait(until: deadline) { return through >= mark }
-        }
-        return true
     }
 }

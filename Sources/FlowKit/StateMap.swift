@@ -100,13 +100,13 @@ extension CloneAgent: StateMap {
     }
 
     public func wait(forChangesOf key: CloneKey, timeout: Duration, until condition: () -> Bool) -> Bool {
-        let changes = ChangeSignal()
+        let changes = WaitableMark()
         // Followed before the first look: a change made after it wakes the wait.
         let observation = observe(prefix: key.text, includeCurrent: false, { [text = key.text] update in
-            if update.key == text { changes.bump() }
+            if update.key == text { changes.advance() }
         }, finished: { changes.close() })
         defer { observation.cancel() }
-        return changes.wait(until: ContinuousClock.now + timeout, condition)
+        return Self.wait(for: changes, timeout: timeout, condition)
     }
 
     public func changes(in subtree: CloneSubtree) -> AsyncStream<StateEntry> {
@@ -184,14 +184,14 @@ public final class MemoryStateMap: StateMap {
     public func waitUntilSynced(timeout: Duration, until stop: () -> Bool) -> Bool { true }
 
     public func wait(forChangesOf key: CloneKey, timeout: Duration, until condition: () -> Bool) -> Bool {
-        let changes = ChangeSignal()
-        // A listener of every key that bumps for this one: run under `delivery`, on the writer's
-        // thread, after the map holds the write.
-        guard let id = listen(.everything, { entry in if entry.key == key { changes.bump() } }, finish: { changes.close() }) else {
+        let changes = WaitableMark()
+        // A listener of every key that counts this one's changes: run under `delivery`, on the
+        // writer's thread, after the map holds the write.
+        guard let id = listen(.everything, { entry in if entry.key == key { changes.advance() } }, finish: { changes.close() }) else {
             return condition()
         }
         defer { store.contents.withLock { _ = $0.listeners.removeValue(forKey: id) } }
-        return changes.wait(until: ContinuousClock.now + timeout, condition)
+        return Self.wait(for: changes, timeout: timeout, condition)
     }
 
     public func value(at key: CloneKey) -> [UInt8]? {
@@ -305,45 +305,17 @@ public final class MemoryStateMap: StateMap {
     }
 }
 
-/// Changes of one key counted for a thread that waits on them (`StateMap.wait(forChangesOf:)`).
-final class ChangeSignal: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var count = 0
-    private var closed = false
-
-    func bump() {
-        condition.lock()
-        count += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The map stopped: no change will come.
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Looks at `holds()` now and after each change (outside the lock: it may read the map),
-    /// until it holds, the deadline passes, or the signal closes.
-    func wait(until deadline: ContinuousClock.Instant, _ holds: () -> Bool) -> Bool {
-        var seen = -1
+extension StateMap {
+    /// Looks at `holds()` now and again after each change `changes` counts (outside its lock:
+    /// `holds` may read the map), until it holds, `timeout` passes, or `changes` is closed.
+    static func wait(for changes: WaitableMark, timeout: Duration, _ holds: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         while true {
-            condition.lock()
-            while count == seen && !closed {
-                let left = deadline - ContinuousClock.now
-                guard left > .zero, condition.wait(until: Date(timeIntervalSinceNow: left.seconds)) || count != seen else {
-                    condition.unlock()
-                    return holds()
-                }
-            }
-            let stopped = closed
-            seen = count
-            condition.unlock()
+            // Read before the look: a change after it ends the next wait at once.
+            let seen = changes.value
             if holds() { return true }
-            if stopped || ContinuousClock.now >= deadline { return false }
+            // Timed out or closed: one last look.
+            guard changes.wait(for: seen + 1, until: deadline) else { return holds() }
         }
     }
 }
