@@ -39,18 +39,35 @@ extension BrokerLoop {
                     tally.heartbeatsSent += 1
                     worker.lastSent = now
                 } else if tally.unroutable > unroutableBefore {
-                    dead.append(worker)
+                    // Gone, but its last words (a DISCONNECT) may still wait unread in the socket:
+                    // `run` reads them before it calls the worker dead.
+                    unroutableWorkers.append(worker)
                 }
             }
         }
         for worker in dead {
-            tally.workersExpired += 1
-            removeWorker(worker)
-            expiredIdentities.insert(worker.identity)
-            logger.info("worker expired: silent for \(workerExpiry)", metadata: [
-                "flowbus.peer": "\(worker.identity.printable)", "flowbus.service": "\(worker.service.displayName)",
-            ])
+            expireWorker(worker, why: "silent for \(workerExpiry)")
         }
+    }
+
+    /// Expires the workers a heartbeat found unroutable that are still registered once everything
+    /// waiting on the socket has been read: a worker that said DISCONNECT before it went is
+    /// removed by that, not counted as expired.
+    func expireUnroutableWorkers() {
+        let gone = unroutableWorkers
+        unroutableWorkers.removeAll()
+        for worker in gone where workers[worker.identity] === worker {
+            expireWorker(worker, why: "its connection closed without a DISCONNECT")
+        }
+    }
+
+    private func expireWorker(_ worker: WorkerEntry, why: String) {
+        tally.workersExpired += 1
+        removeWorker(worker)
+        expiredIdentities.insert(worker.identity)
+        logger.info("worker expired: \(why)", metadata: [
+            "flowbus.peer": "\(worker.identity.printable)", "flowbus.service": "\(worker.service.displayName)",
+        ])
     }
 
     private func expireWaitingRequests() {

@@ -19,6 +19,8 @@ final class BrokerLoop {
     var workers: [Frame: WorkerEntry] = [:]
     /// The identities of the last workers expired, so their next word is known for what it is.
     var expiredIdentities = RecentKeys<Frame>(capacity: 1024)
+    /// Workers a heartbeat found unroutable, expired after the next read of the socket (`run`).
+    var unroutableWorkers: [WorkerEntry] = []
     /// Counted in plain integers here, published to `shared` every tick.
     var tally = BrokerStatistics()
     var now = MonotonicTime.now()
@@ -64,6 +66,10 @@ final class BrokerLoop {
                 try drain()
                 if !held.isEmpty { releaseHeld() }
                 if now >= nextTick || shared.flushRequested.load(ordering: .acquiring) { tick() }
+                if !unroutableWorkers.isEmpty {
+                    try drain()
+                    expireUnroutableWorkers()
+                }
             } catch {
                 if error.code == .terminated { break }
                 logger.error("broker poll failed; continuing", metadata: ["flowbus.error": "\(error)"])

@@ -181,4 +181,69 @@ struct BrokerLivenessTests {
         #expect(fixture.broker.statistics.workersDisconnected == 1)
         #expect(fixture.broker.statistics.workersExpired == 0)
     }
+
+    /// A worker whose connection closes without a DISCONNECT (a crash) is removed at the broker's
+    /// next heartbeat to it, which finds it unroutable, long before its silence would expire it.
+    @Test func aWorkerGoneWithoutDisconnectIsExpiredAtTheNextHeartbeat() async throws {
+        var configuration = BrokerConfiguration()
+        configuration.heartbeatInterval = .milliseconds(20)
+        configuration.heartbeatLiveness = 1_000
+        configuration.statisticsInterval = .milliseconds(5)
+        let fixture = try BrokerFixture(configuration: configuration)
+        defer { fixture.broker.stop() }
+        let (registered, removed) = try await onThread {
+            var ghost: RawPeer? = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "ghost/1/1")
+            try ghost?.send(.ready(service: Array("vm.ghost".utf8)))
+            let registered = waitUntil { fixture.broker.statistics.workersPerService["vm.ghost"] == 1 }
+            ghost = nil
+            // Silence alone would take 1,000 × 20 ms = 20 s.
+            let removed = waitUntil(timeout: .seconds(3)) { fixture.broker.statistics.workersPerService["vm.ghost"] == nil }
+            return (registered, removed)
+        }
+        #expect(registered && removed)
+        let statistics = fixture.broker.statistics
+        #expect(statistics.workersExpired == 1)
+        #expect(statistics.workersDisconnected == 0)
+        #expect(statistics.unroutable >= 1)
+    }
+
+    /// A worker's DISCONNECT is read before the broker calls it dead for being unroutable. Once a
+    /// worker's connection closes, the broker cannot send to it, and its heartbeat says so; the
+    /// DISCONNECT that came before the close may still wait unread in the socket. Here 600
+    /// workers go one after another, five times, while the broker heartbeats them every few
+    /// ticks, so some close while a tick runs. Before the broker read the socket first, 3 runs
+    /// in 6 counted 1 to 6 of the 3,000 expired.
+    @Test func workersThatSayDisconnectAreNeverCountedExpired() async throws {
+        var configuration = BrokerConfiguration()
+        configuration.heartbeatInterval = .milliseconds(10)
+        configuration.heartbeatLiveness = 3_000
+        configuration.statisticsInterval = .milliseconds(2)
+        let fixture = try BrokerFixture(configuration: configuration)
+        defer { fixture.broker.stop() }
+        let count = 600
+        let rounds = 5
+        let statistics = try await onThread {
+            for round in 0..<rounds {
+                var peers: [RawPeer] = []
+                peers.reserveCapacity(count)
+                for index in 0..<count {
+                    let peer = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "brief/\(round)-\(index)/1")
+                    try peer.send(.ready(service: Array("vm.brief".utf8)))
+                    peers.append(peer)
+                }
+                guard waitUntil(timeout: .seconds(20), { fixture.broker.statistics.workersPerService["vm.brief"] == count }) else { break }
+                // One at a time, so the closes fall across many ticks.
+                while let peer = peers.popLast() {
+                    try peer.send(.disconnect)
+                    try peer.socket.setLinger(.seconds(1))
+                    usleep(100)
+                }
+                guard waitUntil(timeout: .seconds(20), { fixture.broker.statistics.workersPerService["vm.brief"] == nil }) else { break }
+            }
+            return fixture.broker.statistics
+        }
+        #expect(statistics.workersPerService["vm.brief"] == nil, "\(statistics)")
+        #expect(statistics.workersDisconnected == count * rounds)
+        #expect(statistics.workersExpired == 0)
+    }
 }
