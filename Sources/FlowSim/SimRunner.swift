@@ -207,15 +207,34 @@ public final class SimRunner: Sendable {
             guard await play(setup, name: "setup", pauses: pauses, on: journey, user: index, count: 0, scheduled: scheduled ?? .now) else { return }
         }
         var iteration = 0
+        var gaveUp = false
         repeat {
             if Task.isCancelled || isStopping { return }
             let turn = schedule.next()
             let chosen = plan.journeys[turn.journey]
+            if gaveUp, let setup = plan.setup, !Self.opensItsOwnSession(chosen.script) {
+                // The user gave up on its last journey and closed the session the setup opened
+                // (`play`): it starts over on a new one, as it began, instead of acting on the
+                // closed one (refused: no flow is live in a closed session).
+                journey.setVariable("unique", "\(options.runTag)u\(index)s\(iteration)")
+                let pauses = schedule.setupPauses(restartingAfter: iteration)
+                guard await play(setup, name: "setup", pauses: pauses, on: journey, user: index, count: iteration, scheduled: .now) else { return }
+            }
             journey.setVariable("unique", "\(options.runTag)u\(index)j\(iteration)")
-            _ = await play(chosen.script, name: chosen.name, pauses: turn.pauses, on: journey, user: index, count: iteration + 1,
-                           scheduled: iteration == 0 ? (scheduled ?? .now) : .now)
+            let passed = await play(chosen.script, name: chosen.name, pauses: turn.pauses, on: journey, user: index, count: iteration + 1,
+                                    scheduled: iteration == 0 ? (scheduled ?? .now) : .now)
+            gaveUp = !passed
             iteration += 1
         } while stayWhile()
+    }
+
+    /// Whether `script` begins on a session of its own (opens or attaches one) rather than the
+    /// one its user is on.
+    static func opensItsOwnSession(_ script: DriveScript) -> Bool {
+        switch script.steps.first?.step {
+        case .open, .attach: true
+        default: false
+        }
     }
 
     /// Plays one journey with its pauses, timing each step from when it was due; returns whether

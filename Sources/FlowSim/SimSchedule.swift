@@ -50,6 +50,15 @@ public struct UserSchedule: Sendable {
         plan.setup.map { pauses(for: $0) } ?? []
     }
 
+    /// The pauses of the setup played again after the user gave up on journey `count`: drawn
+    /// from a stream of their own, so the journeys and pauses the schedule hash covers go on as
+    /// drawn whatever failed.
+    public func setupPauses(restartingAfter count: Int) -> [Duration] {
+        var restart = self
+        restart.random = SplitMix64(seed: Self.mix(plan.seed ^ 0x5245_5354_4152_5421, UInt64(user) &<< 20 &+ UInt64(count)))
+        return restart.setupPauses()
+    }
+
     private mutating func pauses(for script: DriveScript) -> [Duration] {
         script.steps.enumerated().map { offset, step in
             Self.thinksBefore(step.step, first: offset == 0) ? plan.think.draw(&random) : .zero

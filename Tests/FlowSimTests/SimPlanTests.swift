@@ -64,6 +64,33 @@ struct SimPlanTests {
         #expect(turns.allSatisfy { $0.pauses.count == 5 && $0.pauses[0] == .zero && $0.pauses[1] == .zero && $0.pauses[2] > .zero && $0.pauses[3] == .zero })
     }
 
+    /// A user that gave up starts over with the setup; its pauses there come from a stream of
+    /// their own, so the journeys the schedule hash covers are drawn as they would have been.
+    @Test func aSetupPlayedAgainLeavesTheScheduleAsDrawn() throws {
+        let plan = try Self.plan("name: t\nseed: 5\nsetup: a.yaml\njourneys:\n  - {script: b.yaml}\nthink: {exponential: 2s}\nusers: 5\nduration: 10s\n")
+        var plain = UserSchedule(plan: plan, user: 2), restarted = UserSchedule(plan: plan, user: 2)
+        _ = plain.setupPauses()
+        _ = restarted.setupPauses()
+        var again: [[Duration]] = []
+        var turns: [UserSchedule.Turn] = []
+        for count in 1...6 {
+            turns.append(restarted.next())
+            again.append(restarted.setupPauses(restartingAfter: count))
+        }
+        #expect(turns == (1...6).map { _ in plain.next() })
+        #expect(again == (1...6).map { restarted.setupPauses(restartingAfter: $0) }, "the same user and count give the same pauses")
+        #expect(Set(again.map { $0.map { $0 / .microseconds(1) } }).count == 6, "each restart draws its own")
+        #expect(again.allSatisfy { $0.count == 5 && $0[2] > .zero })
+    }
+
+    @Test func aJourneyThatOpensItsOwnSessionIsKnown() throws {
+        let own = try DriveScript.parse(Self.journey)
+        let onTheUsers = try DriveScript.parse("- send: {action: select, fields: {item: movie:19}}\n- expect: {screen: details}\n")
+        let attaching = try DriveScript.parse("- attach: abc\n- expect: {screen: home}\n")
+        #expect(SimRunner.opensItsOwnSession(own) && SimRunner.opensItsOwnSession(attaching))
+        #expect(!SimRunner.opensItsOwnSession(onTheUsers))
+    }
+
     @Test func weightsAreFollowed() throws {
         let plan = try Self.plan(Self.mixed)
         var schedule = UserSchedule(plan: plan, user: 0)

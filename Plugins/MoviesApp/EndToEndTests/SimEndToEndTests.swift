@@ -106,6 +106,52 @@ struct SimEndToEndTests {
         #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
     }
 
+    /// A user whose journey failed closes its session; when the journeys act on the session its
+    /// setup opened, the user signs in again on a new one before the next. Here every journey
+    /// fails (it waits 1 s for a screen a select never shows): each failure is that timeout,
+    /// never the next journey's first intent sent on the closed session. Before users started
+    /// over, every journey after the first failure sent its select there, and it timed out here
+    /// ("send timed out"; under sim-scale's load, coord.home refused it: no flow is live).
+    @Test("a user that gave up on a journey starts over on a new session: no intent goes to the closed one",
+          .timeLimit(.minutes(3)))
+    func aUserThatGaveUpStartsOver() async throws {
+        let host = try await AppJourneysEndToEndTests.startApp()
+        defer { Task { try? await host.stop() } }
+        let directory = TestScratch.directory("sim-restart")
+        try """
+        - open: {}
+        - expect: {screen: signin}
+        - send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}
+        - expect: {screen: home, phase: success}
+        """.write(toFile: directory + "/sign-in.yaml", atomically: true, encoding: .utf8)
+        try """
+        - send: {action: select, fields: {item: "movie:19"}}
+        - expect: {screen: likes}
+        """.write(toFile: directory + "/fails.yaml", atomically: true, encoding: .utf8)
+        try """
+        name: restarts
+        seed: 3
+        setup: sign-in.yaml
+        journeys:
+          - {script: fails.yaml, weight: 1}
+        think: {constant: 10ms}
+        users: 1
+        duration: 8s
+        step-timeout: 1s
+        """.write(toFile: directory + "/plan.yaml", atomically: true, encoding: .utf8)
+        let report = host.runDirectory + "/sim-report"
+        let run = try await host.run(["sim", directory + "/plan.yaml", "--report", report])
+        let data = try #require(FileManager.default.contents(atPath: report + "/report.json"), "\(run.output)")
+        let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let errors = (figures["errors"] as? [[String: Any]] ?? []).map { ($0["kind"] as? String ?? "?", $0["count"] as? Int ?? 0) }
+        // A journey that ends on a step's timeout counts as timed out, one refused as failed.
+        let failed = (figures["journeysFailed"] as? Int ?? 0) + (figures["journeysTimedOut"] as? Int ?? 0)
+        #expect(failed >= 2, "several journeys failed, each followed by a new sign-in: \(run.output)")
+        #expect(errors.map(\.0) == ["expect timed out"], "only the journeys' own timeouts: \(errors)\n\(run.output)")
+        let setups = (figures["metrics"] as? [[String: Any]] ?? []).first { ($0["name"] as? String) == "journey setup" }
+        #expect((setups?["count"] as? Int ?? 0) >= failed, "a sign-in after each failed journey (cut short at the end aside): \(run.output)")
+    }
+
     @Test("a plan that cannot be read exits 64 with what is wrong")
     func anUnreadablePlanIsRefused() async throws {
         let path = try Self.plan("users: 2\nrate: 3\n")
