@@ -43,6 +43,7 @@ public final class SimRunner: Sendable {
         /// The journey's driver: `client` is the session the journey played on.
         public var journey: Journey
         public var user: Int
+        /// The user's journey number from 1; 0 for its setup (also a setup played again).
         public var count: Int
         public var passed: Bool
         /// What went wrong, when it did not pass.
@@ -218,7 +219,7 @@ public final class SimRunner: Sendable {
                 // closed one (refused: no flow is live in a closed session).
                 journey.setVariable("unique", "\(options.runTag)u\(index)s\(iteration)")
                 let pauses = schedule.setupPauses(restartingAfter: iteration)
-                guard await play(setup, name: "setup", pauses: pauses, on: journey, user: index, count: iteration, scheduled: .now) else { return }
+                guard await play(setup, name: "setup", pauses: pauses, on: journey, user: index, count: 0, scheduled: .now) else { return }
             }
             journey.setVariable("unique", "\(options.runTag)u\(index)j\(iteration)")
             let passed = await play(chosen.script, name: chosen.name, pauses: turn.pauses, on: journey, user: index, count: iteration + 1,
