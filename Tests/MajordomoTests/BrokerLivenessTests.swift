@@ -185,11 +185,8 @@ struct BrokerLivenessTests {
     /// A worker whose connection closes without a DISCONNECT (a crash) is removed at the broker's
     /// next heartbeat to it, which finds it unroutable, long before its silence would expire it.
     @Test func aWorkerGoneWithoutDisconnectIsExpiredAtTheNextHeartbeat() async throws {
-        var configuration = BrokerConfiguration()
-        configuration.heartbeatInterval = .milliseconds(20)
-        configuration.heartbeatLiveness = 1_000
-        configuration.statisticsInterval = .milliseconds(5)
-        let fixture = try BrokerFixture(configuration: configuration)
+        let fixture = try BrokerFixture(configuration: fastBrokerConfiguration(
+            heartbeat: .milliseconds(20), liveness: 1_000, tick: .milliseconds(5)))
         defer { fixture.broker.stop() }
         let (registered, removed) = try await onThread {
             var ghost: RawPeer? = try RawPeer(context: fixture.context, endpoint: fixture.endpoint, routingID: "ghost/1/1")
@@ -214,11 +211,8 @@ struct BrokerLivenessTests {
     /// ticks, so some close while a tick runs. Before the broker read the socket first, 3 runs
     /// in 6 counted 1 to 6 of the 3,000 expired.
     @Test func workersThatSayDisconnectAreNeverCountedExpired() async throws {
-        var configuration = BrokerConfiguration()
-        configuration.heartbeatInterval = .milliseconds(10)
-        configuration.heartbeatLiveness = 3_000
-        configuration.statisticsInterval = .milliseconds(2)
-        let fixture = try BrokerFixture(configuration: configuration)
+        let fixture = try BrokerFixture(configuration: fastBrokerConfiguration(
+            heartbeat: .milliseconds(10), liveness: 3_000, tick: .milliseconds(2)))
         defer { fixture.broker.stop() }
         let count = 600
         let rounds = 5

@@ -55,11 +55,7 @@ struct HeartbeatAlignmentTests {
     /// same tick once it has sent one of them a heartbeat (ticks are 50 ms apart here; without the
     /// change they stay 200 ms apart).
     @Test func theBrokerHeartbeatsItsIdleWorkersTogether() async throws {
-        var configuration = fastBrokerConfiguration()
-        configuration.heartbeatInterval = .milliseconds(400)
-        configuration.heartbeatLiveness = 5
-        configuration.statisticsInterval = .milliseconds(50)
-        let fixture = try BrokerFixture(configuration: configuration)
+        let fixture = try BrokerFixture(configuration: fastBrokerConfiguration(heartbeat: .milliseconds(400), liveness: 5))
         defer { fixture.broker.stop() }
         let context = fixture.context, endpoint = fixture.endpoint
         let gaps = try await onThread { () throws -> [Duration] in

@@ -20,13 +20,16 @@ func frames(_ texts: String...) -> [Frame] { texts.map { Array($0.utf8) } }
 func text(_ frame: Frame) -> String { String(decoding: frame, as: UTF8.self) }
 
 /// Short heartbeats, so liveness tests take about a second, with room for a machine
-/// loaded by parallel builds (liveness 1 s, expiry 2 s).
-func fastBrokerConfiguration() -> BrokerConfiguration {
+/// loaded by parallel builds (liveness 1 s, expiry 2 s). A test of the heartbeats' timing sets
+/// its own interval, liveness and tick.
+func fastBrokerConfiguration(
+    heartbeat: Duration = .milliseconds(100), liveness: Int = 10, tick: Duration = .milliseconds(50)
+) -> BrokerConfiguration {
     var configuration = BrokerConfiguration()
-    configuration.heartbeatInterval = .milliseconds(100)
-    configuration.heartbeatLiveness = 10
+    configuration.heartbeatInterval = heartbeat
+    configuration.heartbeatLiveness = liveness
     configuration.requestExpiry = .seconds(2)
-    configuration.statisticsInterval = .milliseconds(50)
+    configuration.statisticsInterval = tick
     return configuration
 }
 
