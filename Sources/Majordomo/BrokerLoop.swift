@@ -30,10 +30,14 @@ final class BrokerLoop {
     var sawTraffic = false
     /// Whether spinning still pays on this host's traffic (`BusyPollGovernor`).
     var busyPollGovernor: BusyPollGovernor
+    /// The last frame a closed broker appended to a request, and whose it was (`peerStamp`).
+    var lastPeerStamp: (userID: String, frame: Frame)?
     /// Requests a fault rule delayed or reordered, routed when due.
     var held = HeldMessages<HeldRequest>()
 
     let heartbeatInterval: Duration
+    /// `configuration.busyPoll` in nanoseconds.
+    let busyPollNanoseconds: UInt64
     let workerExpiry: Duration
     let receiveByteLimit: Int
 
@@ -45,6 +49,7 @@ final class BrokerLoop {
         self.shared = shared
         self.badInputLog = PeerLogLimiter(period: configuration.badInputLogPeriod)
         self.heartbeatInterval = configuration.heartbeatInterval
+        self.busyPollNanoseconds = configuration.busyPoll.wholeNanoseconds
         self.workerExpiry = configuration.heartbeatInterval * max(1, configuration.heartbeatLiveness)
         // Room for the identity, header and service frames on top of the body limit;
         // the body itself is measured exactly after receiving.
@@ -82,20 +87,22 @@ final class BrokerLoop {
 
     /// Blocks until the socket or the wake pipe is readable or the next tick is due; after traffic,
     /// busy-polls for `configuration.busyPoll` first.
+    /// The timeouts are worked out in nanoseconds: `Duration`'s 128-bit arithmetic would cost some
+    /// hundreds of instructions a wake-up.
     private func wait(_ poller: ZMQPoller) throws(ZMQError) {
-        var timeout = nextTick.since(now)
-        if let due = held.nextDeadline { timeout = min(timeout, due.since(now)) }
-        guard configuration.busyPoll > .zero, timeout > .zero else {
-            try poller.poll(timeout: timeout)
+        var timeout = now.nanoseconds(until: nextTick)
+        if let due = held.nextDeadline { timeout = min(timeout, now.nanoseconds(until: due)) }
+        guard busyPollNanoseconds > 0, timeout > 0 else {
+            try poller.poll(timeoutNanoseconds: timeout)
             return
         }
         if sawTraffic {
             sawTraffic = false
             if busyPollGovernor.shouldSpin() {
-                let spin = min(configuration.busyPoll, timeout)
+                let spin = min(busyPollNanoseconds, timeout)
                 tally.busyPolls += 1
                 let started = MonotonicTime.realNow()
-                let caught = try poller.spin(upTo: spin)
+                let caught = try poller.spin(upToNanoseconds: spin)
                 let spun = Int64(MonotonicTime.realNow().nanoseconds - started.nanoseconds)
                 tally.busyPollNanoseconds += Int(spun)
                 busyPollGovernor.record(caught: caught, spunFor: spun)
@@ -111,12 +118,12 @@ final class BrokerLoop {
         // What a sleep costs this thread is what a spin that catches saves; the governor weighs
         // spins against it.
         guard busyPollGovernor.shouldMeasureSleep() else {
-            try poller.poll(timeout: timeout)
+            try poller.poll(timeoutNanoseconds: timeout)
             return
         }
         let wallStart = MonotonicTime.realNow()
         let cpuStart = Self.threadCPUNanoseconds()
-        try poller.poll(timeout: timeout)
+        try poller.poll(timeoutNanoseconds: timeout)
         let cpu = Self.threadCPUNanoseconds() - cpuStart
         // Only a poll that slept (its wall time well beyond its CPU) measures a sleep: one that
         // found a message at once costs next to nothing and saved nothing.
@@ -133,14 +140,19 @@ final class BrokerLoop {
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    /// Handles every message waiting on the socket.
+    /// Handles every message waiting on the socket. A client request a worker can take at once and
+    /// a worker's REPLY are handed on where libzmq holds them (`BrokerLoop+Forwarding`); anything
+    /// else is read as frames.
     private func drain() throws(ZMQError) {
         var handled = 0
-        while let received = try socket.receiveMessage(
-            dontWait: true, maxFrames: configuration.maxFramesPerMessage, maxBytes: receiveByteLimit,
-            readUserID: configuration.access != nil
+        while try socket.receiveParts(
+            dontWait: true, maxParts: configuration.maxFramesPerMessage, maxBytes: receiveByteLimit,
+            readUserID: configuration.access != nil, { parts in
+                if !forwarded(parts) {
+                    handle(ReceivedMessage(frames: socket.frames(of: parts), totalBytes: parts.totalBytes, truncated: parts.truncated, userID: parts.userID))
+                }
+            }
         ) {
-            handle(received)
             handled += 1
             if handled & 1023 == 0 {
                 now = .now()
@@ -184,7 +196,7 @@ final class BrokerLoop {
             if configuration.access != nil {
                 // Closed: the worker learns who asked (MDP.peerPrefix), from the ZAP handler's word.
                 var stamped = frames
-                stamped.append(MDP.peerPrefix + Array((received.userID ?? PeerClass.client.rawValue).utf8))
+                stamped.append(peerStamp(received.userID))
                 clientRequest(stamped, layout: layout, from: received.userID)
             } else {
                 clientRequest(frames, layout: layout, from: received.userID)
@@ -231,7 +243,8 @@ final class BrokerLoop {
         }
     }
 
-    private func bodyBytes(_ frames: [Frame], from start: Int) -> Int {
+    func bodyBytes<Frames: RandomAccessCollection>(_ frames: Frames, from start: Int) -> Int
+    where Frames.Index == Int, Frames.Element: Collection {
         var total = 0
         var index = start
         while index < frames.count {

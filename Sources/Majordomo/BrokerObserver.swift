@@ -66,8 +66,11 @@ public struct BrokerObservation: Sendable {
 extension BrokerLoop {
     /// Hands one observation to the observer; callers test `ServiceEntry.observed` (or the prefixes) first.
     func observe(_ kind: BrokerObservation.Kind, service: Frame, client: Frame, worker: Frame = [], frames: [Frame], bodyStart: Int) {
+        observe(kind, service: service, client: client, worker: worker, body: bodyStart < frames.count ? frames[bodyStart] : [])
+    }
+
+    func observe(_ kind: BrokerObservation.Kind, service: Frame, client: Frame, worker: Frame = [], body: Frame) {
         guard let observer = configuration.observer else { return }
-        let body = bodyStart < frames.count ? frames[bodyStart] : []
         observer.observe(BrokerObservation(
             kind: kind, service: service, client: client, worker: worker, body: body,
             atUnixNanos: BrokerObservation.wallClockNanos()))

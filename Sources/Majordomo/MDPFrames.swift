@@ -65,14 +65,15 @@ public enum MDP {
     }
 
     /// The count a HEARTBEAT extension frame names, or nil when it is not `held=N` with N in 0...maxCredit.
-    static func parseHeld(_ frame: Frame) -> Int? {
+    static func parseHeld(_ frame: some Collection<UInt8>) -> Int? {
         guard frame.count > heldPrefix.count, frame.count <= heldPrefix.count + 4, frame.starts(with: heldPrefix) else { return nil }
+        let digits = frame.dropFirst(heldPrefix.count)
         var value = 0
-        for byte in frame[heldPrefix.count...] {
+        for byte in digits {
             guard byte >= 0x30, byte <= 0x39 else { return nil }
             value = value * 10 + Int(byte - 0x30)
         }
-        guard value <= maxCredit, frame.count == heldPrefix.count + 1 || frame[heldPrefix.count] != 0x30 else { return nil }
+        guard value <= maxCredit, digits.count == 1 || digits.first != 0x30 else { return nil }
         return value
     }
 
@@ -82,16 +83,17 @@ public enum MDP {
     }
 
     /// The credit a READY extension frame offers, or nil when it is not `credit=N` with N in 1...maxCredit.
-    static func parseCredit(_ frame: Frame) -> Int? {
+    static func parseCredit(_ frame: some Collection<UInt8>) -> Int? {
         guard frame.count > creditPrefix.count, frame.count <= creditPrefix.count + 4,
               frame.starts(with: creditPrefix) else { return nil }
+        let digits = frame.dropFirst(creditPrefix.count)
         var value = 0
-        for byte in frame[creditPrefix.count...] {
+        for byte in digits {
             guard byte >= 0x30, byte <= 0x39 else { return nil }
             value = value * 10 + Int(byte - 0x30)
         }
         // No leading zeros: one spelling per number keeps the frame canonical.
-        guard value >= 1, value <= maxCredit, frame[creditPrefix.count] != 0x30 else { return nil }
+        guard value >= 1, value <= maxCredit, digits.first != 0x30 else { return nil }
         return value
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ZeroMQ
 
 /// Where the parts of one MDP message sit, found without copying a frame.
@@ -18,23 +21,26 @@ struct MDPLayout: Equatable {
     /// HEARTBEAT only: how many requests the worker holds, when its `held=N` frame says.
     var held: Int?
 
-    /// Reads `frames[start...]` as one MDP command (`start` is 1 behind a ROUTER's identity frame).
-    static func parse(_ frames: [Frame], from start: Int) throws(MDPDecodeError) -> MDPLayout {
+    /// Reads `frames[start...]` as one MDP command (`start` is 1 behind a ROUTER's identity frame):
+    /// a message's frames, or its parts where libzmq holds them (`ReceivedParts`).
+    static func parse<Frames: RandomAccessCollection>(
+        _ frames: Frames, from start: Int
+    ) throws(MDPDecodeError) -> MDPLayout where Frames.Index == Int, Frames.Element: RandomAccessCollection<UInt8> {
         let count = frames.count - start
         guard count > 0 else { throw .empty }
         guard frames[start].isEmpty else { throw .missingEmptyFrame }
         guard count >= 2 else { throw .truncated(command: "MDP message", frames: count, atLeast: 3) }
         let header = frames[start + 1]
-        if header == MDP.clientHeader {
+        if Self.bytes(header, startWith: MDP.clientHeader, wholly: true) {
             guard count >= 3 else { throw .truncated(command: "client REQUEST/REPLY", frames: count, atLeast: 4) }
             guard !frames[start + 2].isEmpty else { throw .emptyServiceName }
             guard count >= 4 else { throw .missingBody(command: "client REQUEST/REPLY") }
             return MDPLayout(kind: .client, subject: start + 2, bodyStart: start + 3)
         }
-        guard header == MDP.workerHeader else { throw .wrongHeader(Array(header.prefix(16))) }
+        guard Self.bytes(header, startWith: MDP.workerHeader, wholly: true) else { throw .wrongHeader(Array(header.prefix(16))) }
         guard count >= 3 else { throw .truncated(command: "worker command", frames: count, atLeast: 3) }
         let commandFrame = frames[start + 2]
-        guard commandFrame.count == 1, let command = MDP.WorkerCommand(rawValue: commandFrame[0]) else {
+        guard commandFrame.count == 1, let byte = commandFrame.first, let command = MDP.WorkerCommand(rawValue: byte) else {
             throw .unknownCommand(Array(commandFrame.prefix(8)))
         }
         switch command {
@@ -62,6 +68,19 @@ struct MDPLayout: Equatable {
             guard count == 3 else { throw .extraFrames(command: command.name, frames: count, expected: 3) }
             return MDPLayout(kind: .worker(command), subject: -1, bodyStart: frames.count)
         }
+    }
+}
+
+extension MDPLayout {
+    /// Whether `frame` starts with `prefix` (is it, when `wholly`): one `memcmp` for a message's
+    /// frames or parts, where the generic comparison costs some hundred instructions a frame.
+    @inline(__always)
+    static func bytes<Bytes: RandomAccessCollection<UInt8>>(_ frame: Bytes, startWith prefix: Frame, wholly: Bool = false) -> Bool {
+        guard wholly ? frame.count == prefix.count : frame.count >= prefix.count else { return false }
+        guard !prefix.isEmpty else { return true }
+        return frame.withContiguousStorageIfAvailable { bytes in
+            prefix.withUnsafeBufferPointer { memcmp(bytes.baseAddress!, $0.baseAddress!, $0.count) == 0 }
+        } ?? frame.starts(with: prefix)
     }
 }
 

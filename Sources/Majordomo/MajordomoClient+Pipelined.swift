@@ -19,14 +19,16 @@ extension MajordomoClient {
         let deadline = timeout.map { MonotonicTime.now() + $0 }
         while true {
             do {
-                while let frames = try socket.receiveMessage(dontWait: true) {
-                    if let reply = Self.decodeReply(frames) {
-                        return MajordomoReply(service: String(decoding: reply.service, as: UTF8.self), body: reply.body)
+                reading: while true {
+                    switch try readReply() {
+                    case .nothing: break reading
+                    case .dropped: continue
+                    case .reply(let service, let body): return MajordomoReply(service: String(decoding: service, as: UTF8.self), body: body)
                     }
                 }
                 let now = MonotonicTime.now()
                 if let deadline, now >= deadline { return nil }
-                try poller.poll(timeout: deadline.map { $0.since(now) })
+                try poller.poll(timeoutNanoseconds: deadline.map { now.nanoseconds(until: $0) })
             } catch {
                 throw .transport(error, endpoint: endpoint)
             }

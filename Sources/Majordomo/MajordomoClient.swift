@@ -130,11 +130,19 @@ public final class MajordomoClient {
             let now = MonotonicTime.now()
             guard now < deadline else { return nil }
             do {
-                guard try poller.poll(timeout: deadline.since(now)) > 0 else { continue }
-                while let frames = try socket.receiveMessage(dontWait: true) {
-                    guard let reply = Self.decodeReply(frames), reply.service == service else { continue }
-                    if accepts(reply.body) { return reply.body }
-                    strayReplies += 1
+                // In nanoseconds: no `Duration` arithmetic a wait.
+                guard try poller.poll(timeoutNanoseconds: now.nanoseconds(until: deadline)) > 0 else { continue }
+                reading: while true {
+                    switch try readReply() {
+                    case .nothing:
+                        break reading
+                    case .dropped:
+                        continue
+                    case .reply(let from, let body):
+                        guard from == service else { continue }
+                        if accepts(body) { return body }
+                        strayReplies += 1
+                    }
                 }
             } catch {
                 throw .transport(error, endpoint: endpoint)
@@ -142,10 +150,32 @@ public final class MajordomoClient {
         }
     }
 
-    /// A client REPLY's service and body, or nil for anything else (dropped).
-    static func decodeReply(_ frames: [Frame]) -> (service: Frame, body: [Frame])? {
-        guard let layout = try? MDPLayout.parse(frames, from: 0), layout.kind == .client else { return nil }
-        return (frames[layout.subject], Array(frames[layout.bodyStart...]))
+    /// What one read of the socket found.
+    enum ReadReply {
+        /// Nothing was waiting.
+        case nothing
+        /// A message that is not a client REPLY (dropped).
+        case dropped
+        case reply(service: Frame, body: [Frame])
+    }
+
+    /// The most frames a reply may have (a broker passes at most
+    /// `BrokerConfiguration.maxFramesPerMessage`, 256 unless set otherwise).
+    static let maxParts = 1024
+
+    /// Reads the next message where libzmq holds it: only a reply's body becomes arrays (its
+    /// service name comes from the socket's cache of recent short frames).
+    func readReply() throws(ZMQError) -> ReadReply {
+        var read = ReadReply.dropped
+        let socket = socket
+        guard try socket.receiveParts(dontWait: true, maxParts: Self.maxParts, maxBytes: .max, { parts in
+            guard !parts.truncated, let layout = try? MDPLayout.parse(parts, from: 0), layout.kind == .client else { return }
+            var body: [Frame] = []
+            body.reserveCapacity(parts.count - layout.bodyStart)
+            for index in layout.bodyStart..<parts.count { body.append(Frame(parts[index])) }
+            read = .reply(service: socket.frame(of: parts[layout.subject]), body: body)
+        }) else { return .nothing }
+        return read
     }
 }
 

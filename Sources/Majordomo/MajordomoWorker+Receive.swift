@@ -56,12 +56,21 @@ extension MajordomoWorker {
     }
 
     /// The first request already queued on the socket, handling heartbeats and DISCONNECTs before it.
+    /// Each message is read where libzmq holds it: only a request's client address and body become arrays.
     func nextWaitingRequest(now: MonotonicTime) throws(ZMQError) -> MajordomoRequest? {
-        while let socket, let frames = try socket.receiveMessage(dontWait: true) {
-            if let request = handle(frames, now: now) { return request }
+        while let socket {
+            var request: MajordomoRequest?
+            guard try socket.receiveParts(dontWait: true, maxParts: Self.maxParts, maxBytes: .max, { parts in
+                request = handle(parts, from: socket, now: now)
+            }) else { return nil }
+            if let request { return request }
         }
         return nil
     }
+
+    /// The most frames a message from the broker may have (a broker passes at most
+    /// `BrokerConfiguration.maxFramesPerMessage`, 256 unless set otherwise, to a worker).
+    static let maxParts = 1024
 
     /// Heartbeats the broker when due; starts over when the broker has been silent too long.
     func keepAlive(now: MonotonicTime) {
@@ -73,11 +82,12 @@ extension MajordomoWorker {
         }
     }
 
-    /// Returns the request in `frames`, if any; takes care of HEARTBEAT, DISCONNECT and bad input.
-    private func handle(_ frames: [Frame], now: MonotonicTime) -> MajordomoRequest? {
+    /// Returns the request in `parts`, if any; takes care of HEARTBEAT, DISCONNECT and bad input.
+    private func handle(_ parts: ReceivedParts, from socket: ZMQSocket, now: MonotonicTime) -> MajordomoRequest? {
         let layout: MDPLayout
         do {
-            layout = try MDPLayout.parse(frames, from: 0)
+            guard !parts.truncated else { throw MDPDecodeError.extraFrames(command: "message from the broker", frames: parts.count, expected: Self.maxParts) }
+            layout = try MDPLayout.parse(parts, from: 0)
         } catch {
             invalidMessages += 1
             logger.debug("worker dropped an invalid message from the broker", metadata: ["flowbus.detail": "\(error)"])
@@ -88,7 +98,7 @@ extension MajordomoWorker {
             lastHeard = now
             backoff = configuration.reconnectInitial
             holding += 1
-            return MajordomoRequest(service: service, client: frames[layout.subject], frames: frames[layout.bodyStart...])
+            return MajordomoRequest(service: service, client: socket.frame(of: parts[layout.subject]), parts: parts, bodyStart: layout.bodyStart)
         case .worker(.heartbeat):
             lastHeard = now
             backoff = configuration.reconnectInitial

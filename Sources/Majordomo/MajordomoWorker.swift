@@ -101,9 +101,26 @@ public final class MajordomoWorker {
     /// Sends a whole message without ever blocking longer than the send timeout; false if it could not.
     @discardableResult
     func send(_ frames: [Frame], now: MonotonicTime) -> Bool {
+        send(now: now) { socket throws(ZMQError) in try socket.send(frames) }
+    }
+
+    /// `"" MDPW01 0x03 client "" body...`, written frame by frame: no array of the whole message.
+    func sendReply(client: Frame, body: [Frame], now: MonotonicTime) -> Bool {
+        send(now: now) { socket throws(ZMQError) in
+            // Only the first part can wait for room (the send timeout); the rest follow it.
+            guard try socket.send(MDP.empty, more: true) else { return false }
+            try socket.send(MDP.workerHeader, more: true)
+            try socket.send(MDP.replyFrame, more: true)
+            try socket.send(client, more: true)
+            try socket.send(MDP.empty, more: true)
+            return try socket.send(body.isEmpty ? [MDP.empty] : body)
+        }
+    }
+
+    private func send(now: MonotonicTime, _ write: (ZMQSocket) throws(ZMQError) -> Bool) -> Bool {
         guard let socket else { return false }
         do {
-            guard try socket.send(frames) else { return false }
+            guard try write(socket) else { return false }
             nextHeartbeat = now.adding(nanoseconds: heartbeatNanoseconds)
             return true
         } catch {
@@ -122,7 +139,7 @@ public final class MajordomoWorker {
     /// Sends the REPLY for `request` to the broker.
     public func reply(to request: MajordomoRequest, body: [Frame]) {
         holding = max(0, holding - 1)
-        if send(MDPCommand.reply(client: request.client, body: body).frames, now: .now()) {
+        if sendReply(client: request.client, body: body, now: .now()) {
             replies += 1
         } else {
             logger.warning("worker could not send a reply; the client will retry", metadata: ["flowbus.service": "\(service)"])

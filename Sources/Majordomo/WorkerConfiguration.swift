@@ -65,15 +65,19 @@ public struct MajordomoRequest: Sendable, Equatable {
         self.peer = peer
     }
 
-    /// The request of a broker's REQUEST body, its last frame taken as the peer's name when it
-    /// is one (`MDP.peerPrefix`).
-    init(service: String, client: Frame, frames: ArraySlice<Frame>) {
-        if frames.count > 1, let last = frames.last, last.starts(with: MDP.peerPrefix) {
-            self.init(service: service, client: client, body: Array(frames.dropLast()),
-                      peer: String(decoding: last.dropFirst(MDP.peerPrefix.count), as: UTF8.self))
-        } else {
-            self.init(service: service, client: client, body: Array(frames))
+    /// The request of a broker's REQUEST body (`parts[bodyStart...]`), its last frame taken as the
+    /// peer's name when it is one (`MDP.peerPrefix`).
+    init(service: String, client: Frame, parts: ReceivedParts, bodyStart: Int) {
+        var end = parts.count
+        var peer: String?
+        if end - bodyStart > 1, MDPLayout.bytes(parts[end - 1], startWith: MDP.peerPrefix) {
+            end -= 1
+            peer = String(decoding: parts[end].dropFirst(MDP.peerPrefix.count), as: UTF8.self)
         }
+        var body: [Frame] = []
+        body.reserveCapacity(end - bodyStart)
+        for index in bodyStart..<end { body.append(Frame(parts[index])) }
+        self.init(service: service, client: client, body: body, peer: peer)
     }
 }
 

@@ -175,12 +175,18 @@ public final class ZMQPoller {
     /// A message that arrives while spinning is seen at once, without waking a sleeping thread
     /// (tens of µs on a virtual machine); the price is CPU for at most `duration`.
     public func spin(upTo duration: Duration) throws(ZMQError) -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now + duration
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return try spin(upToNanoseconds: 0) }
+        return try spin(upToNanoseconds: UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000))
+    }
+
+    /// The same, for a loop that keeps its times in nanoseconds (no `Duration` arithmetic a pass).
+    public func spin(upToNanoseconds duration: UInt64) throws(ZMQError) -> Bool {
+        let end = Self.monotonicNanoseconds() &+ duration
         repeat {
-            if try poll(timeout: .zero) > 0 { return true }
+            if try poll(timeoutNanoseconds: 0) > 0 { return true }
             sched_yield()
-        } while clock.now < end
+        } while Self.monotonicNanoseconds() < end
         return false
     }
 

@@ -2,8 +2,9 @@ import CZeroMQ
 import Glibc
 
 /// The parts of one message where libzmq holds them, for a reader that decodes them in place
-/// (`ZMQSocket.receiveParts`): no array is made for a part the reader does not keep.
-public struct ReceivedParts {
+/// (`ZMQSocket.receiveParts`): no array is made for a part the reader does not keep. A collection
+/// of the parts' bytes, so that code written for a message's frames reads them as well.
+public struct ReceivedParts: RandomAccessCollection {
     /// The parts kept: at most the `maxParts` asked for.
     public let count: Int
     /// The size of the whole message, every part counted.
@@ -16,6 +17,9 @@ public struct ReceivedParts {
     @usableFromInline let bytes: UnsafeMutablePointer<UnsafeRawBufferPointer>
     /// The kept parts' messages, which `ZMQSocket.forward` hands on without a copy.
     let messages: UnsafeMutablePointer<zmq_msg_t>
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
 
     /// Part `index`'s bytes, valid only while the reader runs.
     @inlinable public subscript(index: Int) -> UnsafeRawBufferPointer {
@@ -33,16 +37,18 @@ extension ZMQSocket {
     /// Parts up to this size stay in their slot after they are read, until the slot's next part.
     static let partKeptBytes = 64 * 1024
 
-    /// Closes the messages the slots hold and frees them (on a larger `maxParts`, and in deinit).
+    /// Closes the messages the slots hold and frees them (on another `maxParts`, and in deinit).
     func releasePartSlots() {
         if let slots = partSlots {
-            for index in 0..<partSlotCount { zmq_msg_close(slots + index) }
+            for index in 0..<partSlotsReady { zmq_msg_close(slots + index) }
+            zmq_msg_close(slots + partSlotCount - 1)
             slots.deallocate()
         }
         partBytes?.deallocate()
         partSlots = nil
         partBytes = nil
         partSlotCount = 0
+        partSlotsReady = 0
     }
 
     /// Receives a whole message and hands its parts to `read` where libzmq holds them; returns
@@ -61,12 +67,12 @@ extension ZMQSocket {
         dontWait: Bool = false, maxParts: Int, maxBytes: Int, readUserID: Bool = false, _ read: (ReceivedParts) -> Void
     ) throws(ZMQError) -> Bool {
         precondition(maxParts > 0, "a message has at least one part")
-        if partSlotCount < maxParts + 1 {
+        if partSlotCount != maxParts + 1 {
             releasePartSlots()
             partSlots = .allocate(capacity: maxParts + 1)
             partBytes = .allocate(capacity: maxParts)
             partSlotCount = maxParts + 1
-            for index in 0..<partSlotCount { zmq_msg_init(partSlots! + index) }
+            zmq_msg_init(partSlots! + maxParts)
         }
         let slots = partSlots!
         let bytes = partBytes!
@@ -97,6 +103,11 @@ extension ZMQSocket {
             var flags = dontWait ? ZMQ_DONTWAIT : 0
             var slot = slots
             while true {
+                // A slot first used becomes a message; the slots before it already are.
+                if slot != spare, kept == partSlotsReady {
+                    zmq_msg_init(slot)
+                    partSlotsReady &+= 1
+                }
                 // On an error the slot is still a valid message: libzmq either did not touch it or
                 // left it empty.
                 let received = zmq_msg_recv(slot, socket, flags)

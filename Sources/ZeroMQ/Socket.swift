@@ -38,10 +38,14 @@ public final class ZMQSocket {
     /// Short frames received lately (protocol headers, commands, peer ids, service names): one
     /// that arrives again is handed out as the same array instead of a new allocation.
     private var recentShortFrames = ShortFrameCache()
-    /// Room for the parts of one message `receiveParts` reads in place, made on first use.
+    /// Room for the parts of one message `receiveParts` reads in place, made on first use: a slot
+    /// for each part kept and, last, the spare. A slot is made a message when first used, so a
+    /// reader that allows many parts and gets few touches the memory of few.
     var partSlots: UnsafeMutablePointer<zmq_msg_t>?
     var partBytes: UnsafeMutablePointer<UnsafeRawBufferPointer>?
     var partSlotCount = 0
+    /// How many slots from the first are messages (`zmq_msg_init`); the spare always is.
+    var partSlotsReady = 0
 
     /// Creates a socket with `ZMQ_LINGER` set, so closing it never hangs shutdown.
     public init(context: ZMQContext, type: SocketType, linger: Duration = .milliseconds(100)) throws(ZMQError) {
@@ -206,6 +210,21 @@ public final class ZMQSocket {
             frame = recentShortFrames.frame(for: bytes)
         }
         return (frame, zmq_msg_more(&message) != 0, userID, property)
+    }
+
+    /// `bytes` (a part of a message being read with `receiveParts`) as a frame: the same array as
+    /// the last time these bytes came, when they are short and came lately (a peer's routing id, a
+    /// service name), else a new one. What `receiveMessage` makes of each part.
+    public func frame(of bytes: UnsafeRawBufferPointer) -> Frame {
+        bytes.isEmpty ? [] : recentShortFrames.frame(for: bytes)
+    }
+
+    /// Every part of a message being read with `receiveParts`, as `receiveMessage` has them.
+    public func frames(of parts: ReceivedParts) -> [Frame] {
+        var frames: [Frame] = []
+        frames.reserveCapacity(parts.count)
+        for index in 0..<parts.count { frames.append(frame(of: parts[index])) }
+        return frames
     }
 
     /// Receives a whole multipart message. Returns nil when `dontWait` is set and
