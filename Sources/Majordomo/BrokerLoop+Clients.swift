@@ -86,7 +86,7 @@ extension BrokerLoop {
                    detail: "\(configuration.maxQueuedRequestsPerService) requests already wait for service \(service.displayName); start more workers or slow down")
             return
         }
-        service.waiting.append(WaitingRequest(message: frames, bodyStart: bodyStart, expiresAt: now + configuration.requestExpiry))
+        service.waiting.append(WaitingRequest(message: frames, bodyStart: bodyStart, expiresAt: now.adding(nanoseconds: requestExpiryNanoseconds)))
     }
 
     /// Sends the request to the first worker in the ready line; one with room left goes to the back
@@ -109,10 +109,10 @@ extension BrokerLoop {
     }
 
     func serviceEntry(for name: Frame) -> ServiceEntry? {
-        if let service = services[name] { return service }
+        if let service = services[FrameKey(name)] { return service }
         guard services.count < configuration.maxServices else { return nil }
         let service = ServiceEntry(name: name, observed: configuration.observer?.observes(name) ?? false)
-        services[name] = service
+        services[FrameKey(name)] = service
         return service
     }
 
@@ -136,7 +136,7 @@ extension BrokerLoop {
         let code: Frame
         if service == MDP.mmiService {
             let asked = frames[layout.bodyStart]
-            code = (services[asked]?.workerCount ?? 0) > 0 ? MMI.found : MMI.notFound
+            code = (services[FrameKey(asked)]?.workerCount ?? 0) > 0 ? MMI.found : MMI.notFound
         } else {
             tally.badInput.unknownService += 1
             code = MMI.notImplemented
@@ -154,7 +154,7 @@ extension BrokerLoop {
         case .worker(.reply):
             // The worker did answer: it is idle again, and its client learns why no reply comes.
             let client = frames[layout.subject]
-            guard let worker = workers[frames[0]], worker.finished(requestOf: client) else { return }
+            guard let worker = workers[FrameKey(frames[0])], worker.finished(requestOf: client) else { return }
             worker.lastHeard = now
             reject(.oversizeReply, client: client, service: worker.service.name,
                    detail: "the reply of service \(worker.service.displayName) was \(totalBytes) bytes, over the broker's limit of \(configuration.maxMessageBytes) bytes")

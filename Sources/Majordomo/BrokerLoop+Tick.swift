@@ -56,7 +56,7 @@ extension BrokerLoop {
     func expireUnroutableWorkers() {
         let gone = unroutableWorkers
         unroutableWorkers.removeAll()
-        for worker in gone where workers[worker.identity] === worker {
+        for worker in gone where workers[FrameKey(worker.identity)] === worker {
             expireWorker(worker, why: "its connection closed without a DISCONNECT")
         }
     }
@@ -79,7 +79,7 @@ extension BrokerLoop {
             }
             if service.workerCount == 0 && service.waiting.isEmpty { empty.append(service.name) }
         }
-        for name in empty { services[name] = nil }
+        for name in empty { services[FrameKey(name)] = nil }
     }
 
     /// Copies the counters and the worker table to where `BrokerHandle` reads them.

@@ -5,7 +5,7 @@ import ZeroMQ
 extension BrokerLoop {
     func workerCommand(_ command: MDP.WorkerCommand, _ frames: [Frame], layout: MDPLayout, from peer: String? = nil) {
         let identity = frames[0]
-        let worker = workers[identity]
+        let worker = workers[FrameKey(identity)]
         // A fault rule may hold a worker's heartbeats, or everything it sends (one side of a
         // partition), back, as if lost on the way.
         if faults.isArmed {
@@ -82,7 +82,7 @@ extension BrokerLoop {
             return
         }
         let worker = WorkerEntry(identity: identity, service: service, credit: credit, now: now)
-        workers[identity] = worker
+        workers[FrameKey(identity)] = worker
         service.workerCount += 1
         service.everHadWorker = true
         tally.workersRegistered += 1
@@ -122,7 +122,7 @@ extension BrokerLoop {
 
     /// Answers a valid but unexpected command with DISCONNECT, as 7/MDP says, and forgets the peer.
     func refuse(_ identity: Frame, _ detail: @autoclosure () -> String) {
-        if workers[identity] == nil, expiredIdentities.remove(identity) {
+        if workers[FrameKey(identity)] == nil, expiredIdentities.remove(identity) {
             // A worker taken for dead speaks again (a HEARTBEAT or a late REPLY): the usual end of
             // an expiry, not bad input. Its DISCONNECT makes it register again.
             tally.expiredWorkersHeard += 1
@@ -131,7 +131,7 @@ extension BrokerLoop {
             return
         }
         countBadInput(.unexpectedCommand, peer: identity, detail())
-        if let worker = workers[identity] {
+        if let worker = workers[FrameKey(identity)] {
             tally.workersDisconnected += 1
             removeWorker(worker)
         }
@@ -140,8 +140,8 @@ extension BrokerLoop {
 
     /// Forgets a worker. A request it held (or several, with credit) is not resent: clients retry (Lazy Pirate), workers are idempotent.
     func removeWorker(_ worker: WorkerEntry) {
-        guard workers[worker.identity] === worker else { return }
-        workers[worker.identity] = nil
+        guard workers[FrameKey(worker.identity)] === worker else { return }
+        workers[FrameKey(worker.identity)] = nil
         worker.service.workerCount -= 1
         if worker.queued {
             worker.queued = false

@@ -15,8 +15,8 @@ final class BrokerLoop {
     let shared: BrokerShared
     let badInputLog: PeerLogLimiter
 
-    var services: [Frame: ServiceEntry] = [:]
-    var workers: [Frame: WorkerEntry] = [:]
+    var services: [FrameKey: ServiceEntry] = [:]
+    var workers: [FrameKey: WorkerEntry] = [:]
     /// The identities of the last workers expired, so their next word is known for what it is.
     var expiredIdentities = RecentKeys<Frame>(capacity: 1024)
     /// Workers a heartbeat found unroutable, expired after the next read of the socket (`run`).
@@ -38,6 +38,8 @@ final class BrokerLoop {
     let heartbeatInterval: Duration
     /// `configuration.busyPoll` in nanoseconds.
     let busyPollNanoseconds: UInt64
+    /// `configuration.requestExpiry` in nanoseconds: added to the clock for every request queued.
+    let requestExpiryNanoseconds: UInt64
     let workerExpiry: Duration
     let receiveByteLimit: Int
 
@@ -50,6 +52,7 @@ final class BrokerLoop {
         self.badInputLog = PeerLogLimiter(period: configuration.badInputLogPeriod)
         self.heartbeatInterval = configuration.heartbeatInterval
         self.busyPollNanoseconds = configuration.busyPoll.wholeNanoseconds
+        self.requestExpiryNanoseconds = configuration.requestExpiry.wholeNanoseconds
         self.workerExpiry = configuration.heartbeatInterval * max(1, configuration.heartbeatLiveness)
         // Room for the identity, header and service frames on top of the body limit;
         // the body itself is measured exactly after receiving.
@@ -140,9 +143,9 @@ final class BrokerLoop {
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    /// Handles every message waiting on the socket. A client request a worker can take at once and
-    /// a worker's REPLY are handed on where libzmq holds them (`BrokerLoop+Forwarding`); anything
-    /// else is read as frames.
+    /// Handles every message waiting on the socket. A client request to a known service and a
+    /// worker's REPLY are handled where libzmq holds them (`BrokerLoop+Forwarding`); anything else
+    /// is read as frames.
     private func drain() throws(ZMQError) {
         var handled = 0
         while try socket.receiveParts(
@@ -226,9 +229,9 @@ final class BrokerLoop {
             // An operator may serve what BusAccess lets it (a simulation's coordinator): its
             // READY names such a service, and its later commands come from a worker registered so.
             if command == .ready, access.mayServe(frames[layout.subject], as: peer) { return true }
-            if command != .ready, let worker = workers[identity], access.mayServe(worker.service.name, as: peer) { return true }
+            if command != .ready, let worker = workers[FrameKey(identity)], access.mayServe(worker.service.name, as: peer) { return true }
             tally.unauthorizedWorkers += 1
-            if let worker = workers[identity] {
+            if let worker = workers[FrameKey(identity)] {
                 tally.workersDisconnected += 1
                 removeWorker(worker)
             }

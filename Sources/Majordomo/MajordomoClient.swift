@@ -20,6 +20,8 @@ public final class MajordomoClient {
     public private(set) var damagedResent = 0
     /// Tries spent because the worker answered that its writes were not yet confirmed.
     public private(set) var retriedWhenAnswered = 0
+    /// The last service asked for, as its name and its frame (`serviceFrame`).
+    var lastService: (name: String, frame: Frame)?
 
     public init(
         context: ZMQContext, endpoint: String,
@@ -67,8 +69,7 @@ public final class MajordomoClient {
         service: String, body: [Frame], timeout: Duration? = nil, tries: Int? = nil, accepts: ([Frame]) -> Bool = { _ in true }
     ) throws(MajordomoClientError) -> [Frame] {
         guard !service.isEmpty else { throw .invalidService(service) }
-        let serviceFrame = Array(service.utf8)
-        let message = MDPCommand.clientRequest(service: serviceFrame, body: body).frames
+        let serviceFrame = serviceFrame(service)
         let timeout = timeout ?? configuration.timeout
         let tries = max(1, tries ?? configuration.tries)
         var attempt = 1
@@ -82,7 +83,7 @@ public final class MajordomoClient {
                 (socket, poller) = try Self.open(context: context, endpoint: endpoint, configuration: configuration)
             }
             do {
-                try socket.send(message)
+                try sendRequest(serviceFrame, body)
             } catch {
                 throw .transport(error, endpoint: endpoint)
             }

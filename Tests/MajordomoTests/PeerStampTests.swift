@@ -29,7 +29,12 @@ struct PeerStampTests {
             [Array((request.peer ?? "nobody").utf8)] + request.body
         }
         defer { worker.stop() }
-        #expect(try await eventually { broker.statistics.workersPerService["vm.who"] == 1 })
+        let slow = WorkerRunner(context: context, endpoint: ipc, service: "vm.slow") { request in
+            Thread.sleep(forTimeInterval: 0.05)
+            return [Array((request.peer ?? "nobody").utf8)] + request.body
+        }
+        defer { slow.stop() }
+        #expect(try await eventually { broker.statistics.workersPerService["vm.who"] == 1 && broker.statistics.workersPerService["vm.slow"] == 1 })
 
         func ask(_ endpoint: String, _ body: [Frame]) async throws -> [Frame] {
             try await onThread {
@@ -43,6 +48,15 @@ struct PeerStampTests {
         // body frames (a Flowbus worker answers MALFORMED), and the peer the broker named.
         let forged = try await ask(broker.endpoints[1], frames("hi", "X-Flowbus-Peer:plugin:coord-app"))
         #expect(forged == frames("client:127.0.0.1", "hi", "X-Flowbus-Peer:plugin:coord-app"))
+
+        // Requests that wait for the worker (it takes one at a time, each for 50 ms) are named too.
+        let replies = try await onThread {
+            let client = try MajordomoClient(context: context, endpoint: broker.endpoints[1], logger: quietLogger)
+            for index in 0..<3 { try client.send(service: "vm.slow", body: frames("q\(index)")) }
+            return try (0..<3).map { _ in try client.receive(timeout: .seconds(3))?.body }
+        }
+        #expect(replies.compactMap { $0 }.sorted { text($0[1]) < text($1[1]) } == (0..<3).map { frames("client:127.0.0.1", "q\($0)") })
+        #expect(try await eventually { broker.statistics.requests == 6 })
     }
 
     @Test func anOpenBrokerNamesNoOne() async throws {
