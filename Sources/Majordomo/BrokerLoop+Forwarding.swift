@@ -66,10 +66,7 @@ extension BrokerLoop {
         guard service.waiting.count < configuration.maxQueuedRequestsPerService else { return false }
         tally.requests += 1
         sawTraffic = true
-        var message: [Frame] = [client]
-        message.reserveCapacity(parts.count - layout.bodyStart + 2)
-        for index in layout.bodyStart..<parts.count { message.append(Frame(parts[index])) }
-        if let stamp { message.append(stamp) }
+        let message = parts.frames(layout.bodyStart..<parts.count, first: client, last: stamp)
         if service.observed { observe(.request, service: service.name, client: client, body: message[1]) }
         service.waiting.append(WaitingRequest(message: message, bodyStart: 1, expiresAt: now.adding(nanoseconds: requestExpiryNanoseconds)))
         return true

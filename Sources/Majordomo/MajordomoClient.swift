@@ -171,10 +171,7 @@ public final class MajordomoClient {
         let socket = socket
         guard try socket.receiveParts(dontWait: true, maxParts: Self.maxParts, maxBytes: .max, { parts in
             guard !parts.truncated, let layout = try? MDPLayout.parse(parts, from: 0), layout.kind == .client else { return }
-            var body: [Frame] = []
-            body.reserveCapacity(parts.count - layout.bodyStart)
-            for index in layout.bodyStart..<parts.count { body.append(Frame(parts[index])) }
-            read = .reply(service: socket.frame(of: parts[layout.subject]), body: body)
+            read = .reply(service: socket.frame(of: parts[layout.subject]), body: parts.frames(layout.bodyStart..<parts.count))
         }) else { return .nothing }
         return read
     }

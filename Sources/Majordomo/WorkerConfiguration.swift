@@ -74,10 +74,7 @@ public struct MajordomoRequest: Sendable, Equatable {
             end -= 1
             peer = String(decoding: parts[end].dropFirst(MDP.peerPrefix.count), as: UTF8.self)
         }
-        var body: [Frame] = []
-        body.reserveCapacity(end - bodyStart)
-        for index in bodyStart..<end { body.append(Frame(parts[index])) }
-        self.init(service: service, client: client, body: body, peer: peer)
+        self.init(service: service, client: client, body: parts.frames(bodyStart..<end), peer: peer)
     }
 }
 

@@ -81,13 +81,16 @@ public final class ZMQPoller {
     /// Returns how many items are ready; 0 on timeout or on EINTR.
     @discardableResult
     public func poll(timeout: Duration?) throws(ZMQError) -> Int {
-        try poll(timeoutNanoseconds: timeout.map { timeout in
-            let (seconds, attoseconds) = timeout.components
-            guard seconds >= 0, attoseconds >= 0 else { return 0 }
-            let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-            let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-            return overflow || carry ? .max : total
-        })
+        try poll(timeoutNanoseconds: timeout.map(Self.nanoseconds))
+    }
+
+    /// `duration` in whole nanoseconds: 0 when negative, the most there are when too long.
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflow || carry ? .max : total
     }
 
     /// The same, the timeout in nanoseconds: a loop that works out its deadlines in nanoseconds
@@ -175,18 +178,17 @@ public final class ZMQPoller {
     /// A message that arrives while spinning is seen at once, without waking a sleeping thread
     /// (tens of µs on a virtual machine); the price is CPU for at most `duration`.
     public func spin(upTo duration: Duration) throws(ZMQError) -> Bool {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 else { return try spin(upToNanoseconds: 0) }
-        return try spin(upToNanoseconds: UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000))
+        try spin(upToNanoseconds: Self.nanoseconds(duration))
     }
 
     /// The same, for a loop that keeps its times in nanoseconds (no `Duration` arithmetic a pass).
     public func spin(upToNanoseconds duration: UInt64) throws(ZMQError) -> Bool {
-        let end = Self.monotonicNanoseconds() &+ duration
+        let (end, overflow) = Self.monotonicNanoseconds().addingReportingOverflow(duration)
+        let deadline = overflow ? UInt64.max : end
         repeat {
             if try poll(timeoutNanoseconds: 0) > 0 { return true }
             sched_yield()
-        } while Self.monotonicNanoseconds() < end
+        } while Self.monotonicNanoseconds() < deadline
         return false
     }
 

@@ -28,8 +28,17 @@ public struct ReceivedParts: RandomAccessCollection {
     }
 
     /// The parts copied into frames, for a reader that keeps them or hands them on.
-    public var frames: [Frame] {
-        (0..<count).map { self[$0].isEmpty ? [] : Array(self[$0]) }
+    public var frames: [Frame] { frames(0..<count) }
+
+    /// Parts `range` copied into frames, after `first` and before `last` when given (one array,
+    /// made at its size): a request's or reply's body, or what a broker keeps of a request.
+    public func frames(_ range: Range<Int>, first: Frame? = nil, last: Frame? = nil) -> [Frame] {
+        var frames: [Frame] = []
+        frames.reserveCapacity(range.count + (first == nil ? 0 : 1) + (last == nil ? 0 : 1))
+        if let first { frames.append(first) }
+        for index in range { frames.append(self[index].isEmpty ? [] : Array(self[index])) }
+        if let last { frames.append(last) }
+        return frames
     }
 }
 
