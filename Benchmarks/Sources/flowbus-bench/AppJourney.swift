@@ -98,6 +98,8 @@ struct AppJourney {
         /// Times a thread of the app or the client was scheduled in per measured journey (about
         /// one a wake-up), all processes.
         var wakeUps: Double = 0
+        /// Each measured milestone's send and reach on the wall clock, to split by the host's trace.
+        var edges: [JourneyEdges.Sample] = []
     }
 
     func run() -> [ResultRow] {
@@ -125,6 +127,16 @@ struct AppJourney {
             _ = try host.checkNoRestarts()
         } catch {
             return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
+        }
+        // Where each milestone's time went: to the host, at the host, back to the view.
+        let edges: Swift.Result<[String: JourneyEdges.Split], BenchError>
+        do throws(BenchError) {
+            let events = try JourneyEdges.trace(
+                flowbus: host.flowbus, runDirectory: host.runDirectory, session: samples.session, in: host.repository)
+            edges = .success(JourneyEdges.split(samples.edges, events: events))
+        } catch {
+            progress("\(Self.name): the split by the host's trace FAILED: \(error)")
+            edges = .failure(error)
         }
         // The like's raw floor, with the app stopped so the two never share the machine.
         host.stop()
@@ -163,7 +175,23 @@ struct AppJourney {
             progress("\(Self.name): journey floor FAILED: \(error)")
             journeyFloor = .failure(error)
         }
-        return rows(samples, floors: floors, floorFailures: floorFailures, journeyFloor: journeyFloor)
+        var result = rows(samples, floors: floors, floorFailures: floorFailures, journeyFloor: journeyFloor)
+        switch edges {
+        case .success(let splits):
+            let labels = Self.steps.flatMap(\.milestones).filter { $0.fresh != nil }.map(\.label)
+            for label in labels {
+                guard let split = splits[label], !split.atHost.isEmpty else { continue }
+                progress("\(Self.name): \(label): client → host p50 \(format(LatencySummary(nanoseconds: split.toHost).p50)) µs, "
+                    + "at the host \(format(LatencySummary(nanoseconds: split.atHost).p50)) µs, "
+                    + "host → view \(format(LatencySummary(nanoseconds: split.back).p50)) µs (\(split.atHost.count) intents)")
+            }
+            let whole = samples.milestones.mapValues { LatencySummary(nanoseconds: $0).p50 }
+            result += JourneyEdges.rows(splits, labels: labels, whole: whole, benchmark: Self.name)
+        case .failure(let error):
+            result.append(ResultRow(Self.name, "split by the host's trace", unit: "ms", flowbus: nil, target: "", verdict: .failed,
+                                    note: "app-journey's split by the host's trace failed: \(error)"))
+        }
+        return result
     }
 
     private func rows(
@@ -309,9 +337,10 @@ struct AppJourney {
             var refused: [(String, String)] = []
             for step in steps {
                 do {
-                    let (milestones, reply, refusals, done) = try await perform(step, on: client)
+                    let (milestones, reply, refusals, done, reached) = try await perform(step, on: client)
                     inIntents += done
                     times += milestones
+                    if index >= warmup { samples.edges += reached }
                     replies.append(reply)
                     refused += refusals
                 } catch {
@@ -349,7 +378,11 @@ struct AppJourney {
     /// Sends one intent and waits until every milestone was reached; returns each one's time since
     /// sending, the time until the (last) reply, the refusals of navigation intents sent again,
     /// and the time until the reply and every milestone had come.
-    static func perform(_ step: Step, on client: SessionClient) async throws -> ([(String, UInt64)], UInt64, [(String, String)], UInt64) {
+    /// Also, for the split by the host's trace, each milestone with a fresh state: when (wall clock)
+    /// the intent went and the milestone was seen, and which state met it.
+    static func perform(
+        _ step: Step, on client: SessionClient
+    ) async throws -> ([(String, UInt64)], UInt64, [(String, String)], UInt64, [JourneyEdges.Sample]) {
         let before: SessionView
         do {
             before = try await client.waitUntil(timeout: .seconds(20), "top screen \(step.screen)") { $0.screen == step.screen }
@@ -367,18 +400,22 @@ struct AppJourney {
         // Watch from before sending: a milestone may come and go (SignIn's success is reset once
         // Home shows) before the reply does, and the stream keeps every view from now on.
         let views = client.views()
-        let watcher = Task { () -> (reached: [UInt64?], last: SessionView?) in
+        let kinds = step.milestones.map(\.fresh)
+        let watcher = Task { () -> (reached: [UInt64?], last: SessionView?, seen: [(Int64, UInt64)?]) in
             var reached = [UInt64?](repeating: nil, count: expectations.count)
+            var seen = [(Int64, UInt64)?](repeating: nil, count: expectations.count)
             var last: SessionView?
             for await view in views {
                 let now = monotonicNanoseconds()
+                let wall = JourneyEdges.nowUnixNanos()
                 last = view
                 for index in expectations.indices where reached[index] == nil && expectations[index].isMet(by: view) {
                     reached[index] = now
+                    if let kind = kinds[index], let version = view.states[kind]?.screenVersion { seen[index] = (wall, version) }
                 }
                 if reached.allSatisfy({ $0 != nil }) { break }
             }
-            return (reached, last)
+            return (reached, last, seen)
         }
         let alarm = Task {
             try? await Task.sleep(for: .seconds(20))
@@ -386,6 +423,7 @@ struct AppJourney {
         }
         defer { alarm.cancel() }
         let sent = monotonicNanoseconds()
+        let sentWall = JourneyEdges.nowUnixNanos()
         var outcome: IntentOutcome
         // A navigation intent may be refused while the flow that owns the screen is still starting
         // (a person would tap again): it is sent again, counted, and its time runs from the first try.
@@ -408,7 +446,7 @@ struct AppJourney {
             watcher.cancel()
             throw BenchError("the intent was not applied\(refusals.isEmpty ? "" : " after \(refusals.count + 1) tries"): \(outcome); the session shows \(client.view.summary)")
         }
-        let (reached, last) = await watcher.value
+        let (reached, last, seen) = await watcher.value
         if let missing = reached.firstIndex(where: { $0 == nil }) {
             let view = last ?? client.view
             let failure = SessionWaitTimeout(
@@ -416,6 +454,12 @@ struct AppJourney {
                 events: client.events(last: 12), differences: expectations[missing].differences(from: view))
             throw BenchError("\(failure)\n(the app did not reach this point; run the journey by hand with `flowbus drive` to see where it stops)")
         }
-        return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent, refusals, monotonicNanoseconds() - sent)
+        // An intent sent again runs from its first try; its trace has only the last try's key.
+        let edges: [JourneyEdges.Sample] = refusals.isEmpty ? zip(step.milestones, seen).compactMap { milestone, seen in
+            guard let kind = milestone.fresh, let (wall, version) = seen else { return nil }
+            return JourneyEdges.Sample(label: milestone.label, intentKey: prepared.idempotencyKey, sentUnixNanos: sentWall,
+                                       reachedUnixNanos: wall, screen: kind, version: version)
+        } : []
+        return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent, refusals, monotonicNanoseconds() - sent, edges)
     }
 }
