@@ -62,8 +62,41 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
         return (state, false)
     }
 
+    /// Whether every field set matches: what `differences(from:)` says, without writing a row of
+    /// text. A driver asks this of every view it applies, and the diff renders the payload's values
+    /// and reads the payload once per path; here the payload is read once, and only when
+    /// everything cheaper matched.
     public func isMet(by view: SessionView) -> Bool {
-        differences(from: view).allSatisfy(\.matches)
+        if let screen, screen != (view.screen ?? "(none)") { return false }
+        if let stack {
+            let shown = view.stack
+            // The diff compares the lists as text; arrays that differ may still read the same.
+            if stack != shown, Self.list(stack) != Self.list(shown) { return false }
+        }
+        if let tab, tab != (view.tab ?? "(none)") { return false }
+        if let modal, modal != (view.modal?.kind ?? "none") { return false }
+        if let user {
+            let expected = user.isEmpty ? "(signed out)" : user
+            let actual = (view.record?.user).map { $0.isEmpty ? "(signed out)" : $0 } ?? "(no record)"
+            if expected != actual { return false }
+        }
+        if let coordinators {
+            let expected = coordinators.sorted()
+            let actual = view.coordinatorNames
+            if expected != actual, Self.list(expected) != Self.list(actual) { return false }
+        }
+        guard checksState else { return true }
+        let (state, stale) = state(in: view)
+        let fresh = stale ? nil : state
+        if let phase, stale || (fresh?.phase ?? .none) != phase { return false }
+        if let message, message != (fresh?.message ?? "") { return false }
+        if let notice, notice != (fresh?.notice ?? "") { return false }
+        if let data, !data.isEmpty {
+            if stale { return false }
+            let payload = view.payload(of: fresh)
+            for (path, expected) in data where !DataPath.matches(expected, at: path, in: payload) { return false }
+        }
+        return true
     }
 
     /// Every checked field, expected against actual, plus the screen's context fields (marked as
