@@ -12,6 +12,12 @@ struct NavigationTable {
     /// Sessions' navigations differ in a few ids: each is held packed against a similar one
     /// (`ValueDeltas`; a sign-in screen's 360 bytes are some 90).
     private var deltas = ValueDeltas(limits: .init(references: 32, referencesPerShape: 32))
+    /// The sessions whose navigation changed last, held as they are: packing tries every
+    /// reference (tens of microseconds on the owner's reply to each `navigate`), so a session
+    /// being navigated now is packed only once `hotLimit` other sessions changed after it. Memory
+    /// per session is as before; the unpacked ones are a fixed few.
+    private var hot: [SessionID] = []
+    static let hotLimit = 16
     /// The key a session's navigation is packed under: the same shape for every session, and the
     /// session's id as its name (a navigation names its session; the delta writes that as a byte).
     private static func key(_ session: SessionID) -> [UInt8] {
@@ -28,6 +34,7 @@ struct NavigationTable {
         set {
             guard let navigation = newValue else {
                 entries[session] = nil
+                hot.removeAll { $0 == session }
                 return
             }
             // A navigation is strings, numbers and messages without required fields: encoding it
@@ -36,12 +43,17 @@ struct NavigationTable {
                 assertionFailure("a navigation could not be encoded")
                 return
             }
-            if let packed = deltas.pack(bytes, key: Self.key(session)) {
-                entries[session] = (navigation.version, packed, true)
-            } else {
-                entries[session] = (navigation.version, bytes, false)
-            }
+            entries[session] = (navigation.version, bytes, false)
+            guard !hot.contains(session) else { return }
+            hot.append(session)
+            if hot.count > Self.hotLimit { pack(hot.removeFirst()) }
         }
+    }
+
+    /// Packs the session's navigation if it is held as it is and packs well.
+    private mutating func pack(_ session: SessionID) {
+        guard let entry = entries[session], !entry.packed, let packed = deltas.pack(entry.bytes, key: Self.key(session)) else { return }
+        entries[session] = (entry.version, packed, true)
     }
 
     /// The navigation's bytes; nil only if a delta this table made could not be read (a bug).
@@ -61,6 +73,11 @@ struct NavigationTable {
             sum.bytes += entry.bytes.count
             sum.whole += entry.packed ? ValueDeltas.unpackedCount(entry.bytes) : entry.bytes.count
         }
+    }
+
+    /// Whether the session's navigation is held packed (tests).
+    func isPacked(_ session: SessionID) -> Bool {
+        entries[session]?.packed ?? false
     }
 
     func contains(_ session: SessionID) -> Bool {

@@ -37,11 +37,40 @@ struct NavigationTableTests {
         #expect(table.count == 200)
         #expect(Dictionary(uniqueKeysWithValues: table.all.map { ($0.session, $0.navigation) }) == written)
         let held = table.heldBytes
-        #expect(held.packed >= 190, "\(held.packed) of 200 navigations packed")
+        // The last sessions changed are held as they are until others change after them.
+        #expect(held.packed >= 190 - NavigationTable.hotLimit, "\(held.packed) of 200 navigations packed")
+        #expect(held.packed <= 200 - NavigationTable.hotLimit, "\(held.packed) of 200 navigations packed")
         #expect(held.bytes * 3 < held.whole, "\(held.whole) bytes held as \(held.bytes)")
         table[try SessionID("session0")] = nil
         #expect(table[try SessionID("session0")] == nil)
         #expect(table.count == 199)
+    }
+
+    @Test("a session navigated again and again is held as it is, and packed once others change after it")
+    func hotSessions() throws {
+        var table = NavigationTable()
+        let busy = try SessionID("busy")
+        for index in 0..<40 {
+            let session = try SessionID("session\(index)")
+            table[session] = try Self.navigation(session: index)
+        }
+        let packedBefore = table.heldBytes.packed
+        for version in 1...50 {
+            table[busy] = try Self.navigation(session: version, details: version % 4)
+            #expect(table[busy] == (try Self.navigation(session: version, details: version % 4)))
+        }
+        // Its fifty changes packed one navigation: the oldest of the hot ones, which its first
+        // change pushed out; none of its own.
+        #expect(table.heldBytes.packed == packedBefore + 1 && !table.isPacked(busy))
+        for index in 40..<(40 + NavigationTable.hotLimit) {
+            table[try SessionID("session\(index)")] = try Self.navigation(session: index)
+        }
+        #expect(table[busy] == (try Self.navigation(session: 50, details: 2)))
+        #expect(table.isPacked(busy), "the busy session is packed once \(NavigationTable.hotLimit) others changed after it")
+        #expect(table.heldBytes.packed >= packedBefore + NavigationTable.hotLimit - 1, "the busy session and those before it are packed by now")
+        // Deleted, it leaves the hot ones: a session changed after it is not packed early.
+        table[busy] = nil
+        #expect(table[busy] == nil && table.count == 40 + NavigationTable.hotLimit)
     }
 }
 
