@@ -28,6 +28,8 @@ let package = Package(
                 // app-journey and app-memory drive the whole app as a client does.
                 .product(name: "FlowClient", package: "flowbus"),
                 .product(name: "FlowHost", package: "flowbus"),
+                // app-journey reads the wall clock the host stamps its history with.
+                .product(name: "FlowProtocol", package: "flowbus"),
                 // chaos-check times the checker on a run of a million events.
                 .product(name: "FlowChaos", package: "flowbus"),
                 // app-store runs a PostgreSQL server of its own, as the tests do.

@@ -1,5 +1,6 @@
 import FlowClient
 import FlowHost
+import FlowProtocol
 import Foundation
 import Logging
 
@@ -179,12 +180,6 @@ struct AppJourney {
         switch edges {
         case .success(let splits):
             let labels = Self.steps.flatMap(\.milestones).filter { $0.fresh != nil }.map(\.label)
-            for label in labels {
-                guard let split = splits[label], !split.atHost.isEmpty else { continue }
-                progress("\(Self.name): \(label): client → host p50 \(format(LatencySummary(nanoseconds: split.toHost).p50)) µs, "
-                    + "at the host \(format(LatencySummary(nanoseconds: split.atHost).p50)) µs, "
-                    + "host → view \(format(LatencySummary(nanoseconds: split.back).p50)) µs (\(split.atHost.count) intents)")
-            }
             let whole = samples.milestones.mapValues { LatencySummary(nanoseconds: $0).p50 }
             result += JourneyEdges.rows(splits, labels: labels, whole: whole, benchmark: Self.name)
         case .failure(let error):
@@ -407,7 +402,7 @@ struct AppJourney {
             var last: SessionView?
             for await view in views {
                 let now = monotonicNanoseconds()
-                let wall = JourneyEdges.nowUnixNanos()
+                let wall = WallClock.nowUnixNanos()
                 last = view
                 for index in expectations.indices where reached[index] == nil && expectations[index].isMet(by: view) {
                     reached[index] = now
@@ -423,7 +418,7 @@ struct AppJourney {
         }
         defer { alarm.cancel() }
         let sent = monotonicNanoseconds()
-        let sentWall = JourneyEdges.nowUnixNanos()
+        let sentWall = WallClock.nowUnixNanos()
         var outcome: IntentOutcome
         // A navigation intent may be refused while the flow that owns the screen is still starting
         // (a person would tap again): it is sent again, counted, and its time runs from the first try.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Issue 16, "say where every remaining microsecond goes": each timed milestone of app-journey
 /// split in three by the host's own record of the session (`flowbus trace --json`), on the one
-/// wall clock the client and the host share (CLOCK_REALTIME, one machine):
+/// wall clock the client and the host share (`WallClock`, one machine):
 /// - **to the host**: the client sends the intent → the broker takes it in (the trace's intent);
 /// - **at the host**: → the Clone server takes in the write of the state that meets the
 ///   milestone (the trace's state event with that screen and version);
@@ -27,12 +27,6 @@ enum JourneyEdges {
         var toHost: [UInt64] = []
         var atHost: [UInt64] = []
         var back: [UInt64] = []
-    }
-
-    static func nowUnixNanos() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     /// The session's recorded events, read with `flowbus trace --json` from the running host.
@@ -67,14 +61,17 @@ enum JourneyEdges {
         for sample in samples {
             guard let received = intents[sample.intentKey], let written = states["\(sample.screen)#\(sample.version)"],
                   sample.sentUnixNanos <= received, received <= written, written <= sample.reachedUnixNanos else { continue }
-            splits[sample.label, default: Split()].toHost.append(UInt64(received - sample.sentUnixNanos))
-            splits[sample.label, default: Split()].atHost.append(UInt64(written - received))
-            splits[sample.label, default: Split()].back.append(UInt64(sample.reachedUnixNanos - written))
+            var split = splits[sample.label] ?? Split()
+            split.toHost.append(UInt64(received - sample.sentUnixNanos))
+            split.atHost.append(UInt64(written - received))
+            split.back.append(UInt64(sample.reachedUnixNanos - written))
+            splits[sample.label] = split
         }
         return splits
     }
 
-    /// One row per milestone split: the time at the host, with the edges in the note.
+    /// One row per milestone split: the time at the host, with the edges in the note (and a
+    /// progress line each).
     /// `whole`: each label's p50 over every measured journey (µs), set beside the three parts'
     /// sum so a split that lost its way shows.
     static func rows(_ splits: [String: Split], labels: [String], whole: [String: Double], benchmark: String) -> [ResultRow] {
@@ -85,6 +82,8 @@ enum JourneyEdges {
             let back = LatencySummary(nanoseconds: split.back)
             let µs = { (value: Double) in format(value) }
             let sum = toHost.p50 + atHost.p50 + back.p50
+            progress("\(benchmark): \(label): client → host p50 \(µs(toHost.p50)) µs, at the host \(µs(atHost.p50)) µs, "
+                + "host → view \(µs(back.p50)) µs (\(split.atHost.count) intents)")
             return ResultRow(
                 benchmark, "\(label), at the host, p50", unit: "ms", flowbus: atHost.p50 / 1000,
                 note: "\(label) split by the host's history (`flowbus trace`, one wall clock), \(split.atHost.count) of the last intents: "
