@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <malloc.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -48,8 +51,16 @@ loop:
 
 /// Everything between fork and exec: async-signal-safe calls only.
 static void cflowhost_child(const char *path, char *const argv[], char *const envp[], int log_fd,
-                            int report_fd, pid_t parent, rlim_t fd_limit) {
+                            int report_fd, pid_t parent, rlim_t fd_limit, int cpu) {
     setpgid(0, 0);
+    // Pinned before exec: every thread the plugin makes inherits it. Best effort: the parent
+    // reads the child's CPUs back and says so when this did not hold.
+    if (cpu >= 0 && cpu < CPU_SETSIZE) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof one, &one);
+    }
     // Linux sends this when the parent *thread* that forked exits, hence the supervisor's own thread.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
@@ -82,7 +93,7 @@ static void cflowhost_child(const char *path, char *const argv[], char *const en
 }
 
 int cflowhost_spawn(const char *path, char *const argv[], char *const envp[], const char *log_path,
-                    pid_t *pid_out, int *stage_out) {
+                    int cpu, pid_t *pid_out, int *stage_out) {
     *pid_out = 0;
     *stage_out = CFLOWHOST_STAGE_NONE;
 
@@ -121,7 +132,7 @@ int cflowhost_spawn(const char *path, char *const argv[], char *const envp[], co
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     pid_t pid = fork();
-    if (pid == 0) cflowhost_child(path, argv, envp, log_fd, report_pipe[1], parent, fd_limit);
+    if (pid == 0) cflowhost_child(path, argv, envp, log_fd, report_pipe[1], parent, fd_limit, cpu);
     int fork_error = errno;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
 
@@ -197,4 +208,45 @@ int cflowhost_malloc_trim(void) {
 unsigned long long cflowhost_heap_free_bytes(void) {
     struct mallinfo2 info = mallinfo2();
     return (unsigned long long)info.fordblks;
+}
+
+int cflowhost_allowed_cpus(pid_t pid, int *cpus_out, int capacity) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(pid, sizeof set, &set) != 0) return -errno;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        if (count < capacity) cpus_out[count] = cpu;
+        count++;
+    }
+    return count;
+}
+
+int cflowhost_pin_thread(pid_t tid, int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(tid, sizeof one, &one) == 0 ? 0 : errno;
+}
+
+int cflowhost_pin_process(int cpu) {
+    // Twice over the task list: a thread made while the first pass ran may have been made by
+    // a thread not pinned yet; after the second, every thread that exists was pinned, and
+    // threads made later inherit from a pinned one.
+    int result = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        DIR *tasks = opendir("/proc/self/task");
+        if (tasks == NULL) return errno;
+        struct dirent *entry;
+        while ((entry = readdir(tasks)) != NULL) {
+            if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+            int error = cflowhost_pin_thread((pid_t)atoi(entry->d_name), cpu);
+            // A thread that ended since the list was read is gone, not a failure.
+            if (error != 0 && error != ESRCH) result = error;
+        }
+        closedir(tasks);
+    }
+    return result;
 }

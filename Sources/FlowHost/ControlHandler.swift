@@ -126,7 +126,8 @@ struct ControlHandler {
             faults: faults.status,
             curveDenied: security.curve == nil ? nil : security.authenticator?.decisions.denied,
             memory: memory.statistics,
-            connectionsRateLimited: security.connections?.refusedCount
+            connectionsRateLimited: security.connections?.refusedCount,
+            hostCPU: host.pinnedCPU
         )
     }
 

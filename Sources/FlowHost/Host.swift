@@ -20,10 +20,31 @@ public final class Host: Sendable {
     private let planRunner = Mutex<FaultPlanRunner?>(nil)
     /// Faults asked for one at a time (`flowbus fault kill|stop|clock|partition`), beside the plan.
     private let singleRunners = Mutex<[FaultPlanRunner]>([])
+    /// The CPU `run` pinned this process to (`Placement.pinned`).
+    private let pinned = Mutex<Int?>(nil)
+    var pinnedCPU: Int? { pinned.withLock { $0 } }
 
     public init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+    }
+
+    /// Pinned placement: every thread of this process on the first CPU it may use, and the CPUs
+    /// the plugins get in turn. Nil for shared placement, or when the CPUs cannot be read.
+    private func placeOnCPUs() -> CPUPlacement? {
+        guard configuration.placement == .pinned else { return nil }
+        guard let plan = CPUPlacement.ofThisProcess() else {
+            logger.warning("--placement pinned: the host could not read which CPUs it may use; every process runs where the kernel puts it, as with --placement shared")
+            return nil
+        }
+        if let error = CPUPlacement.pinThisProcess(to: plan.hostCPU) {
+            logger.warning("--placement pinned: not every host thread could be pinned to CPU \(plan.hostCPU) (\(String(cString: strerror(error)))); the plugins are pinned all the same")
+        }
+        pinned.withLock { $0 = plan.hostCPU }
+        logger.info("placement pinned: the host on one CPU, each plugin process on one, in turn", metadata: [
+            "flowbus.cpu": "\(plan.hostCPU)", "flowbus.cpus": "\(plan.cpus.map(String.init).joined(separator: ","))",
+        ])
+        return plan
     }
 
     /// Asks a running `run()` to stop, as SIGTERM or `flowbus down` do.
@@ -48,6 +69,8 @@ public final class Host: Sendable {
         try configuration.validateExposure()
         let manifest = try Manifest.parse(yaml: configuration.manifestYAML, baseDirectory: configuration.manifestDirectory)
         try directory.create()
+        // Before the bus makes its threads: they inherit the CPU.
+        let cpus = placeOnCPUs()
 
         let context = try ZMQContext()
         // The supervisor is made below; the ZAP handler names plugins through it once it exists.
@@ -103,7 +126,7 @@ public final class Host: Sendable {
         let supervisor = Supervisor(
             manifest: manifest, environment: environment,
             commandSearchPath: configuration.pluginSearchPath,
-            logDirectory: URL(fileURLWithPath: directory.logDirectory), logger: logger)
+            logDirectory: URL(fileURLWithPath: directory.logDirectory), placement: cpus, logger: logger)
         supervisorBox.withLock { $0 = supervisor }
         // Before any plugin starts: it clears the fault orders an earlier run left.
         let processes = ProcessFaultInjector(

@@ -2,6 +2,7 @@ import Foundation
 import Clone
 import Majordomo
 import MessagePath
+import Supervision
 
 /// Everything `flowbus up` decides before the host starts.
 public struct HostConfiguration: Sendable {
@@ -35,6 +36,8 @@ public struct HostConfiguration: Sendable {
     /// read or write any key, as on a plain 7/MDP broker and 12/CHP server. For the zguide's
     /// reference peers on loopback; the default is closed (Protocols/README.md, "Who may do what").
     public var openAccess = false
+    /// Where the host's threads and the plugin processes run (`flowbus up --placement`).
+    public var placement = Placement.shared
     /// Closed mode: new connections per second one client address may open (a burst of ten
     /// times that at once); past it the ZAP handler refuses them and counts them, and the
     /// client's libzmq connects again by itself. Plugins and the user's own tools (ipc) are not limited.

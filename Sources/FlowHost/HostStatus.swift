@@ -19,4 +19,6 @@ public struct HostStatus: Codable, Sendable {
     public var memory: MemoryStatistics?
     /// Closed mode: client connections refused for coming faster than the connection rate.
     public var connectionsRateLimited: Int?
+    /// The CPU the host's threads are pinned to (`flowbus up --placement pinned`); nil: shared.
+    public var hostCPU: Int?
 }

@@ -3,14 +3,15 @@ import Glibc
 
 /// Starts processes through the C shim; call it only from the supervisor's own thread.
 enum ChildProcess {
+    /// `cpu`: the one CPU the process and every thread it makes run on (nil: the kernel's choice).
     static func spawn(
-        path: String, arguments: [String], environment: [String: String], logPath: String
+        path: String, arguments: [String], environment: [String: String], logPath: String, cpu: Int? = nil
     ) throws(SpawnFailure) -> pid_t {
         // ETXTBSY is transient when another thread's fork briefly holds a writable fd to the file.
         var attempt = 0
         while true {
             do {
-                return try spawnOnce(path: path, arguments: arguments, environment: environment, logPath: logPath)
+                return try spawnOnce(path: path, arguments: arguments, environment: environment, logPath: logPath, cpu: cpu)
             } catch where error.step == .exec && error.errno == ETXTBSY && attempt < 5 {
                 attempt += 1
                 usleep(UInt32(1000 << attempt))
@@ -19,14 +20,14 @@ enum ChildProcess {
     }
 
     private static func spawnOnce(
-        path: String, arguments: [String], environment: [String: String], logPath: String
+        path: String, arguments: [String], environment: [String: String], logPath: String, cpu: Int?
     ) throws(SpawnFailure) -> pid_t {
         let argv = CStringArray([path.split(separator: "/").last.map(String.init) ?? path] + arguments)
         let envp = CStringArray(environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         var pid: pid_t = 0
         var stage: Int32 = 0
         let error = withExtendedLifetime((argv, envp)) {
-            cflowhost_spawn(path, argv.pointers, envp.pointers, logPath, &pid, &stage)
+            cflowhost_spawn(path, argv.pointers, envp.pointers, logPath, Int32(cpu ?? -1), &pid, &stage)
         }
         guard error == 0 else {
             throw SpawnFailure(step: SpawnFailure.Step(stage), errno: error, path: path, logPath: logPath)

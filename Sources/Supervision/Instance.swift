@@ -6,6 +6,8 @@ struct Instance {
     let id: InstanceID
     let spec: PluginSpec
     let logPath: String
+    /// The one CPU its processes run on (pinned placement), or nil: wherever the kernel puts them.
+    let cpu: Int?
     var pid: pid_t?
     var state: PluginStatus.State = .starting
     var restarts = 0
@@ -22,9 +24,10 @@ struct Instance {
     var consecutiveCrashes = 0
     var restartDue: ContinuousClock.Instant?
 
-    init(spec: PluginSpec, replica: Int, logDirectory: URL) {
+    init(spec: PluginSpec, replica: Int, logDirectory: URL, cpu: Int? = nil) {
         self.id = InstanceID(plugin: spec.name, replica: replica)
         self.spec = spec
+        self.cpu = cpu
         self.logPath = logDirectory.appendingPathComponent("\(spec.name).\(replica).log").path
     }
 
@@ -35,7 +38,7 @@ struct Instance {
             lastExitReason: lastExit?.description, startedAt: startedAt,
             // `now` may be read just before a start that the status then shows: never below zero.
             uptime: running ? max(0, startedAtInstant.map { (now - $0).seconds } ?? 0) : 0,
-            lastHeartbeat: lastHeartbeat, hangs: hangs, incarnation: incarnation, logPath: logPath
+            lastHeartbeat: lastHeartbeat, hangs: hangs, incarnation: incarnation, logPath: logPath, cpu: cpu
         )
     }
 

@@ -21,6 +21,8 @@ public struct PluginStatus: Codable, Sendable, Equatable {
     /// 1 for the first process of this slot, one more for each restart.
     public var incarnation: Int
     public var logPath: String
+    /// The one CPU the slot's processes run on (`flowbus up --placement pinned`); nil: the kernel places them.
+    public var cpu: Int?
 }
 
 /// A plugin's replica: `echo[1]`.

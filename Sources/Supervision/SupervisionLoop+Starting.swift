@@ -49,7 +49,8 @@ extension SupervisionLoop {
         let pid: pid_t
         do {
             pid = try ChildProcess.spawn(
-                path: path, arguments: instance.spec.args, environment: childEnvironment, logPath: instance.logPath
+                path: path, arguments: instance.spec.args, environment: childEnvironment, logPath: instance.logPath,
+                cpu: instance.cpu
             )
         } catch {
             throw .spawnFailed(plugin: instance.spec.name, failure: error)
@@ -57,6 +58,14 @@ extension SupervisionLoop {
         instance.markStarted(pid: pid, now: .now)
         var metadata = metadata(instance)
         metadata["flowbus.incarnation"] = "\(instance.incarnation)"
+        if let cpu = instance.cpu {
+            metadata["flowbus.cpu"] = "\(cpu)"
+            // The child pins itself before exec, best effort: a CPU taken away since the host
+            // started (hotplug, a cpuset changed) leaves it where the kernel puts it.
+            if let allowed = CPUPlacement.allowedCPUs(of: pid), allowed != [cpu] {
+                logger.warning("plugin not pinned to CPU \(cpu) as --placement pinned asks: it may run on CPUs \(allowed.map(String.init).joined(separator: ",")); check the host's CPUs (taskset -p \(getpid())) and start the host again", metadata: metadata)
+            }
+        }
         logger.info("plugin started", metadata: metadata)
         events.yield(.started(instance.id, pid: pid, incarnation: instance.incarnation))
     }

@@ -32,10 +32,11 @@ final class SupervisionLoop: Sendable {
 
     init(
         manifest: Manifest, environment: [String: String], locator: CommandLocator, logDirectory: URL,
-        logger: Logger, events: AsyncStream<SupervisorEvent>.Continuation
+        placement: CPUPlacement? = nil, logger: Logger, events: AsyncStream<SupervisorEvent>.Continuation
     ) {
-        let instances = manifest.plugins.flatMap { spec in
-            (0..<spec.replicas).map { Instance(spec: spec, replica: $0, logDirectory: logDirectory) }
+        let slots = manifest.plugins.flatMap { spec in (0..<spec.replicas).map { (spec, $0) } }
+        let instances = slots.enumerated().map { index, slot in
+            Instance(spec: slot.0, replica: slot.1, logDirectory: logDirectory, cpu: placement?.cpu(ofInstance: index))
         }
         self.book = Mutex(SupervisionBook(instances: instances))
         self.settings = manifest.supervisor

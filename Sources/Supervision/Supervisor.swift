@@ -21,6 +21,7 @@ public final class Supervisor: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         commandSearchPath: [String] = [],
         logDirectory: URL,
+        placement: CPUPlacement? = nil,
         logger: Logger
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: SupervisorEvent.self, bufferingPolicy: .bufferingNewest(4096))
@@ -32,7 +33,7 @@ public final class Supervisor: Sendable {
         )
         loop = SupervisionLoop(
             manifest: manifest, environment: environment, locator: locator,
-            logDirectory: logDirectory, logger: logger, events: continuation
+            logDirectory: logDirectory, placement: placement, logger: logger, events: continuation
         )
     }
 

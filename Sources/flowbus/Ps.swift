@@ -96,21 +96,25 @@ struct StatusTable {
                 lines.append("           over the rate: \(connections) connection(s), \(clone.snapshotsRateLimited) snapshot(s) (flowbus up --connection-rate, --snapshot-rate)")
             }
         }
+        let pinned = status.hostCPU != nil || status.plugins.contains { $0.cpu != nil }
+        if pinned {
+            lines.append("  cpus     pinned: the host on CPU \(status.hostCPU.map(String.init) ?? "-"), each plugin process on the CPU of its row (--placement pinned)")
+        }
         lines.append("")
-        let header = ["PLUGIN", "PID", "STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]
+        let header = ["PLUGIN", "PID"] + (pinned ? ["CPU"] : []) + ["STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]
         var rows = [header]
         let now = Date()
         for plugin in status.plugins {
-            rows.append([
-                "\(plugin.name)[\(plugin.replica)]",
-                plugin.pid.map(String.init) ?? "-",
-                plugin.state.rawValue,
-                // Restarts after a hang say so: 2 (1 hung).
-                plugin.hangs > 0 ? "\(plugin.restarts) (\(plugin.hangs) hung)" : "\(plugin.restarts)",
-                plugin.pid == nil ? "-" : Self.duration(plugin.uptime),
-                plugin.lastHeartbeat.map { Self.duration(now.timeIntervalSince($0)) + " ago" } ?? "-",
-                plugin.lastExitReason ?? "-",
-            ])
+            let name = "\(plugin.name)[\(plugin.replica)]"
+            let pid = plugin.pid.map(String.init) ?? "-"
+            // Restarts after a hang say so: 2 (1 hung).
+            let restarts = plugin.hangs > 0 ? "\(plugin.restarts) (\(plugin.hangs) hung)" : "\(plugin.restarts)"
+            let uptime = plugin.pid == nil ? "-" : Self.duration(plugin.uptime)
+            let heartbeat = plugin.lastHeartbeat.map { Self.duration(now.timeIntervalSince($0)) + " ago" } ?? "-"
+            var row = [name, pid]
+            if pinned { row.append(plugin.cpu.map(String.init) ?? "-") }
+            row += [plugin.state.rawValue, restarts, uptime, heartbeat, plugin.lastExitReason ?? "-"]
+            rows.append(row)
         }
         lines.append(contentsOf: Self.align(rows))
         lines.append("")

@@ -3,6 +3,7 @@ import FlowHost
 import MessagePath
 import Foundation
 import Logging
+import Supervision
 
 struct Up: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -63,6 +64,9 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "Closed mode: snapshots per second one client may ask the Clone server for, four times that at once; past it they are dropped and counted. 0: no limit.")
     var snapshotRate: Int = 50
 
+    @Option(name: .long, help: "Where the host and its plugins run: shared (the kernel places every thread, the default) or pinned (the host's threads on one CPU, each plugin process on one CPU, in turn over the CPUs the host may use: less CPU and latency per message on a small or virtual machine; no plugin uses more than one CPU). Default: $FLOWBUS_PLACEMENT, else shared.")
+    var placement: String?
+
     @Flag(name: .long, help: "Open mode: every peer may register as a worker, call any service and read or write any key (for the zguide's reference peers on loopback). The default is closed: only the plugins this host launches serve and write state; clients send intents and read their own session.")
     var open = false
 
@@ -88,6 +92,7 @@ struct Up: ParsableCommand {
         if let manifest, !FileManager.default.isReadableFile(atPath: manifest) {
             throw ValidationError("cannot read the manifest \(manifest); give the path of a YAML manifest, or omit --manifest for the default app's")
         }
+        _ = try chosenPlacement()
         if manifest != nil, app != nil {
             throw ValidationError("--manifest and --app both say what to run; give one of them")
         }
@@ -134,7 +139,19 @@ struct Up: ParsableCommand {
         configuration.connectionRate = connectionRate == 0 ? .unlimited : RateLimit(perSecond: Double(connectionRate), burst: Double(connectionRate * 10))
         configuration.snapshotRate = snapshotRate == 0 ? .unlimited : RateLimit(perSecond: Double(snapshotRate), burst: Double(snapshotRate * 4))
         configuration.pluginSearchPath = [ExecutablePath.directory]
+        configuration.placement = try chosenPlacement()
         return configuration
+    }
+
+    /// --placement, else $FLOWBUS_PLACEMENT, else shared.
+    private func chosenPlacement() throws -> Placement {
+        let fromEnvironment = ProcessInfo.processInfo.environment["FLOWBUS_PLACEMENT"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let text = placement ?? fromEnvironment else { return .shared }
+        guard let chosen = Placement(rawValue: text) else {
+            let source = placement != nil ? "--placement" : "FLOWBUS_PLACEMENT"
+            throw ValidationError("\(source) must be shared (the kernel places every thread) or pinned (the host and each plugin process on one CPU each); got \(text)")
+        }
+        return chosen
     }
 }
 

@@ -121,4 +121,62 @@ struct SupervisionEndToEndTests {
         let gone = await HostFixture.eventually(timeout: .seconds(3)) { !pids.contains(where: isAlive) }
         #expect(gone, "left running: \(pids.filter(isAlive))")
     }
+
+    @Test("--placement pinned: every host thread on one CPU, each plugin on the next in turn, shown by ps", .timeLimit(.minutes(2)))
+    func pinnedPlacementPinsTheHostAndEachPlugin() async throws {
+        let allowed = try cpuList(of: "self")
+        let host = try await HostFixture.start(manifest: echoManifest([("alpha", 2), ("beta", 1)]), arguments: ["--placement", "pinned"])
+        defer { Task { try? await host.stop() } }
+        let running = try await HostFixture.eventually(timeout: .seconds(10)) {
+            try await host.plugins().filter { $0["state"] as? String == "running" }.count == 3
+        }
+        #expect(running, "not every plugin reached running:\n\(host.hostLog)")
+        let status = try await host.status()
+        let hostCPU = try #require(status["hostCPU"] as? Int, "ps --json has no hostCPU: \(status)")
+        #expect(hostCPU == allowed.first)
+        let hostPID = try #require(host.hostPID)
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(hostPID)/task")
+        #expect(!threads.isEmpty)
+        for thread in threads {
+            #expect(try cpuList(of: "\(hostPID)/task/\(thread)") == [hostCPU], "host thread \(thread)")
+        }
+        let plugins = try await host.plugins()
+        let cpus = plugins.compactMap { $0["cpu"] as? Int }
+        #expect(cpus == (1...3).map { allowed[$0 % allowed.count] }, "\(plugins)")
+        for plugin in plugins {
+            let pid = try #require(plugin["pid"] as? Int)
+            #expect(try cpuList(of: "\(pid)") == [plugin["cpu"] as? Int ?? -1], "\(plugin)")
+        }
+        let ps = try await host.run(["ps"])
+        #expect(ps.output.contains("cpus     pinned: the host on CPU \(hostCPU)"), "\(ps.output)")
+        let rows = ps.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains { $0.prefix(4) == ["PLUGIN", "PID", "CPU", "STATE"] }, "\(ps.output)")
+        for plugin in plugins {
+            let row = rows.first { $0.first == "\(plugin["name"] as? String ?? "")[\(plugin["replica"] as? Int ?? -1)]" }
+            #expect(row?.dropFirst(2).first == (plugin["cpu"] as? Int).map(String.init), "\(ps.output)")
+        }
+    }
+
+    @Test("a placement flowbus up does not know is refused before anything starts, naming both choices", .timeLimit(.minutes(1)))
+    func unknownPlacementIsRefused() async throws {
+        let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
+        let directory = TestScratch.directory("placement")
+        let up = try await FlowbusProcesses.run(flowbus, ["up", "--detach", "--placement", "spread", "--run-dir", directory])
+        #expect(up.status != 0)
+        #expect(up.output.contains("--placement must be shared"), "\(up.output)")
+        #expect(up.output.contains("pinned"), "\(up.output)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/host.json"), "no host may start")
+    }
+
+    /// The CPUs /proc/<path>/status allows, expanded ("0-1,3" → [0, 1, 3]).
+    private func cpuList(of path: String) throws -> [Int] {
+        let status = try String(contentsOfFile: "/proc/\(path)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let list = line.split(separator: "\t").last.map(String.init) ?? ""
+        return list.split(separator: ",").flatMap { range -> [Int] in
+            let bounds = range.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard let low = bounds.first else { return [] }
+            return Array(low...(bounds.last ?? low))
+        }
+    }
 }
