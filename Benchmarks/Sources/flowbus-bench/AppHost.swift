@@ -1,3 +1,5 @@
+import FlowClient
+import FlowHost
 import Foundation
 import Synchronization
 
@@ -61,7 +63,10 @@ final class AppHost {
     /// `flowbus up --detach` with the default manifest in a fresh run directory, then waits until
     /// every app service has a worker registered with the broker.
     /// `manifest`: YAML to run instead of the default app's manifest.
-    static func start(options: Options, label: String, manifest: String? = nil, waitingFor: [String] = AppHost.services) throws(BenchError) -> AppHost {
+    /// `upOptions`: more `flowbus up` options for this app alone (e.g. `--placement pinned`).
+    static func start(
+        options: Options, label: String, manifest: String? = nil, waitingFor: [String] = AppHost.services, upOptions: [String] = []
+    ) throws(BenchError) -> AppHost {
         let repository = URL(fileURLWithPath: options.repositoryPath)
         let flowbus = repository.appendingPathComponent("Benchmarks/.build-flowbus/release/flowbus").path
         let host = AppHost(label: label, flowbus: flowbus, repository: repository, scratch: try ScratchDirectory())
@@ -76,7 +81,8 @@ final class AppHost {
         if let extra = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_UP_OPTIONS"] {
             chosen += extra.split(separator: " ").map(String.init)
         }
-        progress("\(label): flowbus up --detach (\(manifest == nil ? "default manifest: the whole app" : "its own manifest")), run directory \(host.runDirectory)")
+        chosen += upOptions
+        progress("\(label): flowbus up --detach\(upOptions.isEmpty ? "" : " " + upOptions.joined(separator: " ")) (\(manifest == nil ? "default manifest: the whole app" : "its own manifest")), run directory \(host.runDirectory)")
         let (status, output) = IdleMemory.execute(
             flowbus, ["up", "--detach", "--run-dir", host.runDirectory, "--log-level", "warning"] + chosen, in: repository)
         host.hostPID = host.descriptorPID
@@ -100,6 +106,15 @@ final class AppHost {
               let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let pid = json["pid"] as? Int
         else { return nil }
         return Int32(pid)
+    }
+
+    /// The endpoints the host announced in its run directory (`host.json`).
+    func endpoints() throws(BenchError) -> BusEndpoints {
+        do {
+            return try BusEndpoints.announced(by: RunDirectory(path: runDirectory))
+        } catch {
+            throw BenchError("cannot read the host's endpoints from \(runDirectory)/host.json: \(error)")
+        }
     }
 
     var hostLogTail: String {

@@ -105,30 +105,15 @@ struct AppJourney {
 
     func run() -> [ResultRow] {
         if let reason = AppHost.prepare(options: options, label: Self.name) { return [.unavailable(Self.name, reason)] }
+        // Shared named outright: a FLOWBUS_PLACEMENT in the environment must not change the default's figures.
         let host: AppHost
-        do { host = try AppHost.start(options: options, label: Self.name) } catch { return [.failed(Self.name, error.description)] }
-        defer { host.stop() }
         let samples: Samples
         do throws(BenchError) {
-            let endpoints: BusEndpoints
-            do {
-                endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
-            } catch {
-                throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
-            }
-            progress("\(Self.name): \(warmup) warm-up + \(journeys) journeys of \(Self.steps.count) intents, one session, \(Self.email)")
-            // Every process of the app, to say what CPU a journey costs and where.
-            let members = [ProcessTreeCPU.Member(label: "host (broker, Clone server, supervisor)", pid: host.hostPID)]
-                + (try host.plugins()).compactMap { plugin in plugin.pid.map { ProcessTreeCPU.Member(label: plugin.name, pid: $0) } }
-                + [ProcessTreeCPU.Member(label: "client (this process's SessionClient)", pid: nil)]
-            let cpu = ProcessTreeCPU(members: members)
-            samples = try blocking { [journeys, warmup, logger] in
-                try await Self.play(endpoints: endpoints, warmup: warmup, journeys: journeys, cpu: cpu, logger: logger)
-            }
-            _ = try host.checkNoRestarts()
+            (host, samples) = try measure(upOptions: ["--placement", "shared"])
         } catch {
-            return [.failed(Self.name, error.description + "; host log: \(host.hostLogTail)")]
+            return [.failed(Self.name, error.description)]
         }
+        defer { host.stop() }
         // Where each milestone's time went: to the host, at the host, back to the view.
         let edges: Swift.Result<[String: JourneyEdges.Split], BenchError>
         do throws(BenchError) {
@@ -139,8 +124,18 @@ struct AppJourney {
             progress("\(Self.name): the split by the host's trace FAILED: \(error)")
             edges = .failure(error)
         }
-        // The like's raw floor, with the app stopped so the two never share the machine.
         host.stop()
+        // Issue 16: the same journeys on a host started with `--placement pinned`, right after.
+        let pinned: Swift.Result<Samples, BenchError>
+        do throws(BenchError) {
+            let (pinnedHost, pinnedSamples) = try measure(upOptions: ["--placement", "pinned"])
+            pinnedHost.stop()
+            pinned = .success(pinnedSamples)
+        } catch {
+            progress("\(Self.name): the pass with --placement pinned FAILED: \(error)")
+            pinned = .failure(error)
+        }
+        // The like's raw floor, with the app stopped so the two never share the machine.
         var floors: [LikeFloor.Result] = []
         var floorFailures: [String] = []
         let floor = LikeFloor(quick: options.quick)
@@ -177,6 +172,7 @@ struct AppJourney {
             journeyFloor = .failure(error)
         }
         var result = rows(samples, floors: floors, floorFailures: floorFailures, journeyFloor: journeyFloor)
+        result += placementRows(shared: samples, pinned: pinned)
         switch edges {
         case .success(let splits):
             let labels = Self.steps.flatMap(\.milestones).filter { $0.fresh != nil }.map(\.label)
@@ -187,6 +183,75 @@ struct AppJourney {
                                     note: "app-journey's split by the host's trace failed: \(error)"))
         }
         return result
+    }
+
+    /// Starts the app with `upOptions` and plays the warm-up and measured journeys; returns the
+    /// host, still running (the caller stops it), and what the journeys measured.
+    private func measure(upOptions: [String]) throws(BenchError) -> (AppHost, Samples) {
+        let host = try AppHost.start(options: options, label: Self.name, upOptions: upOptions)
+        do throws(BenchError) {
+            let endpoints = try host.endpoints()
+            progress("\(Self.name): \(warmup) warm-up + \(journeys) journeys of \(Self.steps.count) intents, one session, \(Self.email) (\(upOptions.joined(separator: " ")))")
+            // Every process of the app, to say what CPU a journey costs and where.
+            let members = [ProcessTreeCPU.Member(label: "host (broker, Clone server, supervisor)", pid: host.hostPID)]
+                + (try host.plugins()).compactMap { plugin in plugin.pid.map { ProcessTreeCPU.Member(label: plugin.name, pid: $0) } }
+                + [ProcessTreeCPU.Member(label: "client (this process's SessionClient)", pid: nil)]
+            let cpu = ProcessTreeCPU(members: members)
+            let samples = try blocking { [journeys, warmup, logger] in
+                try await Self.play(endpoints: endpoints, warmup: warmup, journeys: journeys, cpu: cpu, logger: logger)
+            }
+            _ = try host.checkNoRestarts()
+            return (host, samples)
+        } catch {
+            let log = host.hostLogTail
+            host.stop()
+            throw BenchError(error.description + "; host log: \(log)")
+        }
+    }
+
+    /// Each journey's time less its logIn → Home success (the password hash); nil without them.
+    static func withoutLogIn(_ samples: Samples) -> LatencySummary? {
+        guard let logIns = samples.milestones["logIn → Home success"], logIns.count == samples.journeys.count, !logIns.isEmpty else { return nil }
+        return LatencySummary(nanoseconds: zip(samples.journeys, logIns).map { $0 > $1 ? $0 - $1 : 0 })
+    }
+
+    /// The pinned pass beside the default's: the journey, the like and the CPU a journey takes.
+    /// Context: the targets are the default placement's.
+    private func placementRows(shared: Samples, pinned: Swift.Result<Samples, BenchError>) -> [ResultRow] {
+        let measure = { (label: String) in "\(label), --placement pinned" }
+        let pinnedSamples: Samples
+        switch pinned {
+        case .success(let samples): pinnedSamples = samples
+        case .failure(let error):
+            return [ResultRow(Self.name, measure("whole journey without logIn → Home, p50"), unit: "ms", flowbus: nil, verdict: .failed,
+                              note: "app-journey with `flowbus up --placement pinned` failed: \(error)")]
+        }
+        let ms = { (microseconds: Double) in microseconds / 1000 }
+        let sharedLabel = "the same journeys with --placement shared (the default), this run"
+        var rows: [ResultRow] = []
+        if let before = Self.withoutLogIn(shared), let after = Self.withoutLogIn(pinnedSamples) {
+            let like = { (samples: Samples) in samples.milestones["like → Details success"].map { LatencySummary(nanoseconds: $0) } }
+            let cpu = { (samples: Samples) in samples.cpu.map(\.microseconds).reduce(0, +) / 1000 }
+            progress("\(Self.name): --placement pinned: journey without logIn p50 \(format(ms(after.p50), decimals: 2)) ms (shared \(format(ms(before.p50), decimals: 2)))")
+            rows.append(ResultRow(
+                Self.name, measure("whole journey without logIn → Home, p50"), unit: "ms", flowbus: ms(after.p50),
+                raw: ms(before.p50), rawLabel: sharedLabel,
+                note: "app-journey on a host started with `flowbus up --placement pinned` (its threads on one CPU, each plugin process with "
+                    + "every thread on one CPU, in turn), right after the default's pass: \(pinnedSamples.journeys.count) journeys after \(warmup) "
+                    + "warm-up, p99 \(format(ms(after.p99), decimals: 2)) ms (shared \(format(ms(before.p99), decimals: 2))); "
+                    + "the client (this process) runs where the kernel puts it; the targets above are the default placement's"))
+            if let likeBefore = like(shared), let likeAfter = like(pinnedSamples) {
+                rows.append(ResultRow(Self.name, measure("like → Details success, p50"), unit: "ms", flowbus: ms(likeAfter.p50),
+                                      raw: ms(likeBefore.p50), rawLabel: sharedLabel))
+            }
+            if !shared.cpu.isEmpty, !pinnedSamples.cpu.isEmpty {
+                rows.append(ResultRow(Self.name, measure("CPU per journey, all processes"), unit: "ms", flowbus: cpu(pinnedSamples),
+                                      raw: cpu(shared), rawLabel: sharedLabel,
+                                      note: "app-journey CPU per journey with --placement pinned: \(format(pinnedSamples.wakeUps)) thread wake-ups "
+                                        + "(shared \(format(shared.wakeUps)))"))
+            }
+        }
+        return rows
     }
 
     private func rows(
@@ -206,8 +271,7 @@ struct AppJourney {
             ResultRow(Self.name, "whole journey (\(Self.steps.count) intents), p99", unit: "ms", flowbus: ms(whole.p99)),
         ]
         // Issue 16: the journey without its sign-in (the password hash), per journey.
-        if let logIns = samples.milestones["logIn → Home success"], logIns.count == samples.journeys.count, !logIns.isEmpty {
-            let rest = LatencySummary(nanoseconds: zip(samples.journeys, logIns).map { $0 > $1 ? $0 - $1 : 0 })
+        if let rest = Self.withoutLogIn(samples) {
             rows.append(ResultRow(
                 Self.name, "whole journey without logIn → Home, p50", unit: "ms", flowbus: ms(rest.p50),
                 raw: journeyFloorResult.map { ms($0.journey.p50) },

@@ -51,12 +51,7 @@ struct AppMemory {
             let idle = try read(host)
             progress("\(Self.name): idle: VmRSS \(format(mib(idle.residentKiB))) MiB, PSS \(format(mib(idle.proportionalKiB))) MiB over host + \(idle.plugins.count) plugins")
 
-            let endpoints: BusEndpoints
-            do {
-                endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
-            } catch {
-                throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
-            }
+            let endpoints = try host.endpoints()
             var opened: Set<String> = []
             var openTimes: [UInt64] = []
             /// Opens `count` sessions more, checks that the host keeps every one open, idles, reads.

@@ -66,10 +66,7 @@ struct AppStoreBench {
         let host = try AppHost.start(
             options: options, label: "\(Self.name) (\(label))", manifest: manifest(data: data, replicas: replicas), waitingFor: ["svc.movies"])
         defer { host.stop() }
-        let endpoints: BusEndpoints
-        do { endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory)) } catch {
-            throw BenchError("cannot read the host's endpoints: \(error)")
-        }
+        let endpoints = try host.endpoints()
         let connections: [BusConnection]
         do { connections = try (0..<callers).map { _ in try BusConnection(endpoints: endpoints) } } catch {
             throw BenchError("cannot connect to the host: \(error)")

@@ -53,12 +53,7 @@ struct ClientFanout {
         let results: [Samples]
         var session = ""
         do throws(BenchError) {
-            let endpoints: BusEndpoints
-            do {
-                endpoints = try BusEndpoints.announced(by: RunDirectory(path: host.runDirectory))
-            } catch {
-                throw BenchError("cannot read the host's endpoints from \(host.runDirectory)/host.json: \(error)")
-            }
+            let endpoints = try host.endpoints()
             let counts = options.clientCounts
             progress("\(Self.name): one driver signed in as \(AppJourney.email), followers \(counts.map(String.init).joined(separator: ", ")); "
                 + "\(warmup) warm-up + \(changes) changes each")
