@@ -29,11 +29,13 @@ public final class Host: Sendable {
         self.logger = logger
     }
 
-    /// Pinned placement: every thread of this process on the first CPU it may use, and the CPUs
-    /// the plugins get in turn. Nil for shared placement, or when the CPUs cannot be read.
+    /// Pinned placement: every thread of this process on one CPU it may use, and the CPUs the
+    /// plugins get in turn from the next one. Which CPU follows from the host's pid, so hosts
+    /// started side by side (tests, several apps) spread over the CPUs instead of piling onto
+    /// the first. Nil for shared placement, or when the CPUs cannot be read.
     private func placeOnCPUs() -> CPUPlacement? {
         guard configuration.placement == .pinned else { return nil }
-        guard let plan = CPUPlacement.ofThisProcess() else {
+        guard let plan = CPUPlacement.ofThisProcess()?.starting(at: Int(getpid())) else {
             logger.warning("--placement pinned: the host could not read which CPUs it may use; every process runs where the kernel puts it, as with --placement shared")
             return nil
         }

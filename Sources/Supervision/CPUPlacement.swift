@@ -5,7 +5,7 @@ import Glibc
 public enum Placement: String, Sendable, CaseIterable, CustomStringConvertible {
     /// The kernel places every thread of every process, and moves them as it likes (the default).
     case shared
-    /// The host's threads on the first CPU the host may use, and each plugin process, with every
+    /// The host's threads on one CPU the host may use, and each plugin process, with every
     /// thread it makes, on one CPU, the next ones in turn (`CPUPlacement`). A step's threads then
     /// hand work to each other on one CPU instead of waking another: less CPU and latency per
     /// message on a small or virtual machine, at the price of no plugin using more than one CPU.
@@ -15,9 +15,10 @@ public enum Placement: String, Sendable, CaseIterable, CustomStringConvertible {
 }
 
 /// The CPUs of pinned placement: the host on the first, plugin instances in manifest order
-/// (replicas in turn) on the following ones, wrapping around.
+/// (replicas in turn) on the following ones, wrapping around. A host starts from a CPU of its
+/// own (`starting(at:)`), so several hosts on one machine do not all crowd the first one.
 public struct CPUPlacement: Sendable, Equatable {
-    /// The CPUs the host may use, ascending; never empty.
+    /// The CPUs the host may use, the host's first; never empty.
     public let cpus: [Int]
 
     /// Nil when `cpus` is empty.
@@ -33,6 +34,17 @@ public struct CPUPlacement: Sendable, Equatable {
     }
 
     public var hostCPU: Int { cpus[0] }
+
+    /// The same CPUs, the host's being the one `index` places (modulo their count) and the
+    /// plugins' following it.
+    public func starting(at index: Int) -> CPUPlacement {
+        let first = ((index % cpus.count) + cpus.count) % cpus.count
+        return CPUPlacement(rotated: Array(cpus[first...] + cpus[..<first]))
+    }
+
+    private init(rotated cpus: [Int]) {
+        self.cpus = cpus
+    }
 
     /// The CPU of the `index`-th plugin instance started (0-based, in manifest order).
     public func cpu(ofInstance index: Int) -> Int {

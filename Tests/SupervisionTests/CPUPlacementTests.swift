@@ -17,6 +17,17 @@ import Testing
         #expect(CPUPlacement(cpus: []) == nil)
     }
 
+    @Test func aHostStartsFromTheCPUItsIndexPlacesAndThePluginsFollowIt() throws {
+        let three = try #require(CPUPlacement(cpus: [2, 5, 7]))
+        #expect(three.starting(at: 0).cpus == [2, 5, 7])
+        #expect(three.starting(at: 4).cpus == [5, 7, 2])
+        #expect(three.starting(at: 4).hostCPU == 5)
+        #expect((0..<4).map(three.starting(at: 4).cpu(ofInstance:)) == [7, 2, 5, 7])
+        #expect(three.starting(at: -1).cpus == [7, 2, 5])
+        // Hosts with consecutive pids start on different CPUs.
+        #expect(Set((100..<103).map { three.starting(at: $0).hostCPU }) == [2, 5, 7])
+    }
+
     @Test func readsTheCPUsThisProcessMayUseAsTheKernelListsThem() throws {
         let plan = try #require(CPUPlacement.ofThisProcess())
         #expect(plan.cpus == expand(try allowedList(of: "self")))
