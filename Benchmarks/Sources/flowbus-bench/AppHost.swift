@@ -77,11 +77,7 @@ final class AppHost {
             do { try manifest.write(toFile: path, atomically: true, encoding: .utf8) } catch { throw BenchError("cannot write \(path): \(error)") }
             chosen = ["--manifest", path]
         }
-        // More `flowbus up` options for every app this run starts, e.g. "--history-sessions 0".
-        if let extra = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_UP_OPTIONS"] {
-            chosen += extra.split(separator: " ").map(String.init)
-        }
-        chosen += upOptions
+        chosen += Self.extraUpOptions + upOptions
         progress("\(label): flowbus up --detach\(upOptions.isEmpty ? "" : " " + upOptions.joined(separator: " ")) (\(manifest == nil ? "default manifest: the whole app" : "its own manifest")), run directory \(host.runDirectory)")
         let (status, output) = IdleMemory.execute(
             flowbus, ["up", "--detach", "--run-dir", host.runDirectory, "--log-level", "warning"] + chosen, in: repository)
@@ -106,6 +102,12 @@ final class AppHost {
               let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let pid = json["pid"] as? Int
         else { return nil }
         return Int32(pid)
+    }
+
+    /// More `flowbus up` options for every app this run starts ($FLOWBUS_BENCH_UP_OPTIONS, e.g.
+    /// "--history-sessions 0" or "--placement pinned"): for experiments, not the targets' figures.
+    static var extraUpOptions: [String] {
+        (ProcessInfo.processInfo.environment["FLOWBUS_BENCH_UP_OPTIONS"] ?? "").split(separator: " ").map(String.init)
     }
 
     /// The endpoints the host announced in its run directory (`host.json`).
