@@ -242,7 +242,10 @@ struct AppJourney {
                     + "the client (this process) runs where the kernel puts it; the targets above are the default placement's"))
             if let likeBefore = like(shared), let likeAfter = like(pinnedSamples) {
                 rows.append(ResultRow(Self.name, measure("like → Details success, p50"), unit: "ms", flowbus: ms(likeAfter.p50),
-                                      raw: ms(likeBefore.p50), rawLabel: sharedLabel))
+                                      raw: ms(likeBefore.p50), rawLabel: sharedLabel,
+                                      note: "app-journey's like with --placement pinned: p99 \(format(ms(likeAfter.p99), decimals: 2)) ms "
+                                        + "(shared \(format(ms(likeBefore.p99), decimals: 2))), max \(format(ms(likeAfter.max), decimals: 2)) ms "
+                                        + "(shared \(format(ms(likeBefore.max), decimals: 2)))"))
             }
             if !shared.cpu.isEmpty, !pinnedSamples.cpu.isEmpty {
                 rows.append(ResultRow(Self.name, measure("CPU per journey, all processes"), unit: "ms", flowbus: cpu(pinnedSamples),
