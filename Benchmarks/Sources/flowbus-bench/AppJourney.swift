@@ -154,6 +154,16 @@ struct AppJourney {
             }
         }
         // The journey's raw floor: its six intents after logIn, their processes, hops and writes.
+        // The like's floor with its parties on one CPU each, as the pinned app's processes are.
+        var pinnedFloor: LikeFloor.Result?
+        progress("\(Self.name): the like's raw floor, layout app, pinned as --placement pinned places the app: \(floor.warmup) warm-up + \(floor.likes) likes")
+        do {
+            let result = try floor.run(.app, pinned: true)
+            progress("\(Self.name): raw floor (app, pinned): \(Self.text(result.latency)), CPU \(format(result.cpuPerLike)) µs and \(format(result.wakeUpsPerLike)) wake-ups per like")
+            pinnedFloor = result
+        } catch {
+            progress("\(Self.name): raw floor (app, pinned) FAILED: \(error)")
+        }
         let journeyFloor: Swift.Result<JourneyFloor.Result, BenchError>
         let floorOptions = JourneyFloor.Options(quick: options.quick)
         progress("\(Self.name): the journey's raw floor: \(floorOptions.warmup) warm-up + \(floorOptions.journeys) journeys of six intents")
@@ -172,7 +182,7 @@ struct AppJourney {
             journeyFloor = .failure(error)
         }
         var result = rows(samples, floors: floors, floorFailures: floorFailures, journeyFloor: journeyFloor)
-        result += placementRows(shared: samples, pinned: pinned)
+        result += placementRows(shared: samples, pinned: pinned, pinnedFloor: pinnedFloor)
         switch edges {
         case .success(let splits):
             let labels = Self.steps.flatMap(\.milestones).filter { $0.fresh != nil }.map(\.label)
@@ -217,7 +227,7 @@ struct AppJourney {
 
     /// The pinned pass beside the default's: the journey, the like and the CPU a journey takes.
     /// Context: the targets are the default placement's.
-    private func placementRows(shared: Samples, pinned: Swift.Result<Samples, BenchError>) -> [ResultRow] {
+    private func placementRows(shared: Samples, pinned: Swift.Result<Samples, BenchError>, pinnedFloor: LikeFloor.Result?) -> [ResultRow] {
         let measure = { (label: String) in "\(label), --placement pinned" }
         let pinnedSamples: Samples
         switch pinned {
@@ -246,6 +256,15 @@ struct AppJourney {
                                       note: "app-journey's like with --placement pinned: p99 \(format(ms(likeAfter.p99), decimals: 2)) ms "
                                         + "(shared \(format(ms(likeBefore.p99), decimals: 2))), max \(format(ms(likeAfter.max), decimals: 2)) ms "
                                         + "(shared \(format(ms(likeBefore.max), decimals: 2)))"))
+                if let pinnedFloor {
+                    rows.append(ResultRow(
+                        Self.name, measure("like → Details success, p50") + ", vs its raw floor pinned alike", unit: "ms", flowbus: ms(likeAfter.p50),
+                        raw: ms(pinnedFloor.latency.p50), rawLabel: "raw libzmq, the like's processes, threads and messages, pinned as the app's",
+                        note: "like-floor's app layout with its parties pinned as --placement pinned places the app's processes on the like's way "
+                            + "(the host, the view model and the navigation owner on one CPU, the services on the next; the client where the kernel puts it): "
+                            + "p50 \(format(pinnedFloor.latency.p50, decimals: 1)) µs, p99 \(format(pinnedFloor.latency.p99, decimals: 1)) µs, "
+                            + "CPU \(format(pinnedFloor.cpuPerLike)) µs and \(format(pinnedFloor.wakeUpsPerLike)) wake-ups per like"))
+                }
             }
             if !shared.cpu.isEmpty, !pinnedSamples.cpu.isEmpty {
                 rows.append(ResultRow(Self.name, measure("CPU per journey, all processes"), unit: "ms", flowbus: cpu(pinnedSamples),

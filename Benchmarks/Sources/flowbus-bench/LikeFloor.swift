@@ -35,6 +35,8 @@ struct LikeFloor {
 
     struct Result: Sendable {
         var layout: Layout
+        /// Its parties each on one CPU, as pinned placement puts the app's (`run`'s `pinned`).
+        var pinned = false
         var latency: LatencySummary
         /// CPU per like, µs, all processes (the client's whole process included).
         var cpuPerLike: Double
@@ -53,12 +55,18 @@ struct LikeFloor {
     var warmup: Int { quick ? 100 : 300 }
     var likes: Int { quick ? 500 : 3000 }
 
-    /// Plays the likes with `layout`, its parties started fresh and stopped after.
-    func run(_ layout: Layout) throws(BenchError) -> Result {
+    /// Plays the likes with `layout`, its parties started fresh and stopped after. `pinned`: each
+    /// party on one CPU as `flowbus up --placement pinned` places the app's processes on the
+    /// like's way (the host, the view model and the navigation owner on one CPU, the services on
+    /// the next; the client, this process, where the kernel puts it).
+    func run(_ layout: Layout, pinned: Bool = false) throws(BenchError) -> Result {
         let scratch = try ScratchDirectory()
         let parties = FloorParties(name: "like-floor")
+        let cpus = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let offsets = ["host": 0, "svc": 1, "owner": 0, "vm": 0]
         for role in ["host", "svc", "owner", "vm"] {
-            try parties.start(role, arguments: [Self.partyFlag, role, scratch.path, layout.rawValue])
+            try parties.start(role, arguments: [Self.partyFlag, role, scratch.path, layout.rawValue],
+                              cpu: pinned ? (offsets[role] ?? 0) % cpus : nil)
             // The host binds; the others connect once it has.
             if role == "host" { try Self.waitForSockets(in: scratch.path) }
         }
@@ -125,7 +133,7 @@ struct LikeFloor {
         let (samples, perLike, threads) = try client.join()
         parties.stop()
         return Result(
-            layout: layout, latency: LatencySummary(nanoseconds: samples), cpuPerLike: perLike,
+            layout: layout, pinned: pinned, latency: LatencySummary(nanoseconds: samples), cpuPerLike: perLike,
             wakeUpsPerLike: threads.map(\.runs).reduce(0, +), threads: threads, likes: likes)
     }
 
@@ -276,10 +284,19 @@ final class FloorParties {
         stop()
     }
 
-    func start(_ role: String, arguments: [String]) throws(BenchError) {
+    /// The variable that pins a party to one CPU (`start`'s `cpu`).
+    static let cpuVariable = "FLOWBUS_BENCH_PARTY_CPU"
+
+    /// `cpu`: the one CPU the party and all its threads run on (nil: where the kernel puts them).
+    func start(_ role: String, arguments: [String], cpu: Int? = nil) throws(BenchError) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: LikeFloor.executable)
         process.arguments = arguments
+        if let cpu {
+            var environment = ProcessInfo.processInfo.environment
+            environment[Self.cpuVariable] = "\(cpu)"
+            process.environment = environment
+        }
         do { try process.run() } catch { throw BenchError("\(name): cannot start its \(role) process: \(error)") }
         started.append((role, process))
     }
@@ -316,6 +333,10 @@ extension LikeFloor {
         CRawZMQ_dieWithParent()
         if getppid() == 1 { exit(0) }
         CRawZMQ_nameThread("floor-\(arguments[0])")
+        // Pinned (FloorParties.start's `cpu`) before the context makes its I/O thread, which inherits it.
+        if let text = ProcessInfo.processInfo.environment[FloorParties.cpuVariable], let cpu = Int32(text), CRawZMQ_pinThisThread(cpu) != 0 {
+            FileHandle.standardError.write(Data("flowbus-bench: the \(arguments[0]) party could not be pinned to CPU \(cpu); it runs unpinned\n".utf8))
+        }
         do throws(BenchError) {
             let context = RawContext()
             switch arguments[0] {
