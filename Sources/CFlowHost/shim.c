@@ -55,12 +55,7 @@ static void cflowhost_child(const char *path, char *const argv[], char *const en
     setpgid(0, 0);
     // Pinned before exec: every thread the plugin makes inherits it. Best effort: the parent
     // reads the child's CPUs back and says so when this did not hold.
-    if (cpu >= 0 && cpu < CPU_SETSIZE) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        sched_setaffinity(0, sizeof one, &one);
-    }
+    if (cpu >= 0) (void)cflowhost_pin_thread(0, cpu);
     // Linux sends this when the parent *thread* that forked exits, hence the supervisor's own thread.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);

@@ -2,7 +2,7 @@ import CFlowHost
 import Glibc
 
 /// Where the host and its plugin processes run (`flowbus up --placement`).
-public enum Placement: String, Sendable, CaseIterable, CustomStringConvertible {
+public enum Placement: String, Sendable {
     /// The kernel places every thread of every process, and moves them as it likes (the default).
     case shared
     /// The host's threads on one CPU the host may use, and each plugin process, with every
@@ -10,8 +10,6 @@ public enum Placement: String, Sendable, CaseIterable, CustomStringConvertible {
     /// hand work to each other on one CPU instead of waking another: less CPU and latency per
     /// message on a small or virtual machine, at the price of no plugin using more than one CPU.
     case pinned
-
-    public var description: String { rawValue }
 }
 
 /// The CPUs of pinned placement: the host on the first, plugin instances in manifest order

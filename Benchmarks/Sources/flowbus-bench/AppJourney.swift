@@ -153,7 +153,6 @@ struct AppJourney {
                 floorFailures.append("\(layout.rawValue): \(error)")
             }
         }
-        // The journey's raw floor: its six intents after logIn, their processes, hops and writes.
         // The like's floor with its parties on one CPU each, as the pinned app's processes are.
         var pinnedFloor: LikeFloor.Result?
         progress("\(Self.name): the like's raw floor, layout app, pinned as --placement pinned places the app: \(floor.warmup) warm-up + \(floor.likes) likes")
@@ -164,6 +163,7 @@ struct AppJourney {
         } catch {
             progress("\(Self.name): raw floor (app, pinned) FAILED: \(error)")
         }
+        // The journey's raw floor: its six intents after logIn, their processes, hops and writes.
         let journeyFloor: Swift.Result<JourneyFloor.Result, BenchError>
         let floorOptions = JourneyFloor.Options(quick: options.quick)
         progress("\(Self.name): the journey's raw floor: \(floorOptions.warmup) warm-up + \(floorOptions.journeys) journeys of six intents")

@@ -35,8 +35,6 @@ struct LikeFloor {
 
     struct Result: Sendable {
         var layout: Layout
-        /// Its parties each on one CPU, as pinned placement puts the app's (`run`'s `pinned`).
-        var pinned = false
         var latency: LatencySummary
         /// CPU per like, µs, all processes (the client's whole process included).
         var cpuPerLike: Double
@@ -133,7 +131,7 @@ struct LikeFloor {
         let (samples, perLike, threads) = try client.join()
         parties.stop()
         return Result(
-            layout: layout, pinned: pinned, latency: LatencySummary(nanoseconds: samples), cpuPerLike: perLike,
+            layout: layout, latency: LatencySummary(nanoseconds: samples), cpuPerLike: perLike,
             wakeUpsPerLike: threads.map(\.runs).reduce(0, +), threads: threads, likes: likes)
     }
 
