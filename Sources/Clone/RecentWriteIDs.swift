@@ -12,6 +12,10 @@ struct RecentWriteIDs {
         precondition(capacity > 0, "the ring needs room for one id")
         self.capacity = capacity
         known.reserveCapacity(capacity)
+        // The ring's room too, at once: its pages are touched only as ids fill it, 16 bytes each.
+        // Grown by doubling, it made a 1 MiB array at the 32,769th id (a few thousand sessions
+        // into app-memory) and copied half a MiB into it while the old half MiB waited for a trim.
+        ring.reserveCapacity(capacity)
     }
 
     var count: Int { known.count }

@@ -29,6 +29,7 @@ struct AppMemory {
     var sessions: Int { options.quick ? 100 : 1000 }
     /// How long the app idles before each reading, so start-up and the openings have settled.
     static let settle: TimeInterval = 3
+    nonisolated(unsafe) static var smapsReading = 0
 
     /// Memory of every process of the app at one moment.
     struct Reading {
@@ -76,6 +77,13 @@ struct AppMemory {
             }
             let first = try open(sessions)
             let doubled = try open(sessions)
+            if let pause = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_MEMORY_PAUSE"].flatMap(Double.init), pause > 0 {
+                // For a profiler attached by hand (e.g. `heaptrack -p`) to see only what the last
+                // sessions add: the processes' pids, then a pause before they are opened.
+                let pids = ["host \(host.hostPID.map(String.init) ?? "?")"] + doubled.plugins.map { "\($0.name)" }
+                progress("\(Self.name): FLOWBUS_BENCH_MEMORY_PAUSE: pausing \(Int(pause)) s before the last \(2 * sessions) sessions; processes: \(pids.joined(separator: ", ")) (flowbus ps --run-dir \(host.runDirectory))")
+                Thread.sleep(forTimeInterval: pause)
+            }
             let quadrupled = try open(2 * sessions)
             _ = try host.checkNoRestarts()
             return rows(idle: idle, first: first, doubled: doubled, quadrupled: quadrupled, openTimes: openTimes)
@@ -90,6 +98,13 @@ struct AppMemory {
         let plugins = try host.checkNoRestarts()
         guard let hostPID = host.hostPID, let hostMemory = IdleMemory.Memory(pid: hostPID) else {
             throw BenchError("cannot read /proc/<pid>/status and smaps_rollup of the host (pid \(host.hostPID.map(String.init) ?? "unknown")); is /proc mounted and readable?")
+        }
+        if let directory = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_MEMORY_SMAPS"] {
+            // For a person comparing readings mapping by mapping: the host's smaps at each reading.
+            Self.smapsReading += 1
+            // Read to its end (a /proc file says it is empty: a read by its size stops at a page).
+            let data = FileHandle(forReadingAtPath: "/proc/\(hostPID)/smaps")?.readDataToEndOfFile() ?? Data()
+            FileManager.default.createFile(atPath: "\(directory)/host-\(hostPID)-\(Self.smapsReading).smaps", contents: data)
         }
         var readings: [(name: String, memory: IdleMemory.Memory)] = []
         for plugin in plugins {
