@@ -51,8 +51,13 @@ extension CoordinatorRuntime {
             state.startedAt[session] = WallClock.nowUnixNanos()
             touch(session, in: &state)
             instance.start()
+            let recordsWritten = state.sessionRecordsWritten
             apply(instance, of: session, in: &state, syncNavigation: nil)
-            writeSessionRecord(instance, of: session, in: &state, force: true)
+            // The new session's record reaches the map once: `apply` writes it when the root's
+            // start changed it (a flow, a user in its context); else it is written here.
+            if state.sessionRecordsWritten == recordsWritten {
+                writeSessionRecord(instance, of: session, in: &state, force: true)
+            }
             logger.info("session opened", metadata: ["flowbus.session": "\(session)"])
             reply.result["session"] = session.text
             grantCapabilities(on: session, in: &reply)
@@ -254,8 +259,9 @@ extension CoordinatorRuntime {
             }
             state.navigations[session] = navigation
             write(.navigation(session), navigation, keyVersion: navigation.version)
+            let records = state.records
             followUp(session: session, before: before, after: navigation, appearing: appearing,
-                     opened: state.records.openedAt(session))
+                     opened: records.openedAt(session), in: &state)
         }
         var reply = Flowbus_V1_CoordinatorReply()
         reply.ok = true
@@ -297,12 +303,26 @@ extension CoordinatorRuntime {
     }
 
     /// `appear` to `appearing` (`screenToAppear`); `reset` to the view models whose last screen
-    /// left the navigation. `opened` (the session record, decoded) is read only when one is sent.
-    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: @autoclosure () -> Int64) {
+    /// left the navigation and that have something of the session to reset: they were sent an
+    /// `appear` in it or published a state of it (`noteViewModel`). A tab's root screen never
+    /// selected was never shown: its view model holds nothing of the session, and a `reset`
+    /// would only make it publish an empty state under a key of its own (for every tab left
+    /// unvisited when a signed-in flow ends). `opened` (the session record, decoded) is read only
+    /// when one is sent.
+    func followUp(
+        session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: @autoclosure () -> Int64,
+        in state: inout State
+    ) {
         guard isOwner else { return }
-        let left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
+        var left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
+        if !left.isEmpty { left.formIntersection(viewModelKinds(of: session, in: state)) }
         guard appearing != nil || !left.isEmpty else { return }
         let opened = opened()
+        if let appearing, let name = try? ScreenName(appearing.kind) {
+            // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
+            // screen leaves before its view model has published.
+            noteViewModel(name, of: session, in: &state)
+        }
         if let appearing {
             sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
         }
@@ -389,6 +409,7 @@ extension CoordinatorRuntime {
         record.idleLimitSeconds = UInt32(clamping: idleLimit?.components.seconds ?? 0)
         guard force || record != before else { return }
         state.records[session] = record
+        state.sessionRecordsWritten += 1
         write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
     }
 

@@ -547,6 +547,23 @@ struct CoordinatorRuntimeSeamTests {
         #expect(again.result["attached"] == "true" && again.navVersion == 1)
     }
 
+    /// The record of a new session goes to the map once, whether the root's start changed it
+    /// (here the idle limit the record carries) or left it as openSession made it (it was
+    /// written twice, the second time the same, for every session the App coordinator opened).
+    @Test(arguments: [Duration?.none, .seconds(60)])
+    func aNewSessionsRecordIsWrittenOnce(idleLimit: Duration?) throws {
+        let app = try TallyBus(idleLimit: idleLimit)
+        let id = try SessionID(try #require(try app.open().result["session"]))
+        let records = app.map.writes.compactMap { entry -> Flowbus_V1_SessionRecord? in
+            guard entry.key == .sessionMeta(id), !entry.isDelete else { return nil }
+            return try? Envelope.decodeChecked(entry.value).unwrap(Flowbus_V1_SessionRecord.self)
+        }
+        #expect(records.count == 1)
+        #expect(records.first?.open == true && records.first?.session == id.text)
+        #expect(records.first?.idleLimitSeconds == UInt32(idleLimit?.components.seconds ?? 0))
+        #expect(records.first?.openedAtUnixNanos ?? 0 > 0)
+    }
+
     @Test func aChildFlowsNavigationGoesThroughTheOwnerWhichRefusesAStaleOne() async throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])

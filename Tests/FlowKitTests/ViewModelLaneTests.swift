@@ -19,6 +19,21 @@ final class SwapAppCoordinator: Coordinator {
     }
 }
 
+/// Two tabs, `one` selected and `three` never; `leave` replaces them with `two`.
+final class TabsAppCoordinator: Coordinator {
+    override class var name: String { "app" }
+    override class var screenActions: [String: [ActionSpec]] { ["one": ["leave"], "three": ["leave"], "two": []] }
+
+    override func start() {
+        navigate(.setRootTabs([("first", [.make("one", owner: "app")]), ("second", [.make("three", owner: "app")])], selected: "first"))
+    }
+
+    override func handle(intent: IntentInput) throws(IntentRefusal) {
+        guard intent.action == "leave" else { throw .unknownAction(intent.action, screen: intent.screen, known: Self.actionNames) }
+        navigate(.setRoot([.make("two", owner: "app")]))
+    }
+}
+
 /// What the owner posted to view models, and on which lane; nothing is sent anywhere.
 final class LaneRecordingCalls: ServiceCalls, @unchecked Sendable {
     struct Post: Equatable {
@@ -67,10 +82,42 @@ struct ViewModelLaneTests {
         let posts = recorder.posts.withLock { $0 }
         let one = posts.filter { $0.service == "vm.one" }
         let two = posts.filter { $0.service == "vm.two" }
-        #expect(one.map(\.action) == ["appear", "reset", "appear", "reset"])
+        // The close reaches vm.one too: it was sent an `appear` in the session (here it never
+        // published, nothing runs behind the recorder; on the bus it would have).
+        #expect(one.map(\.action) == ["appear", "reset", "appear", "reset", "close"])
         #expect(two.map(\.action) == ["appear", "reset", "appear", "close"])
         // One lane per view model of the session, naming the session, and not the other's.
         #expect(Set(one.map(\.lane)) == ["\(session)/one"])
         #expect(Set(two.map(\.lane)) == ["\(session)/two"])
+    }
+
+    /// Only view models with something of the session to reset are reset when their screens
+    /// leave: the selected tab's, sent an `appear`; the other tab's root was never shown, so its
+    /// view model gets nothing (a `reset` would make it publish an empty state of its own).
+    /// One that published a state of the session is reset, though the owner never sent it an
+    /// `appear` (a previous incarnation did).
+    @Test func aTabNeverShownIsNotResetWhenItLeaves() async throws {
+        let map = MemoryStateMap()
+        let bus = InProcessBus()
+        let recorder = LaneRecordingCalls()
+        let owner = try CoordinatorRuntime(
+            coordinator: TabsAppCoordinator.self, navigationOwner: true, writer: "coord-app/0", incarnation: 1,
+            map: map.peer(), calls: bus.calls(name: "app"), viewModelCalls: recorder, logger: quiet)
+        owner.start()
+        defer { owner.shutdown() }
+        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        let left = try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session)))
+        #expect(left.applied)
+        let posts = recorder.posts.withLock { $0 }.map { "\($0.service) \($0.action)" }
+        #expect(posts == ["vm.one appear", "vm.two appear", "vm.one reset"])
+
+        // A second session whose `three` published (an older owner had shown it): reset it.
+        let other = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        let id = try SessionID(other)
+        try map.set(.viewModel(id, try ScreenName("three")), value: [1])
+        #expect(await eventually { owner.state.withLock { owner.viewModelKinds(of: id, in: $0) }.contains("three") })
+        recorder.posts.withLock { $0.removeAll() }
+        #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: other))).applied)
+        #expect(Set(recorder.posts.withLock { $0 }.map { "\($0.service) \($0.action)" }) == ["vm.two appear", "vm.one reset", "vm.three reset"])
     }
 }
