@@ -440,8 +440,15 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             guard value.screenVersion > handled else { return }
             state.handled.setVersion(value.screenVersion, of: session, screen: screenIndex, screens: watchedScreens)
             // Act first, record after: a crash in between acts again, and every action is idempotent.
+            let (context, children) = (instance.context, instance.children)
             instance.screenChanged(ScreenChange(screen: screen, state: value.viewModelState, payload: value.shownPayload, screenID: value.screenID))
-            apply(instance, of: session, in: &state, syncNavigation: nil)
+            // A state the instance let pass (no effect, nothing of its record changed: most are,
+            // a `loading` or a screen shown again) is not recorded: a restart that handles it
+            // again lets it pass again. Only the handled version would have changed, and the
+            // next record carries it. A coordinator watching a screen wrote its record for every
+            // state the screen published.
+            let acted = !instance.effects.isEmpty || instance.context != context || instance.children != children
+            apply(instance, of: session, in: &state, syncNavigation: nil, persist: acted)
         }
     }
 
