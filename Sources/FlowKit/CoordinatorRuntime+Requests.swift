@@ -188,13 +188,20 @@ extension CoordinatorRuntime {
                 earlier = answer
                 return nil
             }
+            let (context, children) = (instance.context, instance.children)
             do {
                 try instance.handle(intent: input)
             } catch {
                 return Self.wireError(error)
             }
             startsChildren = instance.effects.contains { if case .startChild = $0 { true } else { false } }
-            pendingNavigation = apply(instance, of: session, in: &state, syncNavigation: isOwner ? nil : [], navigationKey: navigationKey)
+            // An intent that only navigates leaves the instance's record as it was (its navigation
+            // is the owner's, sent and waited for here, or applied by the owner itself): it is not
+            // written again. A select on a list wrote its coordinator's record, the same, each time.
+            let changesRecord = instance.context != context || instance.children != children
+                || instance.effects.contains { if case .navigate = $0 { false } else { true } }
+            pendingNavigation = apply(
+                instance, of: session, in: &state, syncNavigation: isOwner ? nil : [], persist: changesRecord, navigationKey: navigationKey)
             return nil
         }
         if let refusal { return Self.intentRefusal(refusal) }

@@ -585,6 +585,26 @@ struct CoordinatorRuntimeSeamTests {
         #expect(await eventually { app.map.value(at: .coordinatorInstance(try! CoordinatorName("ledger"), try! SessionID(session))) == nil })
     }
 
+    /// A child flow's intent that only navigates leaves its record as it was, and it is not
+    /// written again; one that reports to the parent (a call in its outbox) is.
+    @Test func anIntentThatOnlyNavigatesWritesNoRecord() async throws {
+        let app = try TallyBus()
+        let session = try #require(try app.open().result["session"])
+        #expect(try intentReply(app.owner.respond(to: envelope(intent("ledger", screen: "tally", version: 1), session: session))).applied)
+        #expect(await eventually { navigation(app.map, session: session)?.topScreen?.kind == "ledger" })
+        let key = CloneKey.coordinatorInstance(try CoordinatorName("ledger"), try SessionID(session))
+        func records() -> Int { app.map.writes.filter { $0.key == key && !$0.isDelete }.count }
+        #expect(await eventually { app.ledger.calls.waitUntilIdle(timeout: .seconds(1)) && records() > 0 })
+        let before = records()
+        let version = try #require(navigation(app.map, session: session)).version
+        #expect(try intentReply(app.ledger.respond(to: envelope(intent("more", screen: "ledger", version: version), session: session))).applied)
+        #expect(navigation(app.map, session: session)?.topScreen?.kind == "entry")
+        #expect(records() == before)
+        // `done` reports to the parent: a call the record must hold until it is answered.
+        _ = app.ledger.respond(to: envelope(intent("done", screen: "entry"), session: session))
+        #expect(records() > before)
+    }
+
     @Test func callsFromAReplacedIncarnationAreFenced() throws {
         let app = try TallyBus()
         let session = try #require(try app.open().result["session"])
