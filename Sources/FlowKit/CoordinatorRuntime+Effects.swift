@@ -67,6 +67,18 @@ extension CoordinatorRuntime {
         return collected
     }
 
+    /// Whether what `instance` just did changes its record, from its context and children before
+    /// (`context`, `children`): either changed, or it asked for an effect, whose call the outbox
+    /// in the record holds. `countingNavigation` false: its navigation does not (an intent's is the
+    /// owner's, applied by the owner itself or handed to it by the intent's caller).
+    func changesRecord(_ instance: Coordinator, context: [String: String], children: [String], countingNavigation: Bool) -> Bool {
+        instance.context != context || instance.children != children
+            || instance.effects.contains { effect in
+                if case .navigate = effect { return countingNavigation }
+                return true
+            }
+    }
+
     func pendingCall(coordinator: String, method: String, session: SessionID, args: [String: String], ops: [NavigationOp]) -> Flowbus_V1_PendingCall? {
         let key = newCallKey()
         guard let body = callBody(method: method, session: session, args: args, ops: ops, expected: 0, key: key) else { return nil }

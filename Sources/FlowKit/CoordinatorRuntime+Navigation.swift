@@ -259,9 +259,7 @@ extension CoordinatorRuntime {
             }
             state.navigations[session] = navigation
             write(.navigation(session), navigation, keyVersion: navigation.version)
-            let records = state.records
-            followUp(session: session, before: before, after: navigation, appearing: appearing,
-                     opened: records.openedAt(session), in: &state)
+            followUp(session: session, before: before, after: navigation, appearing: appearing, in: &state)
         }
         var reply = Flowbus_V1_CoordinatorReply()
         reply.ok = true
@@ -307,17 +305,14 @@ extension CoordinatorRuntime {
     /// `appear` in it or published a state of it (`noteViewModel`). A tab's root screen never
     /// selected was never shown: its view model holds nothing of the session, and a `reset`
     /// would only make it publish an empty state under a key of its own (for every tab left
-    /// unvisited when a signed-in flow ends). `opened` (the session record, decoded) is read only
-    /// when one is sent.
-    func followUp(
-        session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, opened: @autoclosure () -> Int64,
-        in state: inout State
-    ) {
+    /// unvisited when a signed-in flow ends). The session record (decoded for when it was opened)
+    /// is read only when one is sent.
+    func followUp(session: SessionID, before: Navigation, after: Navigation, appearing: Screen?, in state: inout State) {
         guard isOwner else { return }
         var left = Set(before.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind)).subtracting(after.allScreens.map(\.kind))
         if !left.isEmpty { left.formIntersection(viewModelKinds(of: session, in: state)) }
         guard appearing != nil || !left.isEmpty else { return }
-        let opened = opened()
+        let opened = state.records.openedAt(session)
         if let appearing, let name = try? ScreenName(appearing.kind) {
             // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
             // screen leaves before its view model has published.

@@ -198,10 +198,9 @@ extension CoordinatorRuntime {
             // An intent that only navigates leaves the instance's record as it was (its navigation
             // is the owner's, sent and waited for here, or applied by the owner itself): it is not
             // written again. A select on a list wrote its coordinator's record, the same, each time.
-            let changesRecord = instance.context != context || instance.children != children
-                || instance.effects.contains { if case .navigate = $0 { false } else { true } }
+            let persist = changesRecord(instance, context: context, children: children, countingNavigation: false)
             pendingNavigation = apply(
-                instance, of: session, in: &state, syncNavigation: isOwner ? nil : [], persist: changesRecord, navigationKey: navigationKey)
+                instance, of: session, in: &state, syncNavigation: isOwner ? nil : [], persist: persist, navigationKey: navigationKey)
             return nil
         }
         if let refusal { return Self.intentRefusal(refusal) }

@@ -447,7 +447,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
             // again lets it pass again. Only the handled version would have changed, and the
             // next record carries it. A coordinator watching a screen wrote its record for every
             // state the screen published.
-            let acted = !instance.effects.isEmpty || instance.context != context || instance.children != children
+            let acted = changesRecord(instance, context: context, children: children, countingNavigation: true)
             apply(instance, of: session, in: &state, syncNavigation: nil, persist: acted)
         }
     }

@@ -29,7 +29,6 @@ struct AppMemory {
     var sessions: Int { options.quick ? 100 : 1000 }
     /// How long the app idles before each reading, so start-up and the openings have settled.
     static let settle: TimeInterval = 3
-    nonisolated(unsafe) static var smapsReading = 0
 
     /// Memory of every process of the app at one moment.
     struct Reading {
@@ -49,7 +48,7 @@ struct AppMemory {
         do throws(BenchError) {
             progress("\(Self.name): every app service has a worker; idling \(Int(Self.settle)) s")
             Thread.sleep(forTimeInterval: Self.settle)
-            let idle = try read(host)
+            let idle = try read(host, named: "idle")
             progress("\(Self.name): idle: VmRSS \(format(mib(idle.residentKiB))) MiB, PSS \(format(mib(idle.proportionalKiB))) MiB over host + \(idle.plugins.count) plugins")
 
             let endpoints = try host.endpoints()
@@ -73,15 +72,15 @@ struct AppMemory {
                 }
                 progress("\(Self.name): \(live) sessions open on the host (flowbus ps --sessions); idling \(Int(Self.settle)) s")
                 Thread.sleep(forTimeInterval: Self.settle)
-                return try read(host)
+                return try read(host, named: "\(opened.count)")
             }
             let first = try open(sessions)
             let doubled = try open(sessions)
             if let pause = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_MEMORY_PAUSE"].flatMap(Double.init), pause > 0 {
                 // For a profiler attached by hand (e.g. `heaptrack -p`) to see only what the last
-                // sessions add: the processes' pids, then a pause before they are opened.
-                let pids = ["host \(host.hostPID.map(String.init) ?? "?")"] + doubled.plugins.map { "\($0.name)" }
-                progress("\(Self.name): FLOWBUS_BENCH_MEMORY_PAUSE: pausing \(Int(pause)) s before the last \(2 * sessions) sessions; processes: \(pids.joined(separator: ", ")) (flowbus ps --run-dir \(host.runDirectory))")
+                // sessions add: where to find the processes, then a pause before they are opened.
+                progress("\(Self.name): FLOWBUS_BENCH_MEMORY_PAUSE: pausing \(Int(pause)) s before the last \(2 * sessions) sessions; "
+                    + "the host is pid \(host.hostPID.map(String.init) ?? "?"), the plugins' pids are in `flowbus ps --json --run-dir \(host.runDirectory)`")
                 Thread.sleep(forTimeInterval: pause)
             }
             let quadrupled = try open(2 * sessions)
@@ -94,17 +93,18 @@ struct AppMemory {
 
     /// VmRSS and PSS of the host and of every plugin `flowbus ps --json` lists (all must be running,
     /// none restarted).
-    private func read(_ host: AppHost) throws(BenchError) -> Reading {
+    /// `name`: the reading's, for the smaps file FLOWBUS_BENCH_MEMORY_SMAPS asks for ("idle", or
+    /// how many sessions are open).
+    private func read(_ host: AppHost, named name: String) throws(BenchError) -> Reading {
         let plugins = try host.checkNoRestarts()
         guard let hostPID = host.hostPID, let hostMemory = IdleMemory.Memory(pid: hostPID) else {
             throw BenchError("cannot read /proc/<pid>/status and smaps_rollup of the host (pid \(host.hostPID.map(String.init) ?? "unknown")); is /proc mounted and readable?")
         }
         if let directory = ProcessInfo.processInfo.environment["FLOWBUS_BENCH_MEMORY_SMAPS"] {
             // For a person comparing readings mapping by mapping: the host's smaps at each reading.
-            Self.smapsReading += 1
             // Read to its end (a /proc file says it is empty: a read by its size stops at a page).
             let data = FileHandle(forReadingAtPath: "/proc/\(hostPID)/smaps")?.readDataToEndOfFile() ?? Data()
-            FileManager.default.createFile(atPath: "\(directory)/host-\(hostPID)-\(Self.smapsReading).smaps", contents: data)
+            FileManager.default.createFile(atPath: "\(directory)/host-\(hostPID)-\(name).smaps", contents: data)
         }
         var readings: [(name: String, memory: IdleMemory.Memory)] = []
         for plugin in plugins {
