@@ -51,11 +51,11 @@ extension CoordinatorRuntime {
             state.startedAt[session] = WallClock.nowUnixNanos()
             touch(session, in: &state)
             instance.start()
-            let recordsWritten = state.sessionRecordsWritten
             apply(instance, of: session, in: &state, syncNavigation: nil)
             // The new session's record reaches the map once: `apply` writes it when the root's
-            // start changed it (a flow, a user in its context); else it is written here.
-            if state.sessionRecordsWritten == recordsWritten {
+            // start changed it (a flow, a user in its context), and the table then holds that
+            // one; else it still holds the record made above, written here.
+            if state.records[session] == record {
                 writeSessionRecord(instance, of: session, in: &state, force: true)
             }
             logger.info("session opened", metadata: ["flowbus.session": "\(session)"])
@@ -313,12 +313,10 @@ extension CoordinatorRuntime {
         if !left.isEmpty { left.formIntersection(viewModelKinds(of: session, in: state)) }
         guard appearing != nil || !left.isEmpty else { return }
         let opened = state.records.openedAt(session)
-        if let appearing, let name = try? ScreenName(appearing.kind) {
+        if let appearing {
             // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
             // screen leaves before its view model has published.
-            noteViewModel(name, of: session, in: &state)
-        }
-        if let appearing {
+            if let name = try? ScreenName(appearing.kind) { noteViewModel(name, of: session, in: &state) }
             sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
         }
         for kind in left.sorted() {
@@ -404,7 +402,6 @@ extension CoordinatorRuntime {
         record.idleLimitSeconds = UInt32(clamping: idleLimit?.components.seconds ?? 0)
         guard force || record != before else { return }
         state.records[session] = record
-        state.sessionRecordsWritten += 1
         write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
     }
 

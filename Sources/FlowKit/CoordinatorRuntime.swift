@@ -25,8 +25,6 @@ public final class CoordinatorRuntime: @unchecked Sendable {
         /// (`navigationAhead`). Empty unless a restart left such a write on the way.
         var navigationsAhead: [SessionID: Navigation] = [:]
         var records = SessionRecords()
-        /// Session records written to the map so far (`writeSessionRecord`).
-        var sessionRecordsWritten = 0
         /// Highest incarnation seen per writer: calls from an older one are fenced off.
         var fence: [String: UInt64] = [:]
         var fenced = 0

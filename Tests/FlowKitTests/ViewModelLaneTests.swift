@@ -57,18 +57,24 @@ final class LaneRecordingCalls: ServiceCalls, @unchecked Sendable {
 
 @Suite("The owner's calls to view models")
 struct ViewModelLaneTests {
+    /// A started navigation owner of `coordinator` whose calls to view models `recorder` keeps.
+    static func owner(
+        _ coordinator: Coordinator.Type, map: MemoryStateMap, bus: InProcessBus, recorder: LaneRecordingCalls
+    ) throws -> CoordinatorRuntime {
+        let owner = try CoordinatorRuntime(
+            coordinator: coordinator, navigationOwner: true, writer: "coord-app/0", incarnation: 1,
+            map: map.peer(), calls: bus.calls(name: "app"), viewModelCalls: recorder, logger: quiet)
+        owner.start()
+        return owner
+    }
+
     /// `appear`, `reset` and `close` to one view model keep their order on one lane of the
     /// session; another view model's go on another lane, so the `appear` of the screen a person
     /// is waiting for is not queued behind the `reset` of the screen they left (on the bus, a
     /// view model answers `reset` only once its state is written: a millisecond and more).
     @Test func eachViewModelOfASessionHasALaneOfItsOwn() throws {
-        let map = MemoryStateMap()
-        let bus = InProcessBus()
-        let recorder = LaneRecordingCalls()
-        let owner = try CoordinatorRuntime(
-            coordinator: SwapAppCoordinator.self, navigationOwner: true, writer: "coord-app/0", incarnation: 1,
-            map: map.peer(), calls: bus.calls(name: "app"), viewModelCalls: recorder, logger: quiet)
-        owner.start()
+        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls())
+        let owner = try Self.owner(SwapAppCoordinator.self, map: map, bus: bus, recorder: recorder)
         defer { owner.shutdown() }
         let opened = try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: "")))
         let session = try #require(opened.result["session"])
@@ -97,13 +103,8 @@ struct ViewModelLaneTests {
     /// One that published a state of the session is reset, though the owner never sent it an
     /// `appear` (a previous incarnation did).
     @Test func aTabNeverShownIsNotResetWhenItLeaves() async throws {
-        let map = MemoryStateMap()
-        let bus = InProcessBus()
-        let recorder = LaneRecordingCalls()
-        let owner = try CoordinatorRuntime(
-            coordinator: TabsAppCoordinator.self, navigationOwner: true, writer: "coord-app/0", incarnation: 1,
-            map: map.peer(), calls: bus.calls(name: "app"), viewModelCalls: recorder, logger: quiet)
-        owner.start()
+        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls())
+        let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
         defer { owner.shutdown() }
         let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         let left = try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session)))
