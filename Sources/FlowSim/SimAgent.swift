@@ -138,7 +138,8 @@ public final class SimAgent: Sendable {
                 let figures = runner.metrics.progress()
                 let progress = SimControl.Progress(
                     index: joined.index, running: runner.running, intentsLastSecond: figures.intentsLastSecond, errors: figures.errors,
-                    journeysCompleted: figures.journeysCompleted, journeysFailed: figures.journeysFailed, stepP99: figures.stepP99)
+                    journeysCompleted: figures.journeysCompleted, journeysFailed: figures.journeysFailed,
+                    journeysTimedOut: figures.journeysTimedOut, stepP99: figures.stepP99)
                 progressQueue.async { _ = try? self.call(.progress, SimControl.encode(progress), timeout: .milliseconds(900)) }
                 tick(runner, elapsed)
             }

@@ -58,6 +58,8 @@ public enum SimControl {
         public var errors: Int
         public var journeysCompleted: Int
         public var journeysFailed: Int
+        /// Absent from an agent built before 2026-12-03, whose `journeysFailed` counts these too.
+        public var journeysTimedOut: Int?
         public var stepP99: Double
     }
 

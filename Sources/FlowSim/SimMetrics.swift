@@ -129,9 +129,19 @@ public final class SimMetrics: Sendable {
         public var intentsLastSecond: Int
         public var errors: Int
         public var journeysCompleted: Int
+        /// Journeys that ended on a step that failed (refused, the wrong screen…).
         public var journeysFailed: Int
+        /// Journeys that ended on a step still waiting when its time ran out (an overloaded app's
+        /// ending): the run's summary counts them apart from the failed, and so does progress.
+        public var journeysTimedOut: Int
         /// p99 of every step so far, in milliseconds.
         public var stepP99: Double
+    }
+
+    /// How a progress line tells the journeys that ended: `journeys 120 ok, 2 failed, 3 timed
+    /// out`, the words of the run's summary.
+    public static func journeys(completed: Int, failed: Int, timedOut: Int) -> String {
+        "journeys \(completed) ok, \(failed) failed, \(timedOut) timed out"
     }
 
     public func progress(at: ContinuousClock.Instant = .now) -> Progress {
@@ -142,7 +152,7 @@ public final class SimMetrics: Sendable {
             for (name, histogram) in state.histograms where state.families[name] == .step { steps.add(histogram) }
             return Progress(
                 intentsLastSecond: last, errors: state.errors.values.reduce(0, +), journeysCompleted: state.journeysCompleted,
-                journeysFailed: state.journeysFailed + state.journeysTimedOut,
+                journeysFailed: state.journeysFailed, journeysTimedOut: state.journeysTimedOut,
                 stepP99: steps.totalCount == 0 ? 0 : Double(steps.valueAtPercentile(99)) / 1000)
         }
     }

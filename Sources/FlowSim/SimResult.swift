@@ -145,8 +145,11 @@ extension SimMetrics {
                 result.keptUp = false
                 result.keptUpReason = String(format: "p99 of %@ was %.1f ms, not below the mean pause of %.0f ms", worst.name, worst.p99, meanPause)
             } else {
-                result.keptUpReason = String(format: "%.2f%% of requests failed; the slowest step's p99 was %.1f ms%@", errorShare * 100, worst?.p99 ?? 0,
-                                             meanPause > 0 ? String(format: ", below the mean pause of %.0f ms", meanPause) : "")
+                // Joined as Swift strings: with no step measured, `worst?.p99 ?? 0` and the pause's
+                // clause through one format printed "0.0 ms(null)".
+                let belowPause = meanPause > 0 ? String(format: ", below the mean pause of %.0f ms", meanPause) : ""
+                let slowest = worst.map { String(format: "the slowest step's p99 was %.1f ms", $0.p99) + belowPause } ?? "no step was measured"
+                result.keptUpReason = String(format: "%.2f%% of requests failed; ", errorShare * 100) + slowest
             }
             return result
         }

@@ -179,11 +179,13 @@ struct Sim: AsyncParsableCommand {
             if missing.isEmpty { break }
             let all = coordinator.progress
             guard !all.isEmpty else { continue }
+            let journeys = SimMetrics.journeys(
+                completed: all.reduce(0) { $0 + $1.journeysCompleted }, failed: all.reduce(0) { $0 + $1.journeysFailed },
+                timedOut: all.reduce(0) { $0 + ($1.journeysTimedOut ?? 0) })
             progress.show(String(
-                format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms (worst agent) · errors %d · journeys %d ok, %d failed · %d of %d agents reported",
+                format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms (worst agent) · errors %d · ",
                 max(0, (ContinuousClock.now - start) / .seconds(1)), all.reduce(0) { $0 + $1.running }, all.reduce(0) { $0 + $1.intentsLastSecond },
-                all.map(\.stepP99).max() ?? 0, all.reduce(0) { $0 + $1.errors }, all.reduce(0) { $0 + $1.journeysCompleted },
-                all.reduce(0) { $0 + $1.journeysFailed }, agents - missing.count, agents))
+                all.map(\.stepP99).max() ?? 0, all.reduce(0) { $0 + $1.errors }) + "\(journeys) · \(agents - missing.count) of \(agents) agents reported")
         }
         progress.end()
         let missing = await coordinator.waitForReports(timeout: .zero)
@@ -269,9 +271,9 @@ final class ProgressLine: Sendable {
     func show(_ runner: SimRunner, elapsed: Duration) {
         let figures = runner.metrics.progress()
         show(String(
-            format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · journeys %d ok, %d failed",
-            elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors,
-            figures.journeysCompleted, figures.journeysFailed))
+            format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms · errors %d · ",
+            elapsed / .seconds(1), runner.running, figures.intentsLastSecond, figures.stepP99, figures.errors)
+            + SimMetrics.journeys(completed: figures.journeysCompleted, failed: figures.journeysFailed, timedOut: figures.journeysTimedOut))
     }
 
     func end() {

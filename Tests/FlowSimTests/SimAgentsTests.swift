@@ -56,6 +56,46 @@ struct SimAgentsTests {
         #expect(got.timeline.map(\.p99) == expected.timeline.map(\.p99))
     }
 
+    /// A journey that timed out is not told as failed while the run goes, as the summary at its
+    /// end tells them apart (a sim-scale run's progress read "117 failed", its summary "0 failed,
+    /// 117 timed out"); an agent's progress carries both, and an older agent's, without the
+    /// timed out, still reads.
+    @Test func progressTellsTimedOutJourneysFromFailedOnes() throws {
+        let start = ContinuousClock.now
+        let metrics = SimMetrics(start: start)
+        metrics.journeyEnded(.completed, at: start)
+        metrics.journeyEnded(.completed, at: start)
+        metrics.journeyEnded(.failed, at: start)
+        for _ in 0..<3 { metrics.journeyEnded(.timedOut, at: start) }
+        let figures = metrics.progress(at: start)
+        #expect(figures.journeysCompleted == 2 && figures.journeysFailed == 1 && figures.journeysTimedOut == 3)
+        #expect(SimMetrics.journeys(completed: 2, failed: 1, timedOut: 3) == "journeys 2 ok, 1 failed, 3 timed out")
+
+        let sent = SimControl.Progress(
+            index: 0, running: 5, intentsLastSecond: 9, errors: 4, journeysCompleted: 2, journeysFailed: 1, journeysTimedOut: 3, stepP99: 1.5)
+        #expect(try SimControl.decode(SimControl.Progress.self, SimControl.encode(sent)) == sent)
+        let older = Array(#"{"errors":4,"index":0,"intentsLastSecond":9,"journeysCompleted":2,"journeysFailed":4,"running":5,"stepP99":1.5}"#.utf8)
+        let read = try SimControl.decode(SimControl.Progress.self, older)
+        #expect(read.journeysFailed == 4)
+        #expect(read.journeysTimedOut == Int?.none)
+    }
+
+    /// The summary's "the app kept up" line names the slowest step and the mean pause it was held
+    /// against; a run that measured no step read "…p99 was 0.0 ms(null)".
+    @Test func theKeptUpLineNamesTheSlowestStepAndThePause() throws {
+        let start = ContinuousClock.now
+        let plan = try SimPlanTests.plan("journeys: [a.yaml]\nusers: 2\nthink: {exponential: 300ms}\n")
+        let idle = SimMetrics(start: start)
+        let none = idle.result(plan: plan, runTag: "t", scheduleHash: "h", elapsed: .seconds(1), usersStarted: 2, simulator: Self.simulator())
+        #expect(none.keptUpReason == "0.00% of requests failed; no step was measured", "\(none.keptUpReason)")
+        let metrics = SimMetrics(start: start)
+        metrics.record(.step, "logIn→home", .milliseconds(12), at: start)
+        metrics.journeyEnded(.completed, at: start)
+        let result = metrics.result(plan: plan, runTag: "t", scheduleHash: "h", elapsed: .seconds(1), usersStarted: 2, simulator: Self.simulator())
+        #expect(result.keptUp)
+        #expect(result.keptUpReason == "0.00% of requests failed; the slowest step's p99 was 12.0 ms, below the mean pause of 300 ms", "\(result.keptUpReason)")
+    }
+
     @Test func aPlanSentWithItsScriptsReadsTheSameAndGivesTheSameSchedule() throws {
         let plan = try SimPlanTests.plan("name: t\nseed: 9\nsetup: b.yaml\njourneys:\n  - {script: a.yaml, weight: 2}\n  - b.yaml\nusers: 7\nthink: {exponential: 1s}\n")
         #expect(plan.scripts.keys.sorted() == ["a.yaml", "b.yaml"])
