@@ -185,7 +185,7 @@ struct Sim: AsyncParsableCommand {
             progress.show(String(
                 format: "[%4.0fs] users %d · %d intents/s · step p99 %.1f ms (worst agent) · errors %d · ",
                 max(0, (ContinuousClock.now - start) / .seconds(1)), all.reduce(0) { $0 + $1.running }, all.reduce(0) { $0 + $1.intentsLastSecond },
-                all.map(\.stepP99).max() ?? 0, all.reduce(0) { $0 + $1.errors }) + "\(journeys) · \(agents - missing.count) of \(agents) agents reported")
+                all.map(\.stepP99).max() ?? 0.0, all.reduce(0) { $0 + $1.errors }) + "\(journeys) · \(agents - missing.count) of \(agents) agents reported")
         }
         progress.end()
         let missing = await coordinator.waitForReports(timeout: .zero)
