@@ -11,9 +11,15 @@ app_start() {
   "$bin/flowbus" up --detach > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 }
 
-# The host's pid and every plugin's, from `flowbus ps`; call once the app has started.
+# One line per process of the app, from `flowbus ps`: its pid, then `host` or the plugin
+# instance's name (`vm-details[0]`).
+app_names() {
+  "$bin/flowbus" ps | awk '/^flowbus host/ {gsub(",", "", $3); print $3, "host"} /^[a-z-]+\[[0-9]+\]/ {print $2, $1}'
+}
+
+# The host's pid and every plugin's; call once the app has started.
 app_pids() {
-  pids=$("$bin/flowbus" ps | awk '/^flowbus host/ {gsub(",", "", $3); print $3} /^[a-z-]+\[[0-9]+\]/ {print $2}')
+  pids=$(app_names | cut -d' ' -f1)
 }
 
 threads() {
@@ -23,4 +29,12 @@ threads() {
       printf '%s %s/%s %s\n' "${t#/proc/}" "$(tr ' ' _ < /proc/"$p"/comm)" "$(tr ' ' _ < "$t"/comm)" "$(cut -d' ' -f1,3 "$t"/schedstat)"
     done
   done 2> /dev/null | sort
+}
+
+# `by_kind PER SCALE CPU_OVER RUNS_OVER FORMAT`: `join before after` on stdin, summed by kind of
+# thread (process/thread, the thread's trailing -N dropped): CPU ns ÷ PER ÷ SCALE, times scheduled
+# in ÷ PER; the kinds over either bound, costliest first, their two figures printed with FORMAT.
+by_kind() {
+  awk -v n="$1" -v s="$2" -v cmin="$3" -v rmin="$4" -v f="$5" '{ k = $2; sub(/-[0-9]+$/, "", k); c[k] += ($6 - $3) / n / s; r[k] += ($7 - $4) / n }
+    END { for (k in c) if (c[k] > cmin || r[k] > rmin) printf "  %-40s " f "\n", k, c[k], r[k] }' | sort -k2 -n -r
 }
