@@ -73,6 +73,18 @@ public struct HostFixture: Sendable {
         (descriptor?["endpoints"] as? [String: Any])?[name] as? String
     }
 
+    /// What a chaos report folder says of its failed sessions (each `## Session` heading, its
+    /// counts, first anomaly and journey failure, without the traces) and of plugins not running
+    /// at the end: for a failed expectation's message, where the run's own output says only that
+    /// a journey failed and the counts.
+    public static func chaosFailures(report: String) -> String {
+        guard let data = FileManager.default.contents(atPath: report + "/report.md") else { return "(no \(report)/report.md)" }
+        let kept = String(decoding: data, as: UTF8.self).split(separator: "\n").filter {
+            $0.hasPrefix("## Session") || $0.hasPrefix("## Plugins") || $0.hasPrefix("- ") || $0.hasPrefix("First: ") || $0.hasPrefix("Journey: ")
+        }
+        return kept.isEmpty ? "(no failed session in \(report)/report.md)" : kept.joined(separator: "\n")
+    }
+
     public var hostLog: String {
         (FileManager.default.contents(atPath: runDirectory + "/logs/host.log")).map { String(decoding: $0, as: UTF8.self) } ?? "(no host log)"
     }

@@ -73,7 +73,11 @@ beside_run() {
 
 # repeat_failures LOG: the failed tests and expectations in a test run's LOG, to print again at the
 # end of a long run, where a CI log's tail shows them.
+# A test that runs a flowbus command shows the command's output in its failed expectation; the lines
+# that say why are repeated too (a journey FAILED and where, a chaos or sim verdict, the first
+# anomaly of a failed session, an error), since a CI log keeps only the start and the tail.
 repeat_failures() {
     grep -E '✘|error:|Expectation failed|recorded an issue' "$1" | grep -v '^✘ Test run with' | head -60 || true
+    grep -E 'FAILED \(session|(^|[^A-Za-z])FAIL: |First: \*\*|^ *Error: ' "$1" | sed 's/^/   why: /' | awk '!seen[$0]++' | head -30 || true
     grep -E '^✘ Test run with' "$1" || true
 }

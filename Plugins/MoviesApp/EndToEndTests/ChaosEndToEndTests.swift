@@ -26,7 +26,8 @@ struct ChaosEndToEndTests {
            let findings = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
             counts = findings["counts"] as? [String: Int] ?? [:]
         }
-        return (outcome.status, outcome.output, counts)
+        let why = outcome.status == 0 ? "" : "\n" + HostFixture.chaosFailures(report: report)
+        return (outcome.status, outcome.output + why, counts)
     }
 
     @Test("the movies app survives its plan: nothing lost, applied twice, out of order or stale; the run checks the same again offline",
@@ -135,6 +136,8 @@ struct ChaosEndToEndTests {
         #expect(run.status == 1, "\(run.output)")
         #expect((run.counts["appliedTwice"] ?? 0) > 0, "\(run.output)")
         #expect(run.output.contains("FAIL:") && run.output.contains("appliedTwice"), "\(run.output)")
+        // A failed run's expectation message carries the report's first anomaly of each failed session.
+        #expect(run.output.contains("First: **") && run.output.contains("## Session "), "\(run.output)")
         // Shrunk to the duplication alone, written as a plan that replays it.
         #expect(run.output.contains("smallest failing plan: 1 of 4 events"), "\(run.output)")
         let shrunk = try String(contentsOfFile: host.runDirectory + "/chaos-report/shrunk.yaml", encoding: .utf8)

@@ -18,7 +18,8 @@ struct PhotosChaosEndToEndTests {
         let report = host.fixture.runDirectory + "/chaos-report"
         let run = try await host.fixture.run(["chaos", "run", app.appendingPathComponent("FaultPlans/\(plan).yaml").path]
             + extra + ["--sessions", "3", "--report", report, "--journeys"] + journeys)
-        return (run.status, run.output, report)
+        let why = run.status == 0 ? "" : "\n" + HostFixture.chaosFailures(report: report)
+        return (run.status, run.output + why, report)
     }
 
     /// Plays `plan`, expects it to pass, and returns its decision log.
