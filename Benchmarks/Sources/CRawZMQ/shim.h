@@ -3,23 +3,12 @@
 // libzmq's C API, for the baselines the benchmarks compare Flowbus against.
 #include <zmq.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <signal.h>
 #include <unistd.h>
 
 // Names the calling thread for perf and top (prctl is variadic, so Swift cannot call it).
 static inline void CRawZMQ_nameThread(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
-}
-
-// Pins the calling thread, and every thread it makes from then on, to `cpu` (below 1024):
-// 0, or -1 when the kernel refused. The raw system call, so no _GNU_SOURCE macros are needed.
-static inline int CRawZMQ_pinThisThread(int cpu) {
-    unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
-    const int bits = (int)(8 * sizeof(unsigned long));
-    if (cpu < 0 || cpu >= 1024) return -1;
-    mask[cpu / bits] |= 1UL << (cpu % bits);
-    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : -1;
 }
 
 // Asks the kernel to kill the calling process when the thread that started it ends: a

@@ -1,6 +1,7 @@
 import CRawZMQ
 import Foundation
 import Glibc
+import Supervision
 import Synchronization
 
 /// Issue 16's raw baseline for an app step: a like played by the processes and threads the app
@@ -332,7 +333,7 @@ extension LikeFloor {
         if getppid() == 1 { exit(0) }
         CRawZMQ_nameThread("floor-\(arguments[0])")
         // Pinned (FloorParties.start's `cpu`) before the context makes its I/O thread, which inherits it.
-        if let text = ProcessInfo.processInfo.environment[FloorParties.cpuVariable], let cpu = Int32(text), CRawZMQ_pinThisThread(cpu) != 0 {
+        if let text = ProcessInfo.processInfo.environment[FloorParties.cpuVariable], let cpu = Int(text), CPUPlacement.pinThisProcess(to: cpu) != nil {
             FileHandle.standardError.write(Data("flowbus-bench: the \(arguments[0]) party could not be pinned to CPU \(cpu); it runs unpinned\n".utf8))
         }
         do throws(BenchError) {
