@@ -242,7 +242,7 @@ if present("Plugins/AppStore") {
             exclude: ["Tests"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "FlowKit", "FlowbusTesting"], path: "Plugins/AppStore/Tests"),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "FlowKit", "FlowbusTesting", .product(name: "GRDB", package: "GRDB.swift")], path: "Plugins/AppStore/Tests"),
     ]
 }
 if present("Plugins/MoviesApp") {

@@ -1,6 +1,7 @@
 import AppStore
 import FlowKit
 import Foundation
+import GRDB
 import Testing
 
 /// `RecordStore` as the services' `ServiceReplyStore`: replies kept in the file beside the data.
@@ -27,6 +28,51 @@ import Testing
         let reopened = try RecordStore(path: path, replyCapacity: 3)
         #expect(try ["k1", "k2"].map { try reopened.reply(for: $0) } == [nil, nil])
         #expect(try ["k3", "k4", "k5"].map { try reopened.reply(for: $0) } == [[3], [4], [5]])
+    }
+
+    /// Replies beyond the newest `capacity` go a batch at a time (a sixteenth of it): with 32,
+    /// every second reply prunes, so 32 or 33 are kept and never fewer than the newest 32.
+    @Test func oldRepliesArePrunedABatchAtATime() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecordStore(path: path, replyCapacity: 32)
+        for index in 1...41 { try store.remember("k\(index)", reply: [UInt8(index)]) }
+        var reopened = try RecordStore(path: path, replyCapacity: 32)
+        #expect(try (1...8).allSatisfy { try reopened.reply(for: "k\($0)") == nil })
+        #expect(try (10...41).allSatisfy { try reopened.reply(for: "k\($0)") == [UInt8($0)] })
+        #expect(try reopened.reply(for: "k9") == [9], "the 41st reply pruned: pruning is not batched")
+        // The 42nd is even: its pruning leaves the newest 32 exactly.
+        try store.remember("k42", reply: [42])
+        reopened = try RecordStore(path: path, replyCapacity: 32)
+        #expect(try (1...10).allSatisfy { try reopened.reply(for: "k\($0)") == nil })
+        #expect(try (11...42).allSatisfy { try reopened.reply(for: "k\($0)") == [UInt8($0)] })
+        // The store that pruned them forgets them too (its keys in memory follow the file).
+        #expect(try store.reply(for: "k9") == nil && store.reply(for: "k42") == [42])
+    }
+
+    /// The transaction begins and commits through statements of its own: when keeping the reply
+    /// fails, the call's writes are rolled back with it, no reply is kept, and the store goes on.
+    @Test func aCallWhoseReplyCannotBeKeptLeavesNoWriteAndTheStoreGoesOn() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecordStore(path: path)
+        let refusing = try DatabaseQueue(path: path)
+        try refusing.write { db in
+            try db.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON replies WHEN NEW.key = 'svc.a bad' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        }
+        #expect(throws: RecordStoreError.self) {
+            _ = try store.answer("svc.a bad") {
+                try? store.put("thing", "kept?", Data("no".utf8))
+                return [1]
+            }
+        }
+        #expect(try store.all("thing")["kept?"] == nil)
+        #expect(try store.reply(for: "svc.a bad") == nil)
+        #expect(try store.answer("svc.a good") {
+            try? store.put("thing", "kept", Data("yes".utf8))
+            return [2]
+        } == [2])
+        let reopened = try RecordStore(path: path)
+        #expect(try reopened.all("thing") == ["kept": Data("yes".utf8)])
+        #expect(try reopened.reply(for: "svc.a good") == [2] && reopened.reply(for: "svc.a bad") == nil)
     }
 
     @Test func aCallsWritesAndItsReplyCommitTogetherAndARetryIsAnsweredFromTheFile() throws {
