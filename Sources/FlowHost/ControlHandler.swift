@@ -127,7 +127,8 @@ struct ControlHandler {
             curveDenied: security.curve == nil ? nil : security.authenticator?.decisions.denied,
             memory: memory.statistics,
             connectionsRateLimited: security.connections?.refusedCount,
-            hostCPU: host.pinnedCPU
+            hostCPU: host.pinnedCPU,
+            placement: host.configuration.placement.rawValue
         )
     }
 

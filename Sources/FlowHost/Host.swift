@@ -34,16 +34,33 @@ public final class Host: Sendable {
     /// started side by side (tests, several apps) spread over the CPUs instead of piling onto
     /// the first. Nil for shared placement, or when the CPUs cannot be read.
     private func placeOnCPUs() -> CPUPlacement? {
-        guard configuration.placement == .pinned else { return nil }
+        let asked = "--placement \(configuration.placement.rawValue)"
+        switch configuration.placement {
+        case .shared:
+            return nil
+        case .pinned:
+            break
+        case .auto:
+            // Read again below for the plan: the same answer, the host's affinity does not change.
+            guard let count = CPUPlacement.ofThisProcess()?.cpus.count else {
+                logger.info("placement shared (--placement auto): the host could not read which CPUs it may use, so the kernel places every process")
+                return nil
+            }
+            guard Placement.automatic(allowedCPUs: count) == .pinned else {
+                logger.info("placement shared (--placement auto): the host may use \(count) CPU\(count == 1 ? "" : "s"), and auto pins only on two; --placement pinned pins anyway")
+                return nil
+            }
+        }
         guard let plan = CPUPlacement.ofThisProcess()?.starting(at: Int(getpid())) else {
-            logger.warning("--placement pinned: the host could not read which CPUs it may use; every process runs where the kernel puts it, as with --placement shared")
+            logger.warning("\(asked): the host could not read which CPUs it may use; every process runs where the kernel puts it, as with --placement shared")
             return nil
         }
         if let error = CPUPlacement.pinThisProcess(to: plan.hostCPU) {
-            logger.warning("--placement pinned: not every host thread could be pinned to CPU \(plan.hostCPU) (\(String(cString: strerror(error)))); the plugins are pinned all the same")
+            logger.warning("\(asked): not every host thread could be pinned to CPU \(plan.hostCPU) (\(String(cString: strerror(error)))); the plugins are pinned all the same")
         }
         pinned.withLock { $0 = plan.hostCPU }
-        logger.info("placement pinned: the host on one CPU, each plugin process on one, in turn", metadata: [
+        let why = configuration.placement == .auto ? " (--placement auto: the host may use two CPUs; --placement shared lets the kernel place them)" : ""
+        logger.info("placement pinned: the host on one CPU, each plugin process on one, in turn\(why)", metadata: [
             "flowbus.cpu": "\(plan.hostCPU)", "flowbus.cpus": "\(plan.cpus.map(String.init).joined(separator: ","))",
         ])
         return plan

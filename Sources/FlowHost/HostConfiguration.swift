@@ -36,7 +36,9 @@ public struct HostConfiguration: Sendable {
     /// read or write any key, as on a plain 7/MDP broker and 12/CHP server. For the zguide's
     /// reference peers on loopback; the default is closed (Protocols/README.md, "Who may do what").
     public var openAccess = false
-    /// Where the host's threads and the plugin processes run (`flowbus up --placement`).
+    /// Where the host's threads and the plugin processes run (`flowbus up --placement`, whose
+    /// default is `auto`). Shared here: a host run inside another program does not pin that
+    /// program's threads unless asked.
     public var placement = Placement.shared
     /// Closed mode: new connections per second one client address may open (a burst of ten
     /// times that at once); past it the ZAP handler refuses them and counts them, and the

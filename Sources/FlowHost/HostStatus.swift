@@ -19,6 +19,9 @@ public struct HostStatus: Codable, Sendable {
     public var memory: MemoryStatistics?
     /// Closed mode: client connections refused for coming faster than the connection rate.
     public var connectionsRateLimited: Int?
-    /// The CPU the host's threads are pinned to (`flowbus up --placement pinned`); nil: shared.
+    /// The CPU the host's threads are pinned to (`flowbus up --placement pinned`, or `auto` on a
+    /// host that may use two CPUs); nil: shared.
     public var hostCPU: Int?
+    /// The placement the host was started with: auto, shared or pinned (`hostCPU` says what auto chose).
+    public var placement: String?
 }

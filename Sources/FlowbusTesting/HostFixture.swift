@@ -16,14 +16,20 @@ public struct HostFixture: Sendable {
 
     /// Starts a host running `manifest` (YAML text; nil: the manifest of `app`, or of the package's
     /// default app when `app` is nil too) with extra `up` arguments; fails the test if it cannot.
-    public static func start(manifest: String?, app: String? = nil, arguments: [String] = []) async throws -> HostFixture {
+    /// `launcher`: a command `flowbus up` runs under, its arguments before flowbus's (as
+    /// `["/usr/bin/taskset", "-c", "0,1"]`); the host it detaches inherits what the launcher set.
+    public static func start(manifest: String?, app: String? = nil, arguments: [String] = [], launcher: [String] = []) async throws -> HostFixture {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
         let runDirectory = TestScratch.directory("run")
         let manifestPath = runDirectory + "/manifest.yaml"
         if let manifest { try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath)) }
         let fixture = HostFixture(flowbus: flowbus, runDirectory: runDirectory, manifestPath: manifestPath)
         let chosen = manifest != nil ? ["--manifest", manifestPath] : app.map { ["--app", $0] } ?? []
-        let up = try await fixture.run(["up", "--detach"] + chosen + arguments)
+        let up = launcher.isEmpty
+            ? try await fixture.run(["up", "--detach"] + chosen + arguments)
+            : try await FlowbusProcesses.run(
+                URL(fileURLWithPath: launcher[0]),
+                Array(launcher.dropFirst()) + [flowbus.path, "up", "--detach"] + chosen + arguments + ["--run-dir", runDirectory])
         try #require(up.status == 0, "flowbus up --detach failed:\n\(up.output)\n\(fixture.hostLog)")
         if let pid = fixture.hostPID {
             unstoppedHosts.withLock { _ = $0.insert(pid) }

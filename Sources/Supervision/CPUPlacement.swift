@@ -3,13 +3,24 @@ import Glibc
 
 /// Where the host and its plugin processes run (`flowbus up --placement`).
 public enum Placement: String, Sendable {
-    /// The kernel places every thread of every process, and moves them as it likes (the default).
+    /// `pinned` on a host that may use two CPUs, `shared` on any other (`automatic`): `flowbus
+    /// up`'s default.
+    case auto
+    /// The kernel places every thread of every process, and moves them as it likes.
     case shared
     /// The host's threads on one CPU the host may use, and each plugin process, with every
     /// thread it makes, on one CPU, the next ones in turn (`CPUPlacement`). A step's threads then
     /// hand work to each other on one CPU instead of waking another: less CPU and latency per
     /// message on a small or virtual machine, at the price of no plugin using more than one CPU.
     case pinned
+
+    /// What `auto` is on a host that may use `count` CPUs: pinned on two, where it was measured
+    /// to take 12–23 % off a step's time and CPU (the 2-vCPU VM of Benchmarks/README.md, with
+    /// every test passing pinned); shared on one, where there is nothing to place, and on more,
+    /// where a busy host or a plugin that computes much may want more than one CPU.
+    public static func automatic(allowedCPUs count: Int) -> Placement {
+        count == 2 ? .pinned : .shared
+    }
 }
 
 /// The CPUs of pinned placement: the host on the first, plugin instances in manifest order

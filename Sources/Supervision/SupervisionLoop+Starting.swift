@@ -63,7 +63,7 @@ extension SupervisionLoop {
             // The child pins itself before exec, best effort: a CPU taken away since the host
             // started (hotplug, a cpuset changed) leaves it where the kernel puts it.
             if let allowed = CPUPlacement.allowedCPUs(of: pid), allowed != [cpu] {
-                logger.warning("plugin not pinned to CPU \(cpu) as --placement pinned asks: it may run on CPUs \(allowed.map(String.init).joined(separator: ",")); check the host's CPUs (taskset -p \(getpid())) and start the host again", metadata: metadata)
+                logger.warning("plugin not pinned to CPU \(cpu) as pinned placement asks: it may run on CPUs \(allowed.map(String.init).joined(separator: ",")); check the host's CPUs (taskset -p \(getpid())) and start the host again", metadata: metadata)
             }
         }
         logger.info("plugin started", metadata: metadata)

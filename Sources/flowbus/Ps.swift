@@ -98,7 +98,10 @@ struct StatusTable {
         }
         let pinned = status.hostCPU != nil || status.plugins.contains { $0.cpu != nil }
         if pinned {
-            lines.append("  cpus     pinned: the host on CPU \(status.hostCPU.map(String.init) ?? "-"), each plugin process on the CPU of its row (--placement pinned)")
+            let asked = status.placement == Placement.auto.rawValue
+                ? "--placement auto, the default on a host that may use two CPUs; --placement shared lets the kernel place them"
+                : "--placement pinned"
+            lines.append("  cpus     pinned: the host on CPU \(status.hostCPU.map(String.init) ?? "-"), each plugin process on the CPU of its row (\(asked))")
         }
         lines.append("")
         let header = ["PLUGIN", "PID"] + (pinned ? ["CPU"] : []) + ["STATE", "RESTARTS", "UPTIME", "HEARTBEAT", "LAST EXIT"]

@@ -64,7 +64,7 @@ struct Up: ParsableCommand {
     @Option(name: .long, help: "Closed mode: snapshots per second one client may ask the Clone server for, four times that at once; past it they are dropped and counted. 0: no limit.")
     var snapshotRate: Int = 50
 
-    @Option(name: .long, help: "Where the host and its plugins run: shared (the kernel places every thread, the default) or pinned (the host's threads on one CPU, each plugin process on one CPU, in turn over the CPUs the host may use: less CPU and latency per message on a small or virtual machine; no plugin uses more than one CPU). Default: $FLOWBUS_PLACEMENT, else shared.")
+    @Option(name: .long, help: "Where the host and its plugins run: pinned (the host's threads on one CPU, each plugin process on one CPU, in turn over the CPUs the host may use: less CPU and latency per message on a small or virtual machine; no plugin uses more than one CPU), shared (the kernel places every thread) or auto (pinned when the host may use two CPUs, else shared). Default: $FLOWBUS_PLACEMENT, else auto.")
     var placement: String?
 
     @Flag(name: .long, help: "Open mode: every peer may register as a worker, call any service and read or write any key (for the zguide's reference peers on loopback). The default is closed: only the plugins this host launches serve and write state; clients send intents and read their own session.")
@@ -143,13 +143,13 @@ struct Up: ParsableCommand {
         return configuration
     }
 
-    /// --placement, else $FLOWBUS_PLACEMENT, else shared.
+    /// --placement, else $FLOWBUS_PLACEMENT, else auto.
     private func chosenPlacement() throws -> Placement {
         let fromEnvironment = ProcessInfo.processInfo.environment["FLOWBUS_PLACEMENT"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let text = placement ?? fromEnvironment else { return .shared }
+        guard let text = placement ?? fromEnvironment else { return .auto }
         guard let chosen = Placement(rawValue: text) else {
             let source = placement != nil ? "--placement" : "FLOWBUS_PLACEMENT"
-            throw ValidationError("\(source) must be shared (the kernel places every thread) or pinned (the host and each plugin process on one CPU each); got \(text)")
+            throw ValidationError("\(source) must be auto (pinned when the host may use two CPUs, else shared; the default), shared (the kernel places every thread) or pinned (the host and each plugin process on one CPU each); got \(text)")
         }
         return chosen
     }

@@ -157,14 +157,59 @@ struct SupervisionEndToEndTests {
         }
     }
 
-    @Test("a placement flowbus up does not know is refused before anything starts, naming both choices", .timeLimit(.minutes(1)))
+    @Test("flowbus up's default placement (auto) pins the host and each plugin when the host may use two CPUs, and nothing when it may use one", .timeLimit(.minutes(2)))
+    func autoPlacementPinsOnTwoCPUsOnly() async throws {
+        let allowed = try cpuList(of: "self")
+        try #require(allowed.count >= 2, "this test needs two CPUs to give the host; this process may use \(allowed)")
+        // No --placement, and no FLOWBUS_PLACEMENT from the test's environment: the default decides.
+        func launcher(_ cpus: [Int]) -> [String] {
+            ["/usr/bin/env", "-u", "FLOWBUS_PLACEMENT", "/usr/bin/taskset", "-c", cpus.map(String.init).joined(separator: ",")]
+        }
+        let two = Array(allowed.prefix(2))
+        let host = try await HostFixture.start(manifest: echoManifest([("alpha", 2)]), launcher: launcher(two))
+        defer { Task { try? await host.stop() } }
+        let running = try await HostFixture.eventually(timeout: .seconds(10)) {
+            try await host.plugins().filter { $0["state"] as? String == "running" }.count == 2
+        }
+        #expect(running, "not every plugin reached running:\n\(host.hostLog)")
+        let status = try await host.status()
+        #expect(status["placement"] as? String == "auto", "\(status)")
+        let hostCPU = try #require(status["hostCPU"] as? Int, "auto on two CPUs did not pin the host: \(status)\n\(host.hostLog)")
+        #expect(two.contains(hostCPU), "the host's CPU \(hostCPU) is not one of \(two)")
+        let hostPID = try #require(host.hostPID)
+        #expect(try cpuList(of: "\(hostPID)") == [hostCPU])
+        let plugins = try await host.plugins()
+        let other = two.first { $0 != hostCPU } ?? -1
+        #expect(plugins.compactMap { $0["cpu"] as? Int } == [other, hostCPU], "\(plugins)")
+        let ps = try await host.run(["ps"])
+        #expect(ps.output.contains("cpus     pinned: the host on CPU \(hostCPU)"), "\(ps.output)")
+        #expect(ps.output.contains("--placement auto, the default on a host that may use two CPUs"), "\(ps.output)")
+        #expect(host.hostLog.contains("--placement auto: the host may use two CPUs"), "\(host.hostLog)")
+        try await host.stop()
+
+        let one = try await HostFixture.start(manifest: echoManifest([("alpha", 1)]), launcher: launcher([allowed[0]]))
+        defer { Task { try? await one.stop() } }
+        let started = try await HostFixture.eventually(timeout: .seconds(10)) {
+            try await one.plugins().first?["state"] as? String == "running"
+        }
+        #expect(started, "the plugin did not reach running:\n\(one.hostLog)")
+        let alone = try await one.status()
+        #expect(alone["hostCPU"] == nil, "auto on one CPU pinned the host: \(alone)")
+        #expect(try await one.plugins().allSatisfy { $0["cpu"] == nil }, "auto on one CPU pinned a plugin")
+        #expect(one.hostLog.contains("placement shared (--placement auto): the host may use 1 CPU, and auto pins only on two"), "\(one.hostLog)")
+        let psOne = try await one.run(["ps"])
+        #expect(!psOne.output.contains("cpus     pinned"), "\(psOne.output)")
+    }
+
+    @Test("a placement flowbus up does not know is refused before anything starts, naming every choice", .timeLimit(.minutes(1)))
     func unknownPlacementIsRefused() async throws {
         let flowbus = try #require(FlowbusProcesses.flowbusExecutable(), "build first: swift build")
         let directory = TestScratch.directory("placement")
         let up = try await FlowbusProcesses.run(flowbus, ["up", "--detach", "--placement", "spread", "--run-dir", directory])
         #expect(up.status != 0)
-        #expect(up.output.contains("--placement must be shared"), "\(up.output)")
-        #expect(up.output.contains("pinned"), "\(up.output)")
+        #expect(up.output.contains("--placement must be auto"), "\(up.output)")
+        #expect(up.output.contains("shared (the kernel places every thread)"), "\(up.output)")
+        #expect(up.output.contains("pinned (the host and each plugin process on one CPU each)"), "\(up.output)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/host.json"), "no host may start")
     }
 

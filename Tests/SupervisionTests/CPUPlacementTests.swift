@@ -58,7 +58,15 @@ import Testing
         #expect(expand(try allowedList(of: "self")) == plan.cpus, "the supervising process is not pinned")
     }
 
-    /// Shared placement (the default) pins nothing: a plugin may run where this process may.
+    /// `flowbus up`'s default, auto: pinned on a host that may use two CPUs, shared on one or more.
+    @Test func autoPlacementPinsOnlyOnTwoCPUs() {
+        #expect(Placement.automatic(allowedCPUs: 2) == .pinned)
+        for count in [1, 3, 4, 8, 64] {
+            #expect(Placement.automatic(allowedCPUs: count) == .shared, "\(count) CPUs")
+        }
+    }
+
+    /// Shared placement pins nothing: a plugin may run where this process may.
     @Test func sharedPlacementLeavesEveryCPUToThePlugins() async throws {
         let directory = try TestDirectory()
         let manifest = Manifest(supervisor: fastSettings(), plugins: [reporter(directory, replicas: 1)], baseDirectory: directory.url)

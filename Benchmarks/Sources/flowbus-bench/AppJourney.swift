@@ -105,7 +105,9 @@ struct AppJourney {
 
     func run() -> [ResultRow] {
         if let reason = AppHost.prepare(options: options, label: Self.name) { return [.unavailable(Self.name, reason)] }
-        // Shared named outright: a FLOWBUS_PLACEMENT in the environment must not change the default's figures.
+        // Shared named outright: the targets' figures stay the kernel's placement's, whatever
+        // FLOWBUS_PLACEMENT says and whatever `flowbus up`'s default (auto) picks on this machine;
+        // the pinned pass after it is that default on a host that may use two CPUs.
         let host: AppHost
         let samples: Samples
         do throws(BenchError) {
@@ -225,8 +227,8 @@ struct AppJourney {
         return LatencySummary(nanoseconds: zip(samples.journeys, logIns).map { $0 > $1 ? $0 - $1 : 0 })
     }
 
-    /// The pinned pass beside the default's: the journey, the like and the CPU a journey takes.
-    /// Context: the targets are the default placement's.
+    /// The pinned pass beside the shared one: the journey, the like and the CPU a journey takes.
+    /// Context: the targets are shared placement's (pinned, `flowbus up`'s default on two CPUs, is faster here).
     private func placementRows(shared: Samples, pinned: Swift.Result<Samples, BenchError>, pinnedFloor: LikeFloor.Result?) -> [ResultRow] {
         let measure = { (label: String) in "\(label), --placement pinned" }
         let pinnedSamples: Samples
@@ -237,7 +239,7 @@ struct AppJourney {
                               note: "app-journey with `flowbus up --placement pinned` failed: \(error)")]
         }
         let ms = { (microseconds: Double) in microseconds / 1000 }
-        let sharedLabel = "the same journeys with --placement shared (the default), this run"
+        let sharedLabel = "the same journeys with --placement shared, this run"
         var rows: [ResultRow] = []
         if let before = Self.withoutLogIn(shared), let after = Self.withoutLogIn(pinnedSamples) {
             let like = { (samples: Samples) in samples.milestones["like → Details success"].map { LatencySummary(nanoseconds: $0) } }
@@ -247,9 +249,10 @@ struct AppJourney {
                 Self.name, measure("whole journey without logIn → Home, p50"), unit: "ms", flowbus: ms(after.p50),
                 raw: ms(before.p50), rawLabel: sharedLabel,
                 note: "app-journey on a host started with `flowbus up --placement pinned` (its threads on one CPU, each plugin process with "
-                    + "every thread on one CPU, in turn), right after the default's pass: \(pinnedSamples.journeys.count) journeys after \(warmup) "
+                    + "every thread on one CPU, in turn), right after the shared pass: \(pinnedSamples.journeys.count) journeys after \(warmup) "
                     + "warm-up, p99 \(format(ms(after.p99), decimals: 2)) ms (shared \(format(ms(before.p99), decimals: 2))); "
-                    + "the client (this process) runs where the kernel puts it; the targets above are the default placement's"))
+                    + "the client (this process) runs where the kernel puts it; the targets above are --placement shared's, "
+                    + "and pinned is flowbus up's default (auto) on a host that may use two CPUs"))
             if let likeBefore = like(shared), let likeAfter = like(pinnedSamples) {
                 rows.append(ResultRow(Self.name, measure("like → Details success, p50"), unit: "ms", flowbus: ms(likeAfter.p50),
                                       raw: ms(likeBefore.p50), rawLabel: sharedLabel,
