@@ -28,6 +28,10 @@ public struct CloneAgentConfiguration: Sendable {
     public var receiveHighWaterMark = 500_000
     /// At most this many messages are taken from one socket before the loop looks at the others.
     public var batchLimit = 4096
+    /// Writes taken from the queue together go to a server that takes batches (a Flowbus server
+    /// says so) as one KVSETS message instead of a KVSET each (`KVSetBatch`); a lone write, and
+    /// every write to another 12/CHP server, goes as a KVSET. Off: always KVSETs.
+    public var batchWrites = true
     /// CURVE: the server's public key and this client's key pair, for all three sockets.
     public var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
     /// A session capability (`drive.…` or `watch.…` from openSession) its connections present, so

@@ -7,11 +7,16 @@ import ZeroMQ
 extension CloneAgentLoop {
     /// The collector's subscription reaches our XPUB once it is connected; until then PUB semantics
     /// would drop writes silently, so they wait in `heldBatches`.
+    /// A Flowbus server's collector also subscribes to `KVSetBatch.command`: it takes batches.
     func drainCollectorSubscriptions() throws(ZMQError) {
         while let message = try writer.receiveFrame(dontWait: true) {
-            switch message.frame.first {
-            case 1: collectorSubscriptions += 1
-            case 0: collectorSubscriptions = max(0, collectorSubscriptions - 1)
+            let frame = message.frame
+            let batches = frame.count == 1 + KVSetBatch.command.count && frame.dropFirst().elementsEqual(KVSetBatch.command)
+            switch frame.first {
+            case 1:
+                if batches { batchSubscriptions += 1 } else { collectorSubscriptions += 1 }
+            case 0:
+                if batches { batchSubscriptions = max(0, batchSubscriptions - 1) } else { collectorSubscriptions = max(0, collectorSubscriptions - 1) }
             default: break
             }
         }
@@ -140,7 +145,8 @@ extension CloneAgentLoop {
     /// copy, for every write.
     private func sendInOrder(_ writes: [PreparedWrite], from start: Int, now: MonotonicTime)
         -> (next: Int, skipped: Int, blocked: Bool, failure: ZMQError?) {
-        writes.withUnsafeBufferPointer { buffer in
+        let batching = batchSubscriptions > 0 && configuration.batchWrites
+        return writes.withUnsafeBufferPointer { buffer in
             var next = start
             var skipped = 0
             while next < buffer.count {
@@ -150,6 +156,19 @@ extension CloneAgentLoop {
                     next += 1
                     skipped += 1
                     continue
+                }
+                if batching {
+                    let end = batchEnd(buffer, from: next)
+                    if end - next >= 2 {
+                        do throws(ZMQError) {
+                            guard try sendBatch(buffer, next..<end) else { return (next, skipped, true, nil) }
+                        } catch {
+                            return (next, skipped, false, error)
+                        }
+                        for index in next..<end { noteSent(buffer.baseAddress! + index, now: now) }
+                        next = end
+                        continue
+                    }
                 }
                 do throws(ZMQError) {
                     guard try send(write) else { return (next, skipped, true, nil) }
@@ -194,6 +213,48 @@ extension CloneAgentLoop {
         try withUnsafeBytes(of: write.pointee.uuid.uuid) { bytes throws(ZMQError) in _ = try writer.send(bytes: bytes, more: true) }
         try writer.send(bytes: UnsafeRawBufferPointer(rebasing: propertiesScratch.bytes[..<propertiesLength]), more: true)
         try writer.send(write.pointee.value)
+        return true
+    }
+
+    /// Where a batch starting at `start` ends: after at most `KVSetBatch.maxWrites` writes and
+    /// `maxBytes` of entries, before a resend (which goes alone, as it may be skipped) and before a
+    /// write too large to share a message. A batch of one is sent as a KVSET.
+    private func batchEnd(_ writes: UnsafeBufferPointer<PreparedWrite>, from start: Int) -> Int {
+        var end = start
+        var bytes = 0
+        let ownBytes = ownLines.writeSequencePrefix.count + 21 + ownLines.trailing.count
+        while end < writes.count, end - start < KVSetBatch.maxWrites {
+            let write = writes.baseAddress! + end
+            guard !write.pointee.isResend, write.pointee.value.count <= KVSetBatch.maxValueBytes else { break }
+            // At most: the count takes up to 20 digits and a newline.
+            bytes += KVSetBatch.entrySize(
+                keyBytes: write.pointee.key.utf8.count, propertiesBytes: write.pointee.leading.count + ownBytes, valueBytes: write.pointee.value.count)
+            guard bytes <= KVSetBatch.maxBytes || end == start else { break }
+            end += 1
+        }
+        return end
+    }
+
+    /// Sends `range`'s writes as one KVSETS message (`KVSetBatch`); false when the socket cannot
+    /// take it now (none of them sent).
+    private func sendBatch(_ writes: UnsafeBufferPointer<PreparedWrite>, _ range: Range<Int>) throws(ZMQError) -> Bool {
+        var length = 0
+        for index in range {
+            let write = writes.baseAddress! + index
+            let propertiesLength = CloneAgent.KVSetLines.write(
+                into: &propertiesScratch.bytes, leading: write.pointee.leading, own: ownLines, count: write.pointee.count)
+            let properties = UnsafeRawBufferPointer(rebasing: propertiesScratch.bytes[..<propertiesLength])
+            length = Self.withUTF8(of: write.pointee.key) { key in
+                write.pointee.value.withUnsafeBytes { value in
+                    KVSetBatch.append(key: key, uuid: write.pointee.uuid, properties: properties, value: value, into: &batchScratch.bytes, at: length)
+                }
+            }
+        }
+        // Only the first part can meet the high-water mark; the other follows it.
+        guard try writer.send(KVSetBatch.command, more: true, dontWait: true) else { return false }
+        try writer.send(bytes: UnsafeRawBufferPointer(rebasing: batchScratch.bytes[..<length]), more: false)
+        statistics.batchesSent += 1
+        statistics.writesBatched += range.count
         return true
     }
 

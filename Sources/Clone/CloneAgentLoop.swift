@@ -70,6 +70,8 @@ final class CloneAgentLoop {
     var silenceDeadline: MonotonicTime { lastHeard.adding(nanoseconds: serverTimeoutNanoseconds) }
 
     var collectorSubscriptions = 0
+    /// Subscriptions to `KVSetBatch.command` on the writer: a collector that takes batches.
+    var batchSubscriptions = 0
     /// Writes waiting for the collector, in the order they go: each batch the outbox gave that
     /// could not all go at once, kept as the array it came in (moved, not copied write by
     /// write), and resends after them. The first batch's writes before `heldStart` are gone.
@@ -86,6 +88,8 @@ final class CloneAgentLoop {
     let ownLines: CloneAgent.OwnLines
     /// Where a KVSET's properties frame is written before it is sent.
     let propertiesScratch = FrameScratch(capacity: 256)
+    /// Where a KVSETS batch's entries are packed before it is sent.
+    let batchScratch = FrameScratch(capacity: 4096)
     /// Every write numbered up to this one is settled (see `CloneAgent.settle`); told to waiters
     /// by `announceSettled`, once this pass's changes are in the map: a writer that waited for
     /// its write then reads it back (the server publishes a write before it confirms it).

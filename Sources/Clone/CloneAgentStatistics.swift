@@ -38,6 +38,10 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var writesSent = 0
     /// KVSETs waiting now for the collector (not connected yet, or its queue is full).
     public var writesHeld = 0
+    /// KVSETS batches sent (writes taken together, to a server that takes them), and the writes
+    /// they held; `writesSent` counts these too.
+    public var batchesSent = 0
+    public var writesBatched = 0
     /// Times a KVSET had to wait because the collector's queue was full.
     public var writesBlocked = 0
     /// Writes the server confirmed (`confirmWrites`).

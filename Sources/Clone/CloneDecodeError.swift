@@ -11,11 +11,13 @@ public enum CloneDecodeError: Error, Sendable, Equatable, CustomStringConvertibl
     case malformedProperties(String)
     case valueTooLarge(size: Int, limit: Int)
     case oversize(bytes: Int, limit: Int)
+    /// A KVSETS batch (`KVSetBatch`) that cannot be read to its end.
+    case malformedBatch(String)
 
     /// The counter this error is counted under.
     public var kind: CloneBadInput {
         switch self {
-        case .wrongFrameCount, .badSequenceLength, .badUUIDLength, .frameNotEmpty: .malformedFrames
+        case .wrongFrameCount, .badSequenceLength, .badUUIDLength, .frameNotEmpty, .malformedBatch: .malformedFrames
         case .unknownCommand: .unknownCommand
         case .invalidKey: .invalidKey
         case .reservedKey: .reservedKey
@@ -49,6 +51,8 @@ public enum CloneDecodeError: Error, Sendable, Equatable, CustomStringConvertibl
             "a value of \(size) bytes is over the limit of \(limit) bytes; store large data elsewhere and put a reference here"
         case .oversize(let bytes, let limit):
             "a message of \(bytes) bytes or more is over the limit of \(limit) bytes"
+        case .malformedBatch(let reason):
+            "malformed KVSETS batch: \(reason); the writes before it were taken, the rest of the batch dropped (a Flowbus agent's batches are read this way: check that the writer runs this Flowbus's version)"
         }
     }
 }

@@ -4,7 +4,7 @@ import MessagePath
 public enum CloneKeyRules {
     public static let maximumKeyBytes = 255
     /// Command names that frame 0 of a message may hold; never keys.
-    public static let reservedKeys: Set<String> = ["HUGZ", "KTHXBAI", "ICANHAZ?"]
+    public static let reservedKeys: Set<String> = ["HUGZ", "KTHXBAI", "ICANHAZ?", "KVSETS"]
 
     /// Checks a key: printable ASCII, starting with `/`, at most 255 bytes, not a command name.
     public static func validate(key bytes: some Collection<UInt8>) throws(CloneDecodeError) {

@@ -20,12 +20,12 @@ extension CloneServerLoop {
               try collector.receiveParts(
                 dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { (parts: ReceivedParts) -> Void in
                     let key = parts.count > 0 ? parts[0] : UnsafeRawBufferPointer(start: nil, count: 0)
+                    if parts.count == 2, !parts.truncated, KVSetBatch.isBatch(key) {
+                        do throws(ZMQError) { try takeBatch(parts) } catch { failure = error }
+                        return
+                    }
                     if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
-                        statistics.writesRefused += 1
-                        logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: parts.userID, [
-                            "flowbus.key": "\(key.printable)",
-                            "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
-                        ])
+                        refuseWrite(key: key, userID: parts.userID)
                         return
                     }
                     if parts.truncated {
@@ -41,12 +41,53 @@ extension CloneServerLoop {
                         countBadInput(error, peer: Self.collectorPeer, channel: "collector")
                         return
                     }
-                    do throws(ZMQError) { try deliver(accepted, forwarding: parts) } catch { failure = error }
+                    do throws(ZMQError) { try deliver(accepted, forwarding: parts, writer: parts.userID) } catch { failure = error }
                 }) {
             handled += 1
         }
         if let failure { throw failure }
         try sendAcks()
+    }
+
+    /// A KVSETS batch (`KVSetBatch`): each write read, checked, refused or taken as a KVSET would
+    /// be, in order. A write that fails its checks is counted and the next one read; a batch cut
+    /// short is counted once, the writes before the cut kept.
+    private func takeBatch(_ parts: ReceivedParts) throws(ZMQError) {
+        statistics.batchesReceived += 1
+        let access = configuration.access
+        var reader = KVSetBatch.Reader(parts[1])
+        while true {
+            let entry: KVSetBatch.Entry
+            do throws(CloneDecodeError) {
+                guard let next = try reader.next() else { return }
+                entry = next
+            } catch {
+                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
+                return
+            }
+            statistics.batchedWrites += 1
+            if let access, !access.mayWrite(entry.key, as: PeerClass(userID: parts.userID)) {
+                refuseWrite(key: entry.key, userID: parts.userID)
+                continue
+            }
+            let accepted: AcceptedSet
+            do throws(CloneDecodeError) {
+                accepted = try validate(key: entry.key, sequence: nil, uuid: entry.uuid, properties: entry.properties, value: entry.value)
+            } catch {
+                countBadInput(error, peer: Self.collectorPeer, channel: "collector")
+                continue
+            }
+            // Published from what the store keeps: the batch has no frames to hand on.
+            try deliver(accepted, forwarding: nil, writer: parts.userID)
+        }
+    }
+
+    private func refuseWrite(key: UnsafeRawBufferPointer, userID: String?) {
+        statistics.writesRefused += 1
+        logRefusal("clone collector: refused a write from a peer that is not one of the host's plugins", userID: userID, [
+            "flowbus.key": "\(key.printable)",
+            "flowbus.hint": "clients change state through intents; only processes the host launched write keys (or start the host with --open)",
+        ])
     }
 
     /// One `ACK/<agent>` message per agent that wrote in this batch, its value the UUIDs confirmed.
@@ -70,18 +111,25 @@ extension CloneServerLoop {
     /// 12/CHP's KVSET plus Flowbus's rules, without building strings on the hot path.
     private func validate(_ parts: ReceivedParts) throws(CloneDecodeError) -> AcceptedSet {
         guard parts.count == 5 else { throw .wrongFrameCount(command: "KVSET", expected: 5, got: parts.count) }
-        try CloneKeyRules.validate(key: parts[0])
-        guard parts[1].count == 8 else { throw .badSequenceLength(parts[1].count) }
-        guard parts[2].isEmpty || parts[2].count == 16 else { throw .badUUIDLength(parts[2].count) }
-        guard parts[4].count <= configuration.maxValueBytes else {
-            throw .valueTooLarge(size: parts[4].count, limit: configuration.maxValueBytes)
+        return try validate(key: parts[0], sequence: parts[1], uuid: parts[2], properties: parts[3], value: parts[4])
+    }
+
+    /// A KVSET's frames, or a batched write's parts (which have no sequence), checked.
+    private func validate(
+        key: UnsafeRawBufferPointer, sequence: UnsafeRawBufferPointer?, uuid: UnsafeRawBufferPointer,
+        properties frame: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+    ) throws(CloneDecodeError) -> AcceptedSet {
+        try CloneKeyRules.validate(key: key)
+        if let sequence, sequence.count != 8 { throw .badSequenceLength(sequence.count) }
+        guard uuid.isEmpty || uuid.count == 16 else { throw .badUUIDLength(uuid.count) }
+        guard value.count <= configuration.maxValueBytes else {
+            throw .valueTooLarge(size: value.count, limit: configuration.maxValueBytes)
         }
         var published: [UInt8] = []
         var ttl: Duration?
         var ackTo: [UInt8]?
         var order: WriteOrder?
         var generation: WriterGeneration?
-        let frame = parts[3]
         if !frame.isEmpty {
             // The server's own properties are taken out; subscribers never see them. Read where
             // the socket holds the frame: an array is made only for the lines kept.
@@ -114,8 +162,8 @@ extension CloneServerLoop {
             published = properties.published
         }
         return AcceptedSet(
-            key: Array(parts[0]), uuid: WriteUUID(parts[2]), properties: published, ttl: ttl,
-            value: parts[4].isEmpty ? [] : Array(parts[4]), ackTo: ackTo, order: order, generation: generation)
+            key: Array(key), uuid: WriteUUID(uuid), properties: published, ttl: ttl,
+            value: value.isEmpty ? [] : Array(value), ackTo: ackTo, order: order, generation: generation)
     }
 
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
@@ -125,14 +173,15 @@ extension CloneServerLoop {
     /// delayed or reordered one is applied when it falls due (`releaseHeld`), a duplicated one
     /// arrives again (and is recognised by its UUID when its writer asked for a confirmation).
     ///
-    /// `parts` are the message the write came in: published as they are when nothing changed the
-    /// write on the way (its key, UUID and value frames handed on, not copied).
-    private func deliver(_ update: AcceptedSet, forwarding parts: ReceivedParts) throws(ZMQError) {
+    /// `parts` are the KVSET the write came in: published as they are when nothing changed the
+    /// write on the way (its key, UUID and value frames handed on, not copied); nil for a write of
+    /// a batch. `writer`: the sender's User-Id (closed mode).
+    private func deliver(_ update: AcceptedSet, forwarding parts: ReceivedParts?, writer: String?) throws(ZMQError) {
         guard faults.isArmed else { return try apply(update, forwarding: parts) }
         // The writer's name is read only here, for rules aimed at one plugin, and kept with a
         // write held for later.
         var update = update
-        update.writer = parts.userID
+        update.writer = writer
         let verdict = faults.verdict(scope: .key, subject: update.key, peer: update.writer)
         if case .drop = verdict {
             statistics.faultDropped += 1

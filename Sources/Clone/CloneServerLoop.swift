@@ -140,6 +140,8 @@ final class CloneServerLoop {
         collector = try Self.makeSocket(context, .sub, "collector", configuration) { socket throws(ZMQError) in
             try socket.setReceiveHighWaterMark(configuration.collectorHighWaterMark)
             try socket.subscribe("")
+            // Tells writing agents this server takes KVSETS batches (their XPUB sees it).
+            try socket.subscribe(KVSetBatch.command)
         }
         let plainIPC = configuration.curveSecretKey != nil && configuration.plainIPC
         for each in [endpoints] + configuration.additionalEndpoints {

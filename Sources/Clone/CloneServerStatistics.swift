@@ -61,6 +61,10 @@ public struct CloneServerStatistics: Sendable, Codable, Equatable {
     public var packArenaBytes = 0
     /// Confirmation messages (`ACK/<agent>`) sent, each for one agent's writes in one batch.
     public var acksSent = 0
+    /// KVSETS batches taken from Flowbus agents, and the writes they held (each then counted as
+    /// a KVSET would be).
+    public var batchesReceived = 0
+    public var batchedWrites = 0
     /// Writes sent again by their writer that had been applied already: confirmed, not applied twice.
     public var duplicateWrites = 0
     /// Subscription messages received on the publisher.

@@ -30,7 +30,31 @@ public enum FuzzSeeds {
             return found.map { Array($0) } + builtInManifests.map { Array($0.utf8) }
         case .journal:
             return [CloneJournalCodec.sample(), []]
+        case .kvsets:
+            let writes: [[(key: String, properties: String, value: String)]] = [
+                [("/s/abc/vm/details", "wseq=0123456789abcdef:7\nwgen=vm-details/0:1\n", "state")],
+                [("/a", "", "1"), ("/b", "ttl=5\n", ""), ("/c/d", "ack=0123456789abcdef\n", String(repeating: "v", count: 300))],
+            ]
+            let packed = writes.map(batch)
+            return packed + [Array(packed[1].dropLast(3)), []]
         }
+    }
+
+    /// Writes packed as a Flowbus agent packs a KVSETS batch.
+    static func batch(_ writes: [(key: String, properties: String, value: String)]) -> [UInt8] {
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        var length = 0
+        for (index, write) in writes.enumerated() {
+            let (key, lines, value) = (Array(write.key.utf8), Array(write.properties.utf8), Array(write.value.utf8))
+            let uuid = UUID(uuid: (UInt8(index), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+            length = key.withUnsafeBytes { key in
+                lines.withUnsafeBytes { lines in
+                    value.withUnsafeBytes { KVSetBatch.append(key: key, uuid: uuid, properties: lines, value: $0, into: &buffer, at: length) }
+                }
+            }
+        }
+        return Array(buffer[..<length])
     }
 
     /// Manifests that use every field, so the core has seeds when no app is present.

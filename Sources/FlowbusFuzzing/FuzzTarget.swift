@@ -24,6 +24,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case manifest
     /// The Clone server's journal file, read at every start.
     case journal
+    /// A KVSETS batch's packed writes (`KVSetBatch`), as a Flowbus collector reads them.
+    case kvsets
 
     /// Runs one input: whether the decoder accepted it. Stops the process when a property breaks.
     @discardableResult
@@ -34,6 +36,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .envelope: Self.envelope(data)
         case .manifest: Self.manifest(data)
         case .journal: Self.journal(data)
+        case .kvsets: Self.kvsets(data)
         }
     }
 
@@ -132,6 +135,34 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         guard again == manifest else { broken("manifest", "a valid manifest written and read back differs:\n\(written)", data) }
         return true
+    }
+
+    /// Read to its end, a batch packs again to the same bytes; cut short, it says where.
+    private static func kvsets(_ data: [UInt8]) -> Bool {
+        data.withUnsafeBytes { frame in
+            var reader = KVSetBatch.Reader(frame)
+            var entries: [KVSetBatch.Entry] = []
+            do {
+                while let entry = try reader.next() { entries.append(entry) }
+            } catch {
+                guard "\(error)".contains("KVSETS batch") else { broken("kvsets", "a refusal that does not say it is a batch's: \(error)", data) }
+                return false
+            }
+            var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+            defer { buffer.deallocate() }
+            var length = 0
+            for entry in entries {
+                // The reader hands on any UUID length; a batch an agent packs has 16 bytes.
+                guard entry.uuid.count == 16, entry.key.count <= 255 else { return false }
+                let uuid = entry.uuid.withMemoryRebound(to: UInt8.self) { UUID(uuid: (
+                    $0[0], $0[1], $0[2], $0[3], $0[4], $0[5], $0[6], $0[7], $0[8], $0[9], $0[10], $0[11], $0[12], $0[13], $0[14], $0[15])) }
+                length = KVSetBatch.append(key: entry.key, uuid: uuid, properties: entry.properties, value: entry.value, into: &buffer, at: length)
+            }
+            guard length == frame.count, UnsafeRawBufferPointer(rebasing: buffer[..<length]).elementsEqual(frame) else {
+                broken("kvsets", "a batch read to its end packs again to other bytes", data)
+            }
+            return true
+        }
     }
 
     private static func journal(_ data: [UInt8]) -> Bool {

@@ -1,3 +1,4 @@
+import Clone
 import FlowbusTesting
 import Foundation
 import Logging
@@ -108,6 +109,15 @@ struct ClosedBusEndToEndTests {
             try subscriber.subscribe("/s/")
             Thread.sleep(forTimeInterval: 0.3)
             try writer.send([Array("/s/victim/nav".utf8), [UInt8](repeating: 0, count: 8), [], [], Array("forged".utf8)])
+            // The same in a KVSETS batch, as a Flowbus agent packs writes: each write is checked.
+            var packed = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+            defer { packed.deallocate() }
+            let length = Array("/s/victim/nav".utf8).withUnsafeBytes { key in
+                Array("forged".utf8).withUnsafeBytes { value in
+                    KVSetBatch.append(key: key, uuid: UUID(), properties: UnsafeRawBufferPointer(start: nil, count: 0), value: value, into: &packed, at: 0)
+                }
+            }
+            try writer.send([KVSetBatch.command, Array(packed[..<length])])
             Thread.sleep(forTimeInterval: 0.5)
         }
 
@@ -115,13 +125,14 @@ struct ClosedBusEndToEndTests {
             guard let status = await host.statusIfAnswered() else { return false }
             return Self.counter(status, "broker", "unauthorizedWorkers") >= 1
                 && Self.counter(status, "broker", "rejections", "forbidden") >= 1
-                && Self.counter(status, "clone", "writesRefused") >= 1
+                && Self.counter(status, "clone", "writesRefused") >= 2
                 && Self.counter(status, "clone", "snapshotsRefused") >= 1
                 && Self.counter(status, "clone", "subscriptionsRefused") >= 1
         }
         let status = try await host.status()
         #expect(counted, "every refusal must be counted: broker \(status["broker"] ?? "-"), clone \(status["clone"] ?? "-")")
         #expect(Self.counter(status, "clone", "keysStored") == keysBefore, "the forged key must not be stored")
+        #expect(Self.counter(status, "clone", "batchesReceived") >= 1, "the forged batch was not read as one: \(status["clone"] ?? "-")")
         let workers = (status["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
         #expect(workers["svc.forged"] == nil)
         let ps = try await host.run(["ps"])

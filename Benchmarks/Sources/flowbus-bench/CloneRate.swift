@@ -7,6 +7,9 @@ import ZeroMQ
 /// Clone server to 1 and to 10 subscribers, each counting until all N updates arrived.
 /// Subscribers are Flowbus `CloneAgent`s (the full path), and, to tell the server's share from the
 /// agent's, raw libzmq SUB sockets that decode KVPUB frames. Baseline: raw PUB → SUB, same frames.
+/// The writing agent sends the writes its thread takes together as KVSETS batches (a Flowbus
+/// server takes them; Protocols §3), one message for many on the collector's hop, where raw
+/// PUB → proxy sends a message an update; the row's note says how many went so.
 struct CloneRate {
     let options: Options
     let logger: Logger
@@ -131,11 +134,20 @@ struct CloneRate {
         var rawSubscribers = false
         var publishBlocked = 0
         var gaps = 0
+        /// The writing agent's writes, and how many went in KVSETS batches, in how many batches.
+        var written = 0
+        var writesBatched = 0
+        var batches = 0
 
         var detail: String {
             var detail = subscribers > 1 ? "(fastest subscriber \(grouped(fastest))/s, \(grouped(rate * Double(subscribers))) deliveries/s in all)" : ""
             if publishBlocked > 0 || gaps > 0 {
                 detail += " — \(publishBlocked) publishes blocked, \(gaps) gaps seen"
+            }
+            if written > 0 {
+                detail += (detail.isEmpty ? "" : "; ") + "the writer sent \(format(100 * Double(writesBatched) / Double(written), decimals: 0)) % of its writes in KVSETS batches"
+                    + (batches > 0 ? " of \(format(Double(writesBatched) / Double(batches), decimals: 1)) on average" : "")
+                    + " (the collector's hop; the publisher's is a KVPUB an update, as 12/CHP has it)"
             }
             return detail
         }
@@ -150,6 +162,9 @@ struct CloneRate {
                                 fastest: count / parts.reduce(0) { $0 + 1 / $1.fastest }, subscribers: subscribers, rawSubscribers: raw)
             whole.publishBlocked = parts.reduce(0) { $0 + $1.publishBlocked }
             whole.gaps = parts.reduce(0) { $0 + $1.gaps }
+            whole.written = parts.reduce(0) { $0 + $1.written }
+            whole.writesBatched = parts.reduce(0) { $0 + $1.writesBatched }
+            whole.batches = parts.reduce(0) { $0 + $1.batches }
             return whole
         }
     }
@@ -191,6 +206,7 @@ struct CloneRate {
         _ = try awaitCounts(readers, targets: warmTargets, startedAt: monotonicNanoseconds(), server: server)
 
         let baseline = readers.map(\.received)
+        let writerBefore = writer.agent.statistics
         Instructions.start()
         let (start, cpu) = (monotonicNanoseconds(), ProcessCPU.now())
         let writing = Party<Void>("clone-writer") { [writer, warmup] () throws(BenchError) in
@@ -204,8 +220,12 @@ struct CloneRate {
         let rate = Double(updates) / (Double(slowest - start) / 1e9)
         let fastest = Double(updates) / (Double(finished.min()! - start) / 1e9)
         let stats = server.statistics
+        // The agent publishes its counters every 5 ms: the last of them, after the timing.
+        usleep(20_000)
+        let writerAfter = writer.agent.statistics
         return Outcome(rate: rate, cpu: cpuPerUpdate, fastest: fastest, subscribers: subscribers, rawSubscribers: rawSubscribers,
-                       publishBlocked: stats.publishBlocked, gaps: readers.map(\.gaps).reduce(0, +))
+                       publishBlocked: stats.publishBlocked, gaps: readers.map(\.gaps).reduce(0, +), written: updates,
+                       writesBatched: writerAfter.writesBatched - writerBefore.writesBatched, batches: writerAfter.batchesSent - writerBefore.batchesSent)
     }
 
     /// `set` as fast as the agent accepts; a full outbox (backlogFull) means wait a moment and retry.
