@@ -21,7 +21,9 @@ extension CloneServerLoop {
                 dontWait: true, maxParts: 5, maxBytes: limit, readUserID: access != nil, { (parts: ReceivedParts) -> Void in
                     let key = parts.count > 0 ? parts[0] : UnsafeRawBufferPointer(start: nil, count: 0)
                     if parts.count == 2, !parts.truncated, KVSetBatch.isBatch(key) {
-                        do throws(ZMQError) { try takeBatch(parts) } catch { failure = error }
+                        // Each write of a batch counts toward the pass's limit, so that a stream of
+                        // batches keeps the other sockets waiting no longer than one of KVSETs.
+                        do throws(ZMQError) { handled += max(0, try takeBatch(parts) - 1) } catch { failure = error }
                         return
                     }
                     if let access, !access.mayWrite(key, as: PeerClass(userID: parts.userID)) {
@@ -51,19 +53,19 @@ extension CloneServerLoop {
 
     /// A KVSETS batch (`KVSetBatch`): each write read, checked, refused or taken as a KVSET would
     /// be, in order. A write that fails its checks is counted and the next one read; a batch cut
-    /// short is counted once, the writes before the cut kept.
-    private func takeBatch(_ parts: ReceivedParts) throws(ZMQError) {
+    /// short is counted once, the writes before the cut kept. Returns how many writes it read.
+    private func takeBatch(_ parts: ReceivedParts) throws(ZMQError) -> Int {
         statistics.batchesReceived += 1
         let access = configuration.access
         var reader = KVSetBatch.Reader(parts[1])
         while true {
             let entry: KVSetBatch.Entry
             do throws(CloneDecodeError) {
-                guard let next = try reader.next() else { return }
+                guard let next = try reader.next() else { return reader.count }
                 entry = next
             } catch {
                 countBadInput(error, peer: Self.collectorPeer, channel: "collector")
-                return
+                return reader.count
             }
             statistics.batchedWrites += 1
             if let access, !access.mayWrite(entry.key, as: PeerClass(userID: parts.userID)) {
