@@ -96,6 +96,23 @@ public enum KVSetBatch {
         entryOverhead + keyBytes + propertiesBytes + valueBytes
     }
 
+    /// Writes packed into a batch's second frame, as an agent packs them (tests, fuzzing): each
+    /// key at most 255 bytes, each UUID 16.
+    public static func packed(_ writes: [(key: [UInt8], uuid: [UInt8], properties: [UInt8], value: [UInt8])]) -> [UInt8] {
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        var length = 0
+        for write in writes {
+            guard let uuid = UUID(frame: write.uuid) else { preconditionFailure("a batched write's UUID of \(write.uuid.count) bytes, not 16") }
+            length = write.key.withUnsafeBytes { key in
+                write.properties.withUnsafeBytes { properties in
+                    write.value.withUnsafeBytes { append(key: key, uuid: uuid, properties: properties, value: $0, into: &buffer, at: length) }
+                }
+            }
+        }
+        return Array(buffer[..<length])
+    }
+
     /// Appends an entry at `offset` of `buffer`, made larger when it is too small (its bytes
     /// before `offset` kept); returns the offset after it. `key` is at most 255 bytes (checked
     /// when the write was queued).

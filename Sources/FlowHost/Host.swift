@@ -35,14 +35,10 @@ public final class Host: Sendable {
     /// the first. Nil for shared placement, or when the CPUs cannot be read.
     private func placeOnCPUs() -> CPUPlacement? {
         let asked = "--placement \(configuration.placement.rawValue)"
-        switch configuration.placement {
-        case .shared:
-            return nil
-        case .pinned:
-            break
-        case .auto:
-            // Read again below for the plan: the same answer, the host's affinity does not change.
-            guard let count = CPUPlacement.ofThisProcess()?.cpus.count else {
+        guard configuration.placement != .shared else { return nil }
+        let allowed = CPUPlacement.ofThisProcess()
+        if configuration.placement == .auto {
+            guard let count = allowed?.cpus.count else {
                 logger.info("placement shared (--placement auto): the host could not read which CPUs it may use, so the kernel places every process")
                 return nil
             }
@@ -51,7 +47,7 @@ public final class Host: Sendable {
                 return nil
             }
         }
-        guard let plan = CPUPlacement.ofThisProcess()?.starting(at: Int(getpid())) else {
+        guard let plan = allowed?.starting(at: Int(getpid())) else {
             logger.warning("\(asked): the host could not read which CPUs it may use; every process runs where the kernel puts it, as with --placement shared")
             return nil
         }

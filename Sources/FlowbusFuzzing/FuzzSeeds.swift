@@ -40,21 +40,11 @@ public enum FuzzSeeds {
         }
     }
 
-    /// Writes packed as a Flowbus agent packs a KVSETS batch.
+    /// Writes packed as a Flowbus agent packs a KVSETS batch, each with a UUID of its own.
     static func batch(_ writes: [(key: String, properties: String, value: String)]) -> [UInt8] {
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
-        defer { buffer.deallocate() }
-        var length = 0
-        for (index, write) in writes.enumerated() {
-            let (key, lines, value) = (Array(write.key.utf8), Array(write.properties.utf8), Array(write.value.utf8))
-            let uuid = UUID(uuid: (UInt8(index), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-            length = key.withUnsafeBytes { key in
-                lines.withUnsafeBytes { lines in
-                    value.withUnsafeBytes { KVSetBatch.append(key: key, uuid: uuid, properties: lines, value: $0, into: &buffer, at: length) }
-                }
-            }
-        }
-        return Array(buffer[..<length])
+        KVSetBatch.packed(writes.enumerated().map { index, write in
+            (Array(write.key.utf8), [UInt8(index)] + Array(1...15), Array(write.properties.utf8), Array(write.value.utf8))
+        })
     }
 
     /// Manifests that use every field, so the core has seeds when no app is present.

@@ -148,19 +148,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 guard "\(error)".contains("KVSETS batch") else { broken("kvsets", "a refusal that does not say it is a batch's: \(error)", data) }
                 return false
             }
-            var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
-            defer { buffer.deallocate() }
-            var length = 0
-            for entry in entries {
-                // The reader hands on any UUID length; a batch an agent packs has 16 bytes.
-                guard entry.uuid.count == 16, entry.key.count <= 255 else { return false }
-                let uuid = entry.uuid.withMemoryRebound(to: UInt8.self) { UUID(uuid: (
-                    $0[0], $0[1], $0[2], $0[3], $0[4], $0[5], $0[6], $0[7], $0[8], $0[9], $0[10], $0[11], $0[12], $0[13], $0[14], $0[15])) }
-                length = KVSetBatch.append(key: entry.key, uuid: uuid, properties: entry.properties, value: entry.value, into: &buffer, at: length)
-            }
-            guard length == frame.count, UnsafeRawBufferPointer(rebasing: buffer[..<length]).elementsEqual(frame) else {
-                broken("kvsets", "a batch read to its end packs again to other bytes", data)
-            }
+            // The reader takes a UUID of 16 bytes and a key of at most 255: any entry packs again.
+            let again = KVSetBatch.packed(entries.map { (Array($0.key), Array($0.uuid), Array($0.properties), Array($0.value)) })
+            guard again.elementsEqual(frame) else { broken("kvsets", "a batch read to its end packs again to other bytes", data) }
             return true
         }
     }

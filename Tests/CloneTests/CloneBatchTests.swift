@@ -9,20 +9,9 @@ import ZeroMQ
 struct CloneBatchTests {
     /// Writes packed as an agent packs them, for a raw writer.
     static func batch(_ writes: [(key: String, value: String)], properties: String = "") -> [UInt8] {
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 1)
-        defer { buffer.deallocate() }
-        var length = 0
-        for write in writes {
-            let (key, lines, value) = (Array(write.key.utf8), Array(properties.utf8), Array(write.value.utf8))
-            length = key.withUnsafeBytes { key in
-                lines.withUnsafeBytes { lines in
-                    value.withUnsafeBytes { value in
-                        KVSetBatch.append(key: key, uuid: UUID(), properties: lines, value: value, into: &buffer, at: length)
-                    }
-                }
-            }
-        }
-        return Array(buffer[..<length])
+        KVSetBatch.packed(writes.map { write in
+            (Array(write.key.utf8), withUnsafeBytes(of: UUID().uuid) { Array($0) }, Array(properties.utf8), Array(write.value.utf8))
+        })
     }
 
     @Test func writesQueuedTogetherGoAsOneBatchAndAreSequencedInOrder() async throws {

@@ -110,14 +110,8 @@ struct ClosedBusEndToEndTests {
             Thread.sleep(forTimeInterval: 0.3)
             try writer.send([Array("/s/victim/nav".utf8), [UInt8](repeating: 0, count: 8), [], [], Array("forged".utf8)])
             // The same in a KVSETS batch, as a Flowbus agent packs writes: each write is checked.
-            var packed = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
-            defer { packed.deallocate() }
-            let length = Array("/s/victim/nav".utf8).withUnsafeBytes { key in
-                Array("forged".utf8).withUnsafeBytes { value in
-                    KVSetBatch.append(key: key, uuid: UUID(), properties: UnsafeRawBufferPointer(start: nil, count: 0), value: value, into: &packed, at: 0)
-                }
-            }
-            try writer.send([KVSetBatch.command, Array(packed[..<length])])
+            let packed = KVSetBatch.packed([(Array("/s/victim/nav".utf8), [UInt8](repeating: 7, count: 16), [], Array("forged".utf8))])
+            try writer.send([KVSetBatch.command, packed])
             Thread.sleep(forTimeInterval: 0.5)
         }
 
