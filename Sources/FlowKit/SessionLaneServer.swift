@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Majordomo
 import MessagePath
+import Synchronization
 import ZeroMQ
 
 /// How coordinators and view models serve their MDP service: one worker offering `credit`
@@ -13,6 +14,10 @@ import ZeroMQ
 /// the heartbeats (`LaneExecutor.stopsHeartbeats`). Idle, and with its stop announced by the bus
 /// (`PluginBus.wakeOnStop`), the loop sleeps until a request, a heartbeat or the stop; with work
 /// on the lanes, or a stop nobody announces, it looks every 100 ms.
+///
+/// A lane sends its answer itself when the loop is asleep (`MajordomoWorker.replyWhileWaiting`),
+/// so the loop wakes once a request, not twice, and the answer leaves without waiting for the
+/// loop's thread to be scheduled; when the loop is awake, the answer is handed to it.
 enum SessionLaneServer {
     /// Serves `service` until `stop` returns true. `ready` runs once the worker exists, before
     /// the first request is read; `malformed` counts a request that is not one envelope (it is
@@ -33,20 +38,26 @@ enum SessionLaneServer {
         let answered = Locked<[(request: MajordomoRequest, frames: [Frame])]>([])
         let settling = AnswerSettling(map: map, service: service, logger: logger)
         let executor = LaneExecutor(name: service, threads: threads)
+        // This thread holds the gate but while it sleeps in the worker's poll.
+        let gate = WaitGate()
+        gate.lock()
+        defer { gate.unlock() }
+        worker.waitGate = gate
         ready()
         var hungLogged = false
         // Requests handed to the lanes and not yet answered: while there are any, the loop
         // wakes every 100 ms to see whether one has run past the busy limit.
-        var outstanding = 0
+        let outstanding = Atomic<Int>(0)
         while !stop() {
             if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
-            let request = try worker.receive(timeout: outstanding == 0 && stopIsAnnounced ? nil : .milliseconds(100))
+            let idle = outstanding.load(ordering: .relaxed) == 0
+            let request = try worker.receive(timeout: idle && stopIsAnnounced ? nil : .milliseconds(100))
             for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
                 worker.reply(to: reply.request, body: reply.frames)
-                outstanding -= 1
+                outstanding.subtract(1, ordering: .relaxed)
             }
             guard let request else { continue }
             switch EnvelopeService.request(in: request.body, writer: writer) {
@@ -54,11 +65,17 @@ enum SessionLaneServer {
                 malformed()
                 worker.reply(to: request, body: answer)
             case .envelope(let envelope):
-                outstanding += 1
+                outstanding.add(1, ordering: .relaxed)
                 executor.run(lane: envelope.session) {
                     let answer = settling.settled([(try? handle(envelope, request).encoded()) ?? []])
-                    answered.withLock { $0.append((request, answer)) }
-                    wake.wake()
+                    switch worker.replyWhileWaiting(to: request, body: answer) {
+                    case nil:
+                        answered.withLock { $0.append((request, answer)) }
+                        wake.wake()
+                    case let mustWake?:
+                        outstanding.subtract(1, ordering: .relaxed)
+                        if mustWake { wake.wake() }
+                    }
                 }
             }
         }

@@ -3,7 +3,9 @@ import Logging
 import MessagePath
 import ZeroMQ
 
-/// A 7/MDP worker over one DEALER. Not thread-safe: create and use it on one thread.
+/// A 7/MDP worker over one DEALER. Not thread-safe: create and use it on one thread, the one
+/// serving it, but for `replyWhileWaiting`, which another thread may call when the serving thread
+/// holds `waitGate`.
 public final class MajordomoWorker {
     public let endpoint: String
     public let service: String
@@ -13,7 +15,15 @@ public final class MajordomoWorker {
     let logger: Logger
 
     var socket: ZMQSocket?
-    var poller = ZMQPoller()
+    var poller = ZMQPoller() {
+        didSet { poller.gate = waitGate }
+    }
+    /// Held by the serving thread at every moment but while `receive` sleeps in its poll, if the
+    /// serving thread sets it (and takes it first): other threads may then answer requests
+    /// (`replyWhileWaiting`). Nil: the serving thread alone uses the worker.
+    public var waitGate: WaitGate? {
+        didSet { poller.gate = waitGate }
+    }
     /// Another thread's way to make `receive` return early (`watch`), and its index in `poller`.
     var wake: WakeSignal?
     var wakeIndex: Int?
@@ -144,6 +154,21 @@ public final class MajordomoWorker {
         } else {
             logger.warning("worker could not send a reply; the client will retry", metadata: ["flowbus.service": "\(service)"])
         }
+    }
+
+    /// Sends the REPLY for `request` from another thread, at once, if the serving thread is
+    /// asleep in `receive` (it holds `waitGate` at every other moment): the reply does not wait
+    /// for the serving thread to wake and send it. Returns nil when it could not be sent so (no
+    /// gate, or the serving thread is awake): hand the reply to the serving thread then, as
+    /// without a gate. Otherwise returns whether the serving thread must be woken all the same:
+    /// sending took in the socket's pending commands, and a request that came meanwhile no longer
+    /// wakes the serving thread's poll.
+    public func replyWhileWaiting(to request: MajordomoRequest, body: [Frame]) -> Bool? {
+        guard let waitGate, waitGate.tryLock() else { return nil }
+        defer { waitGate.unlock() }
+        reply(to: request, body: body)
+        guard let socket else { return false }
+        return (try? socket.hasMessage()) ?? true
     }
 
     /// Sends DISCONNECT and closes the socket. The worker reconnects if `receive` is called again.

@@ -37,6 +37,9 @@ public final class ZMQPoller {
     public private(set) var readinessChecks = 0
     /// How many times `poll(timeout:)` was called, for tests and profiles.
     public private(set) var polls = 0
+    /// Held by the owning thread, which the poll lets go of while it sleeps (`WaitGate`); nil:
+    /// only the owner ever uses the sockets.
+    public var gate: WaitGate?
 
     public init() {}
 
@@ -116,9 +119,19 @@ public final class ZMQPoller {
         }
         if ready > 0 { wait = 0 }
         while true {
-            let count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
+            let count: Int32
+            var code: Int32 = 0
+            if wait != 0, let gate {
+                // Asleep, the gate is open: another thread may use the sockets meanwhile.
+                gate.unlock()
+                count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
+                if count < 0 { code = errno }
+                gate.lock()
+            } else {
+                count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
+                if count < 0 { code = errno }
+            }
             if count < 0 {
-                let code = errno
                 if code == EINTR { return 0 }
                 throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "poll")
             }

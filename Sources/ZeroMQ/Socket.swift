@@ -27,6 +27,18 @@ public final class ZMQSocket {
     /// nothing to read (`drained`): a receive that does not wait can then only fail until a
     /// poll says otherwise. True otherwise, when one may find a message without polling first.
     public var mayHaveMessage: Bool { !drained }
+
+    /// Whether a message waits to be read, asked of libzmq (`ZMQ_EVENTS`, which takes in the
+    /// pending commands); when none does, the socket is `drained` again, so its descriptor wakes
+    /// a poll at the next message. True when the ask was interrupted: look again then.
+    public func hasMessage() throws(ZMQError) -> Bool {
+        guard let events = try pendingEvents() else { return true }
+        if events & Int16(ZMQ_POLLIN) == 0 {
+            drained = true
+            return false
+        }
+        return true
+    }
     public let type: SocketType
     /// Keeps the context alive while the socket is open, so the context's
     /// termination never waits on a forgotten socket.
