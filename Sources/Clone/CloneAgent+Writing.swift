@@ -111,8 +111,21 @@ extension CloneAgent {
             }
             return .success(wasEmpty)
         }
-        // Only writes into an empty outbox wake the thread: it takes the whole outbox.
-        if try outcome.get() { shared.wake.wake() }
+        // Only writes into an empty outbox wake the thread: it takes the whole outbox. While it
+        // sleeps, this thread may send them instead.
+        if try outcome.get(), !sentFromThisThread() { shared.wake.wake() }
+    }
+
+    /// Sends the outbox from the calling thread if the agent's thread sleeps in its poll and
+    /// nothing waits before these writes (`CloneAgentLoop.sendForWriter`); false when the agent's
+    /// thread must be woken: it is awake (it takes the outbox on its pass), or has work only it
+    /// does, or `writersSend` is off.
+    private func sentFromThisThread() -> Bool {
+        guard writersSend else { return false }
+        let shortcut = shared.shortcut
+        guard shortcut.gate.tryLock() else { return false }
+        defer { shortcut.gate.unlock() }
+        return shortcut.loop?.sendForWriter() ?? false
     }
 
     /// The lines every KVSET of this agent ends with, as bytes: `ack=<agent>` when writes are

@@ -12,6 +12,8 @@ public final class CloneAgent: Sendable {
     let shared: CloneAgentShared
     let maxValueBytes: Int
     let maxHeldWrites: Int
+    /// `CloneAgentConfiguration.writersSend`.
+    let writersSend: Bool
     let writeIDs = WriteIDs()
     /// `ack=<agent>`, added to every KVSET when writes are confirmed.
     let confirmation: (name: String, value: String)?
@@ -31,6 +33,7 @@ public final class CloneAgent: Sendable {
         self.endpoints = endpoints
         self.maxValueBytes = configuration.maxValueBytes
         self.maxHeldWrites = configuration.maxHeldWrites
+        self.writersSend = configuration.writersSend
         let ackID = configuration.confirmWrites ? writeIDs.agentID : nil
         self.confirmation = ackID.map { (CloneProperties.ackName, $0) }
         self.generation = configuration.generation.map { "\($0.writer):\($0.number)" }

@@ -32,6 +32,11 @@ public struct CloneAgentConfiguration: Sendable {
     /// says so) as one KVSETS message instead of a KVSET each (`KVSetBatch`); a lone write, and
     /// every write to another 12/CHP server, goes as a KVSET. Off: always KVSETs.
     public var batchWrites = true
+    /// A thread that queues writes while the agent's thread sleeps sends them itself, without
+    /// waking the agent's thread (`CloneAgentShared.WriterShortcut`), when nothing waits before
+    /// them and none went in the last 100 µs (a burst is left to the agent's thread, which sends
+    /// it in batches). Off: the agent's thread sends every write.
+    public var writersSend = true
     /// CURVE: the server's public key and this client's key pair, for all three sockets.
     public var curve: (serverKey: CurveKey, keyPair: CurveKeyPair)?
     /// A session capability (`drive.…` or `watch.…` from openSession) its connections present, so

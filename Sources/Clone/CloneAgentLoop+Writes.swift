@@ -37,6 +37,7 @@ extension CloneAgentLoop {
         }
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
+        lastTaken = .now()
         var sent = 0
         var failure: ZMQError?
         // Nothing waits before them and the collector takes writes: they go from the outbox's
@@ -62,6 +63,34 @@ extension CloneAgentLoop {
         }
         shared.outbox.withLock { $0.held = held + left }
         if let failure { throw failure }
+    }
+
+    /// Runs on a thread that queued writes, with `shared.shortcut.gate` held while this loop's
+    /// thread sleeps in its poll: takes the outbox and sends it as the loop's pass would, when
+    /// nothing waits before it (no writes held, a collector connected, its queue not full).
+    /// Returns true when the loop's thread need not wake for it: everything went, and the writer
+    /// socket has no message the sleeping poll would now miss (sending took in the socket's
+    /// commands), and no write's confirmation falls due before the poll means to wake.
+    ///
+    /// Writes that come within `burstNanoseconds` of the last ones sent are left to the loop's
+    /// thread, which wakes to find them and those queued meanwhile in the outbox, and sends them
+    /// together (one KVSETS batch to a Flowbus server): a burst from one thread goes in batches,
+    /// as before, and a write alone (a view model's state) leaves at once.
+    func sendForWriter() -> Bool {
+        guard heldCount == 0, collectorSubscriptions > 0, !writeBlocked else { return false }
+        guard lastTaken.nanoseconds(until: .now()) >= Self.burstNanoseconds else { return false }
+        do {
+            try takeOutbox()
+        } catch {
+            logger.error("clone agent: a write sent from the writer's thread failed: \(error)", metadata: ["flowbus.service": "clone-agent"])
+            return false
+        }
+        statistics.outboxTakesByWriters += 1
+        announceSettled()
+        guard heldCount == 0, !writeBlocked else { return false }
+        guard let hasMessage = try? writer.hasMessage(), !hasMessage else { return false }
+        if ackTopic != nil, let due = confirmations.nextDue(), due < plannedWake { return false }
+        return true
     }
 
     func sendHeldWrites() throws(ZMQError) {

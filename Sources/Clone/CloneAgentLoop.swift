@@ -70,6 +70,13 @@ final class CloneAgentLoop {
     var silenceDeadline: MonotonicTime { lastHeard.adding(nanoseconds: serverTimeoutNanoseconds) }
 
     var collectorSubscriptions = 0
+    /// When the poll now sleeping means to wake at the latest (`pollTimeout`): a writer's thread
+    /// that sent writes wakes it sooner if one's confirmation falls due before (`sendForWriter`).
+    var plannedWake = MonotonicTime.now()
+    /// When writes were last taken from the outbox, by this thread or a writer's (`sendForWriter`).
+    var lastTaken = MonotonicTime.now()
+    /// Writes closer than this to the last ones taken are a burst: sent together by this thread.
+    static let burstNanoseconds: UInt64 = 100_000
     /// Subscriptions to `KVSetBatch.command` on the writer: a collector that takes batches.
     var batchSubscriptions = 0
     /// Writes waiting for the collector, in the order they go: each batch the outbox gave that
@@ -154,10 +161,18 @@ final class CloneAgentLoop {
         writerIndex = poller.add(writer)
         monitorIndex = poller.add(monitor.socket)
         wakeIndex = poller.add(fileDescriptor: shared.wake.fileDescriptor)
+        poller.gate = shared.shortcut.gate
         shared.view.withLock { $0.packAfter = configuration.packValuesAfter }
     }
 
     func run() {
+        // Held but while the poll sleeps: a writer's thread may then send (`sendForWriter`).
+        shared.shortcut.gate.lock()
+        shared.shortcut.loop = self
+        defer {
+            shared.shortcut.loop = nil
+            shared.shortcut.gate.unlock()
+        }
         while !shared.stopping.load(ordering: .acquiring) {
             do {
                 try poller.poll(timeoutNanoseconds: pollTimeout())
@@ -209,7 +224,10 @@ final class CloneAgentLoop {
     /// nanoseconds (no `Duration` arithmetic once a wake-up).
     private func pollTimeout() -> UInt64 {
         let now = MonotonicTime.now()
-        if writeBlocked && collectorSubscriptions > 0 { return 1_000_000 }
+        if writeBlocked && collectorSubscriptions > 0 {
+            plannedWake = now.adding(nanoseconds: 1_000_000)
+            return 1_000_000
+        }
         var deadline = nextFlush
         let silence = silenceDeadline
         if serverSendsHugz && !serverLost && silence < deadline { deadline = silence }
@@ -217,6 +235,7 @@ final class CloneAgentLoop {
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
         if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
         if let packDue, packDue < deadline { deadline = packDue }
+        plannedWake = deadline
         return now.nanoseconds(until: deadline)
     }
 
@@ -305,6 +324,7 @@ final class CloneAgentLoop {
             writerIndex = items.add(writer)
             monitorIndex = items.add(monitor.socket)
             wakeIndex = items.add(fileDescriptor: shared.wake.fileDescriptor)
+            items.gate = shared.shortcut.gate
             poller = items
         } catch {
             logger.error("clone agent: \(error)", metadata: ["flowbus.service": "clone-agent"])

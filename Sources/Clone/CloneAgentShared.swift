@@ -164,6 +164,16 @@ extension AgentView {
 
 /// What the agent thread and its handle share; safe from any thread.
 final class CloneAgentShared: Sendable {
+    /// The agent's thread holds `gate` at every moment but while it sleeps in its poll
+    /// (`ZMQPoller.gate`), and `loop` is set while it runs: a thread that queued writes and takes
+    /// the gate meanwhile sends them itself (`CloneAgentLoop.sendForWriter`), rather than wake the
+    /// agent's thread to send them, a hand-off between threads on the way of every state a view
+    /// model publishes. `loop` is read and set only with the gate held.
+    final class WriterShortcut: @unchecked Sendable {
+        let gate = WaitGate()
+        var loop: CloneAgentLoop?
+    }
+
     enum Command: Sendable {
         case subscribe(String)
     }
@@ -187,6 +197,8 @@ final class CloneAgentShared: Sendable {
     let commands = Mutex<[Command]>([])
     /// How far this agent's writes are settled, for threads that wait on it (`CloneAgent.settle`).
     let settled = WaitableMark()
+    /// How a thread that queues writes sends them itself while the agent's thread sleeps.
+    let shortcut = WriterShortcut()
     private let exited = DispatchSemaphore(value: 0)
     private let joined = Mutex(false)
 

@@ -34,6 +34,9 @@ public struct CloneAgentStatistics: Sendable, Codable, Equatable {
     public var writesQueued = 0
     /// Times the agent's thread took writes from the queue (writes queued together go in one).
     public var outboxTakes = 0
+    /// Of them, times the thread that queued writes sent them itself, the agent's thread asleep
+    /// (`CloneAgentConfiguration.writersSend`).
+    public var outboxTakesByWriters = 0
     /// KVSETs sent to the collector.
     public var writesSent = 0
     /// KVSETs waiting now for the collector (not connected yet, or its queue is full).
