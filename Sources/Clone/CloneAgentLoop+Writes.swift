@@ -22,7 +22,10 @@ extension CloneAgentLoop {
         }
     }
 
-    func takeOutbox() throws(ZMQError) {
+    /// Takes what writers queued in the outbox and sends it, or holds what cannot go yet. False
+    /// when the outbox was empty.
+    @discardableResult
+    func takeOutbox() throws(ZMQError) -> Bool {
         // The outbox and this thread trade arrays, so neither allocates one after the first takes
         // (the spare is moved, not copied: the outbox's writers append to it without a copy).
         var taken = spareBatches.popLast() ?? []
@@ -33,7 +36,7 @@ extension CloneAgentLoop {
         }
         guard !taken.isEmpty else {
             spareBatches.append(taken)
-            return
+            return false
         }
         statistics.outboxTakes += 1
         statistics.writesQueued += taken.count
@@ -63,6 +66,7 @@ extension CloneAgentLoop {
         }
         shared.outbox.withLock { $0.held = held + left }
         if let failure { throw failure }
+        return true
     }
 
     /// Runs on a thread that queued writes, with `shared.shortcut.gate` held while this loop's
@@ -80,12 +84,12 @@ extension CloneAgentLoop {
         guard heldCount == 0, collectorSubscriptions > 0, !writeBlocked else { return false }
         guard lastTaken.nanoseconds(until: .now()) >= Self.burstNanoseconds else { return false }
         do {
-            try takeOutbox()
+            // Another writer's thread may have taken the outbox first: nothing was sent then.
+            if try takeOutbox() { statistics.outboxTakesByWriters += 1 }
         } catch {
             logger.error("clone agent: a write sent from the writer's thread failed: \(error)", metadata: ["flowbus.service": "clone-agent"])
             return false
         }
-        statistics.outboxTakesByWriters += 1
         announceSettled()
         guard heldCount == 0, !writeBlocked else { return false }
         guard let hasMessage = try? writer.hasMessage(), !hasMessage else { return false }

@@ -119,18 +119,12 @@ public final class ZMQPoller {
         }
         if ready > 0 { wait = 0 }
         while true {
-            let count: Int32
-            var code: Int32 = 0
-            if wait != 0, let gate {
-                // Asleep, the gate is open: another thread may use the sockets meanwhile.
-                gate.unlock()
-                count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
-                if count < 0 { code = errno }
-                gate.lock()
-            } else {
-                count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
-                if count < 0 { code = errno }
-            }
+            // Asleep, the gate is open: another thread may use the sockets meanwhile.
+            let opened = wait != 0 ? gate : nil
+            opened?.unlock()
+            let count = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), Int32(clamping: wait)) }
+            let code = count < 0 ? errno : 0
+            opened?.lock()
             if count < 0 {
                 if code == EINTR { return 0 }
                 throw ZMQError(code: ZMQErrorCode(rawValue: code), operation: "poll")
@@ -180,7 +174,6 @@ public final class ZMQPoller {
         readinessChecks += 1
         guard let events = try socket.pendingEvents() else { return false }
         items[index].revents = events & (items[index].events | Int16(ZMQ_POLLERR))
-        if events & Int16(ZMQ_POLLIN) == 0 { socket.drained = true }
         return true
     }
 

@@ -52,7 +52,11 @@ extension ZMQSocket {
             if error.code == .interrupted { return nil }
             throw error
         }
-        return Int16(truncatingIfNeeded: value)
+        let events = Int16(truncatingIfNeeded: value)
+        // The ask took in every pending command: with nothing to read, only a new command can give
+        // the socket a message, and that command wakes its descriptor.
+        if events & Int16(ZMQ_POLLIN) == 0 { drained = true }
+        return events
     }
 
     private func milliseconds(_ duration: Duration?) -> Int32 {

@@ -33,11 +33,7 @@ public final class ZMQSocket {
     /// a poll at the next message. True when the ask was interrupted: look again then.
     public func hasMessage() throws(ZMQError) -> Bool {
         guard let events = try pendingEvents() else { return true }
-        if events & Int16(ZMQ_POLLIN) == 0 {
-            drained = true
-            return false
-        }
-        return true
+        return events & Int16(ZMQ_POLLIN) != 0
     }
     public let type: SocketType
     /// Keeps the context alive while the socket is open, so the context's
