@@ -84,6 +84,19 @@ extension CloneAgent {
         return shared.settled.wait(for: mark, until: Date(timeIntervalSinceNow: timeout.seconds))
     }
 
+    /// `settle` without a thread waiting: runs `body(true)` once every write made so far is
+    /// settled — on the thread that settles them (this agent's, as the confirmation comes in),
+    /// or at once on this one when they are — and `body(false)` when `timeout` passes first or the
+    /// agent stops. Bodies run one at a time, in the order given; one must neither wait for
+    /// another thread nor write to this agent. A runtime hands its answer to the caller so
+    /// (`AnswerSettling`): the lane that made the writes need not wake to send it.
+    public func whenSettled(timeout: Duration, _ body: @escaping (Bool) -> Void) {
+        let deadline = MonotonicTime.now() + timeout
+        // Due before this agent's thread means to wake (it knew of no such deadline): wake it to
+        // plan again.
+        if shared.settled.whenReached(writesMade, deadline: deadline, body) { shared.wake.wake() }
+    }
+
     /// Deletes a key (a KVSET with an empty value).
     @discardableResult
     public func delete(key: String) throws(CloneWriteError) -> UUID {

@@ -225,8 +225,8 @@ final class CloneAgentLoop {
     private func pollTimeout() -> UInt64 {
         let now = MonotonicTime.now()
         if writeBlocked && collectorSubscriptions > 0 {
-            plannedWake = now.adding(nanoseconds: 1_000_000)
-            return 1_000_000
+            plannedWake = shared.settled.plan(wake: now.adding(nanoseconds: 1_000_000))
+            return now.nanoseconds(until: plannedWake)
         }
         var deadline = nextFlush
         let silence = silenceDeadline
@@ -235,8 +235,9 @@ final class CloneAgentLoop {
         if let probe = probeDeadline(), probe < deadline { deadline = probe }
         if collectorSubscriptions > 0, let due = confirmations.nextDue(), due < deadline { deadline = due }
         if let packDue, packDue < deadline { deadline = packDue }
-        plannedWake = deadline
-        return now.nanoseconds(until: deadline)
+        // Bodies waiting for writes to settle (`CloneAgent.whenSettled`) are given up at their deadline.
+        plannedWake = shared.settled.plan(wake: deadline)
+        return now.nanoseconds(until: plannedWake)
     }
 
     private func takeCommands() throws(ZMQError) {
@@ -289,6 +290,7 @@ final class CloneAgentLoop {
 
     private func checkTimers(now: MonotonicTime) throws(ZMQError) {
         if ackTopic != nil, collectorSubscriptions > 0 { resendUnconfirmed(now: now) }
+        shared.settled.expire(now: now)
         if serverSendsHugz && !serverLost && silenceDeadline <= now {
             serverGone(reason: "nothing (not even HUGZ) heard for \(configuration.serverTimeout)")
         }

@@ -27,10 +27,18 @@ final class AnswerSettling: Sendable {
     /// Answers held back because their writes were not confirmed in time.
     var unsettledAnswers: Int { unsettled.load(ordering: .relaxed) }
 
-    /// `answer` once the map's writes so far are confirmed; `ErrorReply.unsettledFrame` when they
-    /// are not within `timeout` (said in the log the first time and every hundredth).
-    func settled(_ answer: [Frame]) -> [Frame] {
-        guard !map.settle(timeout: Self.timeout) else { return answer }
+    /// Hands `send` the answer once the map's writes so far are confirmed, or
+    /// `ErrorReply.unsettledFrame` when they are not within `timeout` (said in the log the first
+    /// time and every hundredth). No thread waits for it: `send` runs on the thread that learns
+    /// the writes are confirmed (a Clone agent's), or at once on this one when they are already;
+    /// answers go to `send` in the order given. `send` must not wait.
+    func whenSettled(_ answer: [Frame], _ send: @escaping ([Frame]) -> Void) {
+        map.whenSettled(timeout: Self.timeout) { [self] settled in
+            send(settled ? answer : heldBack())
+        }
+    }
+
+    private func heldBack() -> [Frame] {
         let count = unsettled.add(1, ordering: .relaxed).newValue
         if count == 1 || count % 100 == 0 {
             logger.warning("held an answer back: the clone server has not confirmed the writes of \(service) (no confirmation in \(Self.timeout)); the caller is told to ask again, and they are still sent again until confirmed", metadata: [

@@ -10,14 +10,17 @@ import ZeroMQ
 /// (Flowbus's 7/MDP extension), each request decoded once to find its session and handled on a
 /// `LaneExecutor`, one at a time per session. A session waiting on another process holds up no
 /// other session, and one session's requests, retries included, are answered in order. Each
-/// answer waits for its writes (`AnswerSettling`); a handler past the worker's busy limit stops
+/// answer waits for its writes (`AnswerSettling`), without a thread waiting with it: the lane
+/// goes on to its next request, and the answer leaves from the thread that learns the writes are
+/// confirmed (the Clone agent's, as the confirmation comes in). A handler past the worker's busy limit stops
 /// the heartbeats (`LaneExecutor.stopsHeartbeats`). Idle, and with its stop announced by the bus
 /// (`PluginBus.wakeOnStop`), the loop sleeps until a request, a heartbeat or the stop; with work
 /// on the lanes, or a stop nobody announces, it looks every 100 ms.
 ///
-/// A lane sends its answer itself when the loop is asleep (`MajordomoWorker.replyWhileWaiting`),
-/// so the loop wakes once a request, not twice, and the answer leaves without waiting for the
-/// loop's thread to be scheduled; when the loop is awake, the answer is handed to it.
+/// Whichever thread has the answer (a lane, or the Clone agent's) sends it itself when the loop
+/// is asleep (`MajordomoWorker.replyWhileWaiting`), so the loop wakes once a request, not twice,
+/// and the answer leaves without waiting for another thread to be scheduled; when the loop is
+/// awake, the answer is handed to it.
 enum SessionLaneServer {
     /// Serves `service` until `stop` returns true. `ready` runs once the worker exists, before
     /// the first request is read; `malformed` counts a request that is not one envelope (it is
@@ -48,6 +51,9 @@ enum SessionLaneServer {
         // Requests handed to the lanes and not yet answered: while there are any, the loop
         // wakes every 100 ms to see whether one has run past the busy limit.
         let outstanding = Atomic<Int>(0)
+        // Cleared as the loop ends: an answer whose writes settle after that is dropped (the
+        // caller asks again), never sent on a closed worker.
+        let open = Atomic<Bool>(true)
         while !stop() {
             if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -67,20 +73,34 @@ enum SessionLaneServer {
             case .envelope(let envelope):
                 outstanding.add(1, ordering: .relaxed)
                 executor.run(lane: envelope.session) {
-                    let answer = settling.settled([(try? handle(envelope, request).encoded()) ?? []])
-                    switch worker.replyWhileWaiting(to: request, body: answer) {
-                    case nil:
-                        answered.withLock { $0.append((request, answer)) }
-                        wake.wake()
-                    case let mustWake?:
-                        outstanding.subtract(1, ordering: .relaxed)
-                        if mustWake { wake.wake() }
+                    let answer = [(try? handle(envelope, request).encoded()) ?? []]
+                    settling.whenSettled(answer) { answer in
+                        guard open.load(ordering: .acquiring) else { return }
+                        switch worker.replyWhileWaiting(to: request, body: answer) {
+                        case nil:
+                            answered.withLock { $0.append((request, answer)) }
+                            wake.wake()
+                        case let mustWake?:
+                            outstanding.subtract(1, ordering: .relaxed)
+                            if mustWake { wake.wake() }
+                        }
                     }
                 }
             }
         }
         executor.stop()
-        for reply in answered.withLock({ $0 }) { worker.reply(to: reply.request, body: reply.frames) }
+        // Answers still waiting for their writes get as long as one may wait (then they are held
+        // back as unsettled); this thread holds the gate, so they are handed to it.
+        let patience = ContinuousClock.now + AnswerSettling.timeout + .milliseconds(500)
+        while true {
+            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
+                worker.reply(to: reply.request, body: reply.frames)
+                outstanding.subtract(1, ordering: .relaxed)
+            }
+            guard outstanding.load(ordering: .relaxed) > 0, ContinuousClock.now < patience else { break }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        open.store(false, ordering: .releasing)
         worker.disconnect()
     }
 }

@@ -52,6 +52,11 @@ public protocol StateMap: AnyObject, Sendable {
     /// (`AnswerSettling`), so an answer the caller will not ask again for never outlives the
     /// writes it stands for.
     func settle(timeout: Duration) -> Bool
+    /// `settle` without blocking: `body(true)` once the writes made so far are safe in the
+    /// server, `body(false)` when `timeout` passes first; run on whichever thread learns it (at
+    /// once on this one when they are safe already), one body at a time, in the order given.
+    /// `body` must neither wait for another thread nor write to this map.
+    func whenSettled(timeout: Duration, _ body: @escaping (Bool) -> Void)
     /// From now on this copy holds only the values of keys (as text) that `keep` accepts; the
     /// others still come as changes, but `value(at:)`, `entries(in:)` and a new stream's first
     /// values no longer show them (`CloneAgent.keepValues(where:)`).
@@ -63,6 +68,11 @@ public protocol StateMap: AnyObject, Sendable {
 extension StateMap {
     public func set(_ keys: [CloneKey], value: [UInt8]) throws(CloneWriteError) {
         for key in keys { try set(key, value: value) }
+    }
+
+    /// A map that cannot call back waits here, on the caller's thread.
+    public func whenSettled(timeout: Duration, _ body: @escaping (Bool) -> Void) {
+        body(settle(timeout: timeout))
     }
 }
 
