@@ -54,6 +54,13 @@ enum SessionLaneServer {
         // Cleared as the loop ends: an answer whose writes settle after that is dropped (the
         // caller asks again), never sent on a closed worker.
         let open = Atomic<Bool>(true)
+        // Sends the answers handed to this thread (their lanes found it awake).
+        func sendHandedBack() {
+            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
+                worker.reply(to: reply.request, body: reply.frames)
+                outstanding.subtract(1, ordering: .relaxed)
+            }
+        }
         while !stop() {
             if executor.stopsHeartbeats(limit: configuration.busyLimit, logged: &hungLogged, logger: logger, service: service) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -61,10 +68,7 @@ enum SessionLaneServer {
             }
             let idle = outstanding.load(ordering: .relaxed) == 0
             let request = try worker.receive(timeout: idle && stopIsAnnounced ? nil : .milliseconds(100))
-            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
-                worker.reply(to: reply.request, body: reply.frames)
-                outstanding.subtract(1, ordering: .relaxed)
-            }
+            sendHandedBack()
             guard let request else { continue }
             switch EnvelopeService.request(in: request.body, writer: writer) {
             case .malformed(let answer):
@@ -93,10 +97,7 @@ enum SessionLaneServer {
         // back as unsettled); this thread holds the gate, so they are handed to it.
         let patience = ContinuousClock.now + AnswerSettling.timeout + .milliseconds(500)
         while true {
-            for reply in answered.withLock({ replies in defer { replies.removeAll() }; return replies }) {
-                worker.reply(to: reply.request, body: reply.frames)
-                outstanding.subtract(1, ordering: .relaxed)
-            }
+            sendHandedBack()
             guard outstanding.load(ordering: .relaxed) > 0, ContinuousClock.now < patience else { break }
             Thread.sleep(forTimeInterval: 0.002)
         }

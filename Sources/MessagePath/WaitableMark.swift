@@ -66,8 +66,7 @@ public final class WaitableMark: @unchecked Sendable {
         for waiter in waiters[waitersStart...] { ready.append((waiter.body, false)) }
         waiters.removeAll()
         waitersStart = 0
-        let run = !ready.isEmpty && !running
-        if run { running = true }
+        let run = claimRunner()
         condition.unlock()
         if run { runReady() }
     }
@@ -126,8 +125,7 @@ public final class WaitableMark: @unchecked Sendable {
         }
         waiters = kept
         waitersStart = 0
-        let run = !running
-        if run { running = true }
+        let run = claimRunner()
         condition.unlock()
         if run { runReady() }
     }
@@ -149,6 +147,11 @@ public final class WaitableMark: @unchecked Sendable {
             taken = true
         }
         if taken { compactWaiters() }
+        return claimRunner()
+    }
+
+    /// Under the lock: true when bodies are ready and nobody runs them, this thread now the one.
+    private func claimRunner() -> Bool {
         guard !ready.isEmpty, !running else { return false }
         running = true
         return true
