@@ -184,7 +184,7 @@ extension SessionClient {
                 // field missing): that view is prepared from above, as this one was.
                 do {
                     try await waitUntil(timeout: left, "\(action) offered") { view in
-                        offerLooks.add(1, ordering: .relaxed)
+                        self.offerLooks.add(1, ordering: .relaxed)
                         do throws(SessionClientError) {
                             _ = try Self.prepare(action: action, fields: fields, route: nil, in: view, key: "")
                             return true

@@ -204,6 +204,14 @@ public final class SessionClient: Sendable {
     /// The current view, then every change; ends when the client stops.
     public func views() -> AsyncStream<SessionView> { store.views() }
 
+    /// The current view and every later one for which `include` holds. `include` runs as each
+    /// view is applied, on the thread that applies it, so the task reading the stream wakes only
+    /// for the views it wants, not for every update of the session; keep it quick, and do not
+    /// wait in it.
+    public func views(where include: @escaping @Sendable (SessionView) -> Bool) -> AsyncStream<SessionView> {
+        store.views(where: include)
+    }
+
     /// Also follows the session's live coordinator instances (`/c/<name>/<session>`) into
     /// `SessionView.coordinators`; returns once they are in the view.
     public func followCoordinators() async throws(SessionClientError) {
@@ -226,20 +234,45 @@ public final class SessionClient: Sendable {
     }
 
     /// Waits until `predicate` holds for the view, or `timeout` passes; throws `SessionWaitTimeout`
-    /// (with the view as it was and the last events) when it does not.
+    /// (with the view as it was and the last events) when it does not. `predicate` runs where each
+    /// view is applied (the Clone agent's thread), so keep it quick and do not wait in it; for one
+    /// that touches the caller's own state, `waitUntilInTask`.
     @discardableResult
     public func waitUntil(
         timeout: Duration = .seconds(5), _ expected: String = "the condition",
-        _ predicate: (SessionView) -> Bool
+        _ predicate: @escaping @Sendable (SessionView) -> Bool
     ) async throws(SessionWaitTimeout) -> SessionView {
         // Often it holds already (a reply comes after its writes are confirmed, so its state has
         // usually arrived): no stream, no tasks.
         let now = view
         if predicate(now) { return now }
-        // Views and the alarm share one stream: a view is `.some`, the alarm is `nil`. The store
-        // yields views into it straight from where it applies them.
+        // The store looks at each view where it applies it and yields only one the predicate
+        // holds for, so this task wakes once, not for every update of the session on the way.
+        return try await firstView(timeout: timeout, expected, where: predicate, accepting: { _ in true })
+    }
+
+    /// `waitUntil` for a predicate that touches the caller's own state (a terminal's controller,
+    /// a rendered screen): it runs in this task, once for each update of the session, so it need
+    /// not be `Sendable`. The task wakes for every update on the way.
+    @discardableResult
+    public func waitUntilInTask(
+        timeout: Duration = .seconds(5), _ expected: String = "the condition",
+        _ predicate: (SessionView) -> Bool
+    ) async throws(SessionWaitTimeout) -> SessionView {
+        let now = view
+        if predicate(now) { return now }
+        return try await firstView(timeout: timeout, expected, where: { _ in true }, accepting: predicate)
+    }
+
+    /// The first view the store yields (those `include` holds for, looked at where they are
+    /// applied) that `accept` takes, or `SessionWaitTimeout` with the view as it is when `timeout`
+    /// passes. Views and the alarm share one stream: a view is `.some`, the alarm is `nil`.
+    private func firstView(
+        timeout: Duration, _ expected: String, where include: @escaping @Sendable (SessionView) -> Bool,
+        accepting accept: (SessionView) -> Bool
+    ) async throws(SessionWaitTimeout) -> SessionView {
         let (signals, continuation) = AsyncStream<SessionView?>.makeStream()
-        store.listen(to: continuation, as: { $0 })
+        store.listen(to: continuation, where: include, as: { $0 })
         let alarm = Task {
             try? await Task.sleep(for: timeout)
             continuation.yield(nil)
@@ -248,13 +281,11 @@ public final class SessionClient: Sendable {
             alarm.cancel()
             continuation.finish()
         }
-        var last = view
         for await signal in signals {
             guard let view = signal else { break }
-            last = view
-            if predicate(view) { return view }
+            if accept(view) { return view }
         }
-        throw SessionWaitTimeout(expected: expected, timeout: timeout, view: last, events: events(last: 12))
+        throw SessionWaitTimeout(expected: expected, timeout: timeout, view: view, events: events(last: 12))
     }
 
     // MARK: Lifecycle

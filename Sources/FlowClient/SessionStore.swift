@@ -49,18 +49,25 @@ final class SessionStore: Sendable {
         state.withLock { state in Array(state.events.suffix(min(count ?? maxEvents, maxEvents))) }
     }
 
-    /// A stream that starts with the current view and yields every later one.
-    func views() -> AsyncStream<SessionView> {
+    /// A stream that starts with the current view and yields every later one for which `include`
+    /// holds.
+    func views(where include: @escaping @Sendable (SessionView) -> Bool = { _ in true }) -> AsyncStream<SessionView> {
         let (stream, continuation) = AsyncStream<SessionView>.makeStream()
-        listen(to: continuation, as: { $0 })
+        listen(to: continuation, where: include, as: { $0 })
         return stream
     }
 
-    /// Yields `wrap(view)` to `continuation` for the current view and every later one, until the
-    /// stream ends; a stream of another element type can carry other signals beside the views
-    /// (`SessionClient.waitUntil`'s alarm), with no task in between.
-    func listen<Element>(to continuation: AsyncStream<Element>.Continuation, as wrap: @escaping @Sendable (SessionView) -> Element) {
-        let listener = Listener(yield: { continuation.yield(wrap($0)) }, finish: { continuation.finish() })
+    /// Yields `wrap(view)` to `continuation` for the current view and every later one for which
+    /// `include` holds, until the stream ends; a stream of another element type can carry other
+    /// signals beside the views (`SessionClient.waitUntil`'s alarm), with no task in between.
+    /// `include` runs where the view is applied (the Clone agent's thread), one view at a time and
+    /// in order, so a task that waits for some view wakes for that one only, not for each update
+    /// of the session; it must not call back into this store's listeners.
+    func listen<Element>(
+        to continuation: AsyncStream<Element>.Continuation, where include: @escaping @Sendable (SessionView) -> Bool = { _ in true },
+        as wrap: @escaping @Sendable (SessionView) -> Element
+    ) {
+        let listener = Listener(yield: { view in if include(view) { continuation.yield(wrap(view)) } }, finish: { continuation.finish() })
         let id = delivery.withLock { _ in
             let (id, view) = state.withLock { state in
                 let id = state.nextListener

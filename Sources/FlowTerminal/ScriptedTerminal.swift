@@ -37,7 +37,7 @@ public final class ScriptedTerminal: JourneyTerminal {
             // As a person waits for the spinner: a key waits while the screen loads or an action is in flight.
             if controller.busy {
                 do {
-                    try await client.waitUntil(timeout: timeout, "the screen to finish loading before \(key)") { view in
+                    try await client.waitUntilInTask(timeout: timeout, "the screen to finish loading before \(key)") { view in
                         controller.update(view)
                         return !controller.busy
                     }
@@ -64,7 +64,7 @@ public final class ScriptedTerminal: JourneyTerminal {
     public func see(_ text: String, absent: Bool, journey: Journey, timeout: Duration) async throws {
         let (controller, client) = try controller(for: journey)
         do {
-            try await client.waitUntil(timeout: timeout, absent ? "the screen to stop showing \"\(text)\"" : "the screen to show \"\(text)\"") { view in
+            try await client.waitUntilInTask(timeout: timeout, absent ? "the screen to stop showing \"\(text)\"" : "the screen to show \"\(text)\"") { view in
                 controller.update(view)
                 screen = render(controller, client)
                 return screen.text.contains(text) != absent

@@ -211,6 +211,53 @@ struct SessionClientTests {
         try await journey.expect(Expectation(screen: "home"))
     }
 
+    /// `waitUntil` asks its predicate where each view is applied and returns the first view it
+    /// held for; `waitUntilInTask` asks in the waiting task, so its predicate may keep the
+    /// caller's own state (here a plain counter), and sees the views on the way.
+    @Test func bothWaitsReturnTheFirstViewTheirPredicateHoldsFor() async throws {
+        let bus = try await BusFixture()
+        try await bus.serveApp(session: "w2", navigation: Self.signin)
+        let client = try await SessionClient.open(bus.endpoints, options: BusFixture.options, logger: quietLogger)
+        defer { client.stop() }
+        try await client.waitUntil { $0.screen == "signin" }
+        // Asked once by the waiting task, then once more as it starts listening: it listens.
+        let asked = Atomic<Int>(0)
+        async let error = client.waitUntil { view in
+            asked.add(1, ordering: .relaxed)
+            return view.topState?.screenVersion == 3
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while asked.load(ordering: .relaxed) < 2 {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("waitUntil did not ask its predicate as it started listening")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let started = Atomic<Bool>(false)
+        let inTask = Task {
+            var looked = 0
+            let view = try await client.waitUntilInTask { view in
+                looked += 1
+                started.store(true, ordering: .releasing)
+                return view.topState?.screenVersion == 3
+            }
+            return (view, looked)
+        }
+        // Published once the in-task wait has looked at the view it started on.
+        while !started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        for version in UInt64(1)...3 {
+            try bus.publishState("w2", kind: "signin", phase: version == 3 ? .error : .loading, version: version, message: "", actions: ["logIn"])
+        }
+        let shown = try await error
+        #expect(shown.topState?.screenVersion == 3)
+        #expect(shown.phase == .error)
+        #expect(asked.load(ordering: .relaxed) >= 3, "asked again of the views applied after it listened")
+        let (seen, looked) = try await inTask.value
+        #expect(seen.topState?.screenVersion == 3)
+        #expect(looked >= 2, "the view it started on and the one it held for, at least: \(looked)")
+    }
+
     @Test func aWaitThatRunsOutShowsExpectedAgainstActualAndTheLastEvents() async throws {
         let bus = try await BusFixture()
         try await bus.serveApp(session: "w1", navigation: Self.signin)

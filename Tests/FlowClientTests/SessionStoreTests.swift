@@ -1,6 +1,7 @@
 @testable import FlowClient
 import Clone
 import FlowProtocol
+import Synchronization
 import Testing
 
 @Suite("Session event log")
@@ -79,5 +80,54 @@ struct SessionStoreAppearRecordTests {
         store.apply(try update(appearKey: "appear/s1/signin/1", version: 1, sequence: 3))
         #expect(store.view.states["signin"]?.state.appearKey == "appear/s1/signin/6")
         #expect(store.view.duplicateValues == 1)
+    }
+}
+
+@Suite("Session views yielded only where a predicate holds")
+struct SessionStoreFilteredViewsTests {
+    func state(_ phase: Flowbus_V1_ViewState.Phase, version: UInt64, sequence: UInt64) throws -> CloneUpdate {
+        var state = Flowbus_V1_ViewState()
+        state.screenVersion = version
+        state.screenID = "details"
+        state.phase = phase
+        let bytes = try Envelope.wrapping(state, session: "s1", writer: "vm-details/0", incarnation: 1, keyVersion: version).encoded()
+        return CloneUpdate(key: "/s/s1/vm/details", value: bytes, sequence: sequence, isDelete: false, fromSnapshot: false)
+    }
+
+    /// The predicate is asked of each view as the store applies it, on the applying thread, and
+    /// the stream gets only the views it held for: a task reading it wakes for those, not for
+    /// every update of the session (loading, then success, then a later loading).
+    @Test func onlyTheViewsThePredicateHoldsForAreYieldedAndItIsAskedAsTheyAreApplied() async throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        let asked = Mutex<[UInt64]>([])
+        let views = store.views(where: { view in
+            let state = view.states["details"]
+            asked.withLock { $0.append(state?.screenVersion ?? 0) }
+            return state?.phase == .success
+        })
+        // Asked of the current view at once (no state yet): not yielded.
+        #expect(asked.withLock { $0 } == [0])
+        store.apply(try state(.loading, version: 1, sequence: 1))
+        #expect(asked.withLock { $0 } == [0, 1], "asked while apply ran, before it returned")
+        store.apply(try state(.success, version: 2, sequence: 2))
+        store.apply(try state(.loading, version: 3, sequence: 3))
+        store.apply(try state(.success, version: 4, sequence: 4))
+        store.finish()
+        var yielded: [UInt64] = []
+        for await view in views { yielded.append(view.states["details"]?.screenVersion ?? 0) }
+        #expect(yielded == [2, 4])
+        #expect(asked.withLock { $0 } == [0, 1, 2, 3, 4])
+    }
+
+    /// Without a predicate every view comes, the current one first.
+    @Test func everyViewComesWithoutAPredicate() async throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        let views = store.views()
+        store.apply(try state(.loading, version: 1, sequence: 1))
+        store.apply(try state(.success, version: 2, sequence: 2))
+        store.finish()
+        var yielded: [UInt64] = []
+        for await view in views { yielded.append(view.states["details"]?.screenVersion ?? 0) }
+        #expect(yielded == [0, 1, 2])
     }
 }

@@ -3,6 +3,7 @@ import FlowHost
 import FlowProtocol
 import Foundation
 import Logging
+import Synchronization
 
 /// `app-journey`: the whole app of APP.md (`flowbus up --detach`, default manifest, release build)
 /// driven over its real sockets by a FlowClient `SessionClient`, one journey after the other in one
@@ -482,8 +483,17 @@ struct AppJourney {
         // the navigation): wait until this one is offered, as a person waits for the button.
         var prepared = try await client.prepareWhenOffered(action: step.action, fields: step.fields, wait: .seconds(20))
         // Watch from before sending: a milestone may come and go (SignIn's success is reset once
-        // Home shows) before the reply does, and the stream keeps every view from now on.
-        let views = client.views()
+        // Home shows) before the reply does, and the stream keeps every view from now on that
+        // reaches a milestone not reached before (looked at as the client applies each view, so
+        // the watcher wakes for those only, as a person's screen would change).
+        let unreached = Mutex(Set(expectations.indices))
+        let views = client.views(where: { view in
+            unreached.withLock { unreached in
+                let met = unreached.filter { expectations[$0].isMet(by: view) }
+                unreached.subtract(met)
+                return !met.isEmpty
+            }
+        })
         let kinds = step.milestones.map(\.fresh)
         let watcher = Task { () -> (reached: [UInt64?], last: SessionView?, seen: [(Int64, UInt64)?]) in
             var reached = [UInt64?](repeating: nil, count: expectations.count)
