@@ -212,6 +212,17 @@ public final class SessionClient: Sendable {
         store.views(where: include)
     }
 
+    /// Calls `look` with the current view and every later one as the client applies it (on the
+    /// Clone agent's thread), until `look` returns true or the returned function is called;
+    /// `ended` runs if the client stops first. For a caller that wants to note the moment views
+    /// come (a benchmark's milestones) without a task woken for each: keep `look` quick, and do
+    /// not wait in it.
+    public func watch(
+        _ look: @escaping @Sendable (SessionView) -> Bool, ended: @escaping @Sendable () -> Void = {}
+    ) -> @Sendable () -> Void {
+        store.watch(look, ended: ended)
+    }
+
     /// Also follows the session's live coordinator instances (`/c/<name>/<session>`) into
     /// `SessionView.coordinators`; returns once they are in the view.
     public func followCoordinators() async throws(SessionClientError) {

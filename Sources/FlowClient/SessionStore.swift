@@ -27,6 +27,8 @@ final class SessionStore: Sendable {
         var eventCount = 0
         var listeners: [Int: Listener] = [:]
         var nextListener = 0
+        /// Set once the client stops: a listener that comes later ends at once.
+        var finished = false
     }
 
     let session: SessionID
@@ -68,25 +70,80 @@ final class SessionStore: Sendable {
         as wrap: @escaping @Sendable (SessionView) -> Element
     ) {
         let listener = Listener(yield: { view in if include(view) { continuation.yield(wrap(view)) } }, finish: { continuation.finish() })
-        let id = delivery.withLock { _ in
-            let (id, view) = state.withLock { state in
-                let id = state.nextListener
-                state.nextListener += 1
-                state.listeners[id] = listener
-                return (id, state.view)
-            }
+        let id = delivery.withLock { _ -> Int? in
+            let (id, view) = register(listener)
             listener.yield(view)
+            if id == nil { listener.finish() }
             return id
         }
+        guard let id else { return }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+    }
+
+    /// Calls `look` with the current view and every later one, where each is applied (the Clone
+    /// agent's thread), one at a time and in order, until it returns true, the returned function
+    /// is called, or the store finishes (then `ended` runs, once). No stream and no task: a
+    /// caller that needs only to learn when some views came (a benchmark's milestones) is not
+    /// woken for each update. `look` must be quick and must not call back into this store's
+    /// watches or streams.
+    func watch(_ look: @escaping @Sendable (SessionView) -> Bool, ended: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        // The listener's id once it is registered, and whether the watch is over.
+        let slot = Mutex<(id: Int?, over: Bool)>((nil, false))
+        let remove: @Sendable () -> Void = { [weak self] in
+            let id = slot.withLock { slot -> Int? in
+                defer { slot.over = true }
+                return slot.over ? nil : slot.id
+            }
+            if let id { self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+        }
+        let listener = Listener(
+            yield: { view in
+                guard !slot.withLock({ $0.over }), look(view) else { return }
+                remove()
+            },
+            finish: {
+                guard !slot.withLock({ $0.over }) else { return }
+                remove()
+                ended()
+            })
+        delivery.withLock { _ in
+            let (id, view) = register(listener)
+            // Cancelled before it was registered: it ends here.
+            let cancelled = slot.withLock { slot in
+                slot.id = id
+                return slot.over
+            }
+            if cancelled {
+                if let id { state.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+            } else {
+                listener.yield(view)
+                if id == nil { listener.finish() }
+            }
+        }
+        return remove
+    }
+
+    /// Adds `listener` and returns its id with the current view; a store already finished adds
+    /// nothing (nil), and the caller ends the listener after the view. Call under `delivery`.
+    private func register(_ listener: Listener) -> (id: Int?, view: SessionView) {
+        state.withLock { state in
+            guard !state.finished else { return (nil, state.view) }
+            let id = state.nextListener
+            state.nextListener += 1
+            state.listeners[id] = listener
+            return (id, state.view)
         }
     }
 
     func finish() {
         delivery.withLock { _ in
             let listeners = state.withLock { state in
-                defer { state.listeners = [:] }
+                defer {
+                    state.listeners = [:]
+                    state.finished = true
+                }
                 return Array(state.listeners.values)
             }
             for listener in listeners { listener.finish() }

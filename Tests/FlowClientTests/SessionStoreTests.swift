@@ -85,7 +85,7 @@ struct SessionStoreAppearRecordTests {
 
 @Suite("Session views yielded only where a predicate holds")
 struct SessionStoreFilteredViewsTests {
-    func state(_ phase: Flowbus_V1_ViewState.Phase, version: UInt64, sequence: UInt64) throws -> CloneUpdate {
+    func state(_ phase: Flowbus_V1_ViewState.Phase, _ version: UInt64, _ sequence: UInt64) throws -> CloneUpdate {
         var state = Flowbus_V1_ViewState()
         state.screenVersion = version
         state.screenID = "details"
@@ -107,11 +107,11 @@ struct SessionStoreFilteredViewsTests {
         })
         // Asked of the current view at once (no state yet): not yielded.
         #expect(asked.withLock { $0 } == [0])
-        store.apply(try state(.loading, version: 1, sequence: 1))
+        store.apply(try state(.loading, 1, 1))
         #expect(asked.withLock { $0 } == [0, 1], "asked while apply ran, before it returned")
-        store.apply(try state(.success, version: 2, sequence: 2))
-        store.apply(try state(.loading, version: 3, sequence: 3))
-        store.apply(try state(.success, version: 4, sequence: 4))
+        store.apply(try state(.success, 2, 2))
+        store.apply(try state(.loading, 3, 3))
+        store.apply(try state(.success, 4, 4))
         store.finish()
         var yielded: [UInt64] = []
         for await view in views { yielded.append(view.states["details"]?.screenVersion ?? 0) }
@@ -123,11 +123,86 @@ struct SessionStoreFilteredViewsTests {
     @Test func everyViewComesWithoutAPredicate() async throws {
         let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
         let views = store.views()
-        store.apply(try state(.loading, version: 1, sequence: 1))
-        store.apply(try state(.success, version: 2, sequence: 2))
+        store.apply(try state(.loading, 1, 1))
+        store.apply(try state(.success, 2, 2))
         store.finish()
         var yielded: [UInt64] = []
         for await view in views { yielded.append(view.states["details"]?.screenVersion ?? 0) }
         #expect(yielded == [0, 1, 2])
+    }
+}
+
+@Suite("Session watches: a look at each view as it is applied")
+struct SessionStoreWatchTests {
+    let update = SessionStoreFilteredViewsTests().state
+
+    /// A watch looks at the current view, then at each later one as `apply` runs, until its look
+    /// returns true: the views after that are not looked at, and it does not end again.
+    @Test func aWatchLooksUntilItsLookSaysDone() throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        let looked = Mutex<[UInt64]>([])
+        let ended = Atomic<Int>(0)
+        _ = store.watch({ view in
+            let version = view.states["details"]?.screenVersion ?? 0
+            looked.withLock { $0.append(version) }
+            return version == 2
+        }, ended: { ended.add(1, ordering: .relaxed) })
+        #expect(looked.withLock { $0 } == [0])
+        store.apply(try update(.loading, 1, 1))
+        #expect(looked.withLock { $0 } == [0, 1], "looked at as apply ran")
+        store.apply(try update(.success, 2, 2))
+        store.apply(try update(.loading, 3, 3))
+        store.finish()
+        #expect(looked.withLock { $0 } == [0, 1, 2])
+        #expect(ended.load(ordering: .relaxed) == 0, "done by its look, it does not end again")
+        #expect(store.state.withLock { $0.listeners.isEmpty })
+    }
+
+    /// Stopped by the function `watch` returned, a watch looks no more; one still watching when
+    /// the store finishes (the client stopped) ends, once.
+    @Test func aWatchStopsWhenToldAndEndsWithTheStore() throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        let first = Atomic<Int>(0)
+        let stop = store.watch({ _ in
+            first.add(1, ordering: .relaxed)
+            return false
+        }, ended: { Issue.record("a stopped watch does not end") })
+        stop()
+        store.apply(try update(.loading, 1, 1))
+        #expect(first.load(ordering: .relaxed) == 1, "the current view only")
+        stop()
+
+        let second = Atomic<Int>(0)
+        let ended = Atomic<Int>(0)
+        _ = store.watch({ _ in
+            second.add(1, ordering: .relaxed)
+            return false
+        }, ended: { ended.add(1, ordering: .relaxed) })
+        store.apply(try update(.success, 2, 2))
+        store.finish()
+        store.finish()
+        #expect(second.load(ordering: .relaxed) == 2)
+        #expect(ended.load(ordering: .relaxed) == 1)
+    }
+
+    /// A watch or a stream begun after the store finished (the client stopped) gets the last
+    /// view and ends at once: nobody waits for views that will never come.
+    @Test func aWatchOrStreamBegunAfterTheStoreFinishedEndsAtOnce() async throws {
+        let store = SessionStore(session: try SessionID("s1"), maxEvents: 64)
+        store.apply(try update(.success, 2, 2))
+        store.finish()
+        let looked = Atomic<Int>(0)
+        let ended = Atomic<Int>(0)
+        _ = store.watch({ view in
+            #expect(view.states["details"]?.screenVersion == 2)
+            looked.add(1, ordering: .relaxed)
+            return false
+        }, ended: { ended.add(1, ordering: .relaxed) })
+        #expect(looked.load(ordering: .relaxed) == 1)
+        #expect(ended.load(ordering: .relaxed) == 1)
+        var yielded: [UInt64] = []
+        for await view in store.views() { yielded.append(view.states["details"]?.screenVersion ?? 0) }
+        #expect(yielded == [2])
+        #expect(store.state.withLock { $0.listeners.isEmpty })
     }
 }

@@ -291,7 +291,9 @@ struct AppJourney {
         var rows = [
             ResultRow(Self.name, "whole journey (\(Self.steps.count) intents), p50", unit: "ms", flowbus: ms(whole.p50),
                       note: "app-journey: \(samples.journeys.count) journeys measured after \(warmup) warm-up, one after the other in one session "
-                        + "(\(samples.session)), each \(Self.steps.count) intents and \(Self.steps.flatMap(\.milestones).count) timed milestones; "
+                        + "(\(samples.session)), each \(Self.steps.count) intents and \(Self.steps.flatMap(\.milestones).count) timed milestones "
+                        + "(each timed as the client applies the view that reaches it, on its Clone agent's thread, as the raw floors' clients "
+                        + "time theirs as their receive returns); "
                         + "whole journey mean \(format(ms(whole.mean), decimals: 2)) ms, min \(format(ms(whole.min), decimals: 2)) ms, "
                         + "max \(format(ms(whole.max), decimals: 2)) ms"),
             ResultRow(Self.name, "whole journey (\(Self.steps.count) intents), p99", unit: "ms", flowbus: ms(whole.p99)),
@@ -331,7 +333,7 @@ struct AppJourney {
                 Self.name, "client's turns between intents, per journey, p50", unit: "ms", flowbus: ms(between.p50),
                 note: "app-journey: each journey's time less the time inside its \(Self.steps.count) intents (each from sending it until its reply "
                     + "and every milestone came): the benchmark's SessionClient waiting for the next screen and its action to be offered, "
-                    + "and the tasks that watch each intent; p99 \(format(ms(between.p99), decimals: 2)) ms"))
+                    + "and the task that sends each intent resuming once its milestones came; p99 \(format(ms(between.p99), decimals: 2)) ms"))
         }
         rows.append(ResultRow(
             Self.name, "intent send → reply (all intents), p50", unit: "ms", flowbus: ms(replies.p50),
@@ -483,39 +485,17 @@ struct AppJourney {
         // the navigation): wait until this one is offered, as a person waits for the button.
         var prepared = try await client.prepareWhenOffered(action: step.action, fields: step.fields, wait: .seconds(20))
         // Watch from before sending: a milestone may come and go (SignIn's success is reset once
-        // Home shows) before the reply does, and the stream keeps every view from now on that
-        // reaches a milestone not reached before (looked at as the client applies each view, so
-        // the watcher wakes for those only, as a person's screen would change).
-        let unreached = Mutex(Set(expectations.indices))
-        let views = client.views(where: { view in
-            unreached.withLock { unreached in
-                let met = unreached.filter { expectations[$0].isMet(by: view) }
-                unreached.subtract(met)
-                return !met.isEmpty
-            }
-        })
-        let kinds = step.milestones.map(\.fresh)
-        let watcher = Task { () -> (reached: [UInt64?], last: SessionView?, seen: [(Int64, UInt64)?]) in
-            var reached = [UInt64?](repeating: nil, count: expectations.count)
-            var seen = [(Int64, UInt64)?](repeating: nil, count: expectations.count)
-            var last: SessionView?
-            for await view in views {
-                let now = monotonicNanoseconds()
-                let wall = WallClock.nowUnixNanos()
-                last = view
-                for index in expectations.indices where reached[index] == nil && expectations[index].isMet(by: view) {
-                    reached[index] = now
-                    if let kind = kinds[index], let version = view.states[kind]?.screenVersion { seen[index] = (wall, version) }
-                }
-                if reached.allSatisfy({ $0 != nil }) { break }
-            }
-            return (reached, last, seen)
+        // Home shows) before the reply does. Each milestone's time is taken as the client applies
+        // the view that reaches it, on its Clone agent's thread, where the raw floors' clients
+        // take theirs (as their receive returns); no task wakes for the views on the way.
+        let milestones = Milestones(expectations, kinds: step.milestones.map(\.fresh))
+        let stopWatching = client.watch({ milestones.look($0) }, ended: { milestones.end() })
+        // The intent's 20 s are kept by one watchdog for the whole run, not a task per intent.
+        MilestoneWatchdog.shared.keep(milestones, for: .seconds(20))
+        defer {
+            MilestoneWatchdog.shared.drop(milestones)
+            stopWatching()
         }
-        let alarm = Task {
-            try? await Task.sleep(for: .seconds(20))
-            watcher.cancel()
-        }
-        defer { alarm.cancel() }
         let sent = monotonicNanoseconds()
         let sentWall = WallClock.nowUnixNanos()
         var outcome: IntentOutcome
@@ -531,16 +511,12 @@ struct AppJourney {
                 prepared = try client.prepare(action: step.action, fields: step.fields)
                 outcome = try await client.send(prepared)
             }
-        } catch {
-            watcher.cancel()
-            throw error
         }
         let replied = monotonicNanoseconds()
         guard outcome.applied else {
-            watcher.cancel()
             throw BenchError("the intent was not applied\(refusals.isEmpty ? "" : " after \(refusals.count + 1) tries"): \(outcome); the session shows \(client.view.summary)")
         }
-        let (reached, last, seen) = await watcher.value
+        let (reached, last, seen) = await milestones.reachedOrEnded()
         if let missing = reached.firstIndex(where: { $0 == nil }) {
             let view = last ?? client.view
             let failure = SessionWaitTimeout(
@@ -555,5 +531,98 @@ struct AppJourney {
                                        reachedUnixNanos: wall, screen: kind, version: version)
         } : []
         return (zip(step.milestones, reached).map { ($0.label, $1! - sent) }, replied - sent, refusals, monotonicNanoseconds() - sent, edges)
+    }
+}
+
+/// One intent's milestones as the client applies its views: the monotonic time each was first
+/// reached, and for a fresh state the wall-clock time and the state's version (for the split by
+/// the host's trace). `look` runs on the client's Clone agent thread; `reachedOrEnded` returns once
+/// every milestone is reached, or the watch ended (the client stopped, or the intent's 20 s ran out).
+final class Milestones: Sendable {
+    struct State {
+        var reached: [UInt64?]
+        var seen: [(Int64, UInt64)?]
+        var last: SessionView?
+        var over = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    let expectations: [Expectation]
+    let kinds: [String?]
+    let state: Mutex<State>
+
+    init(_ expectations: [Expectation], kinds: [String?]) {
+        self.expectations = expectations
+        self.kinds = kinds
+        state = Mutex(State(reached: Array(repeating: nil, count: expectations.count), seen: Array(repeating: nil, count: expectations.count)))
+    }
+
+    /// Notes the milestones `view` reaches first; true once all are reached (the watch then ends).
+    func look(_ view: SessionView) -> Bool {
+        let now = monotonicNanoseconds()
+        let wall = WallClock.nowUnixNanos()
+        let (done, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+            state.last = view
+            for index in expectations.indices where state.reached[index] == nil && expectations[index].isMet(by: view) {
+                state.reached[index] = now
+                if let kind = kinds[index], let version = view.states[kind]?.screenVersion { state.seen[index] = (wall, version) }
+            }
+            guard !state.over, state.reached.allSatisfy({ $0 != nil }) else { return (false, nil) }
+            state.over = true
+            defer { state.waiter = nil }
+            return (true, state.waiter)
+        }
+        waiter?.resume()
+        return done
+    }
+
+    /// Ends the watch with what was reached so far.
+    func end() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.over = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func reachedOrEnded() async -> (reached: [UInt64?], last: SessionView?, seen: [(Int64, UInt64)?]) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let over = state.withLock { state in
+                if !state.over { state.waiter = continuation }
+                return state.over
+            }
+            if over { continuation.resume() }
+        }
+        return state.withLock { ($0.reached, $0.last, $0.seen) }
+    }
+}
+
+/// Ends the `Milestones` kept longer than their time, looking once a second from one task.
+final class MilestoneWatchdog: Sendable {
+    static let shared = MilestoneWatchdog()
+    private let kept = Mutex<[ObjectIdentifier: (deadline: ContinuousClock.Instant, milestones: Milestones)]>([:])
+
+    private init() {
+        Task.detached { [self] in
+            while true {
+                try? await Task.sleep(for: .seconds(1))
+                let now = ContinuousClock.now
+                let late = self.kept.withLock { kept in
+                    let late = kept.filter { $0.value.deadline <= now }
+                    for key in late.keys { kept[key] = nil }
+                    return late.values.map(\.milestones)
+                }
+                for milestones in late { milestones.end() }
+            }
+        }
+    }
+
+    func keep(_ milestones: Milestones, for limit: Duration) {
+        kept.withLock { $0[ObjectIdentifier(milestones)] = (ContinuousClock.now + limit, milestones) }
+    }
+
+    func drop(_ milestones: Milestones) {
+        kept.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(milestones)) }
     }
 }
