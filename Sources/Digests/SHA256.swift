@@ -32,10 +32,18 @@ public struct SHA256: Sendable {
 
     /// The digest of everything hashed so far; the value itself is left as it was and can go on.
     public func finalize() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: Self.byteCount) { digest, count in
+            finalize(into: digest.baseAddress!)
+            count = Self.byteCount
+        }
+    }
+
+    /// The digest of everything hashed so far, written to the `byteCount` bytes at `digest`, with
+    /// nothing allocated (a password hash finishes two digests a round, thousands of rounds); the
+    /// value itself is left as it was and can go on.
+    public func finalize(into digest: UnsafeMutablePointer<UInt8>) {
         var finishing = state
-        var digest = [UInt8](repeating: 0, count: Self.byteCount)
-        crypto_hash_sha256_final(&finishing, &digest)
-        return digest
+        crypto_hash_sha256_final(&finishing, digest)
     }
 
     /// The digest of `bytes`.

@@ -49,6 +49,19 @@ struct DigestsTests {
         #expect(Self.hex(prefix.finalize()) == Self.hex(SHA256.hash(Array("ab".utf8))))
     }
 
+    @Test("finalize(into:) writes the same 32 bytes as finalize, touches nothing past them, and leaves the hasher going on")
+    func finalizeIntoAPointer() {
+        var hasher = SHA256()
+        hasher.update(Array("ab".utf8))
+        var buffer = [UInt8](repeating: 0xEE, count: SHA256.byteCount + 8)
+        buffer.withUnsafeMutableBufferPointer { hasher.finalize(into: $0.baseAddress!) }
+        #expect(Self.hex(Array(buffer[..<SHA256.byteCount])) == Self.hex(SHA256.hash(Array("ab".utf8))))
+        #expect(buffer[SHA256.byteCount...].allSatisfy { $0 == 0xEE }, "the bytes after the digest are left alone")
+        hasher.update(Array("c".utf8))
+        buffer.withUnsafeMutableBufferPointer { hasher.finalize(into: $0.baseAddress!) }
+        #expect(Self.hex(Array(buffer[..<SHA256.byteCount])) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     @Test("HMAC-SHA256 gives RFC 4231's codes: short key, short key and data, a key longer than a block; and no key")
     func hmacVectors() {
         let cases: [([UInt8], [UInt8], String)] = [
