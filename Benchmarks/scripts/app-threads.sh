@@ -1,4 +1,4 @@
-# Sourced by per-like and idle-app: starts the movies app from release binaries and reads its
+# Sourced by per-like, per-journey, journey-profile and idle-app: starts the movies app from release binaries and reads its
 # threads' schedstat. After `app_start BIN_DIR NAME`: $bin (the binaries), $work (a scratch
 # directory, removed with the app on exit) and $pids (the host's and every plugin's); `threads`
 # prints one line per thread: task, process/thread names, CPU ns, times scheduled in.
@@ -37,4 +37,28 @@ threads() {
 by_kind() {
   awk -v n="$1" -v s="$2" -v cmin="$3" -v rmin="$4" -v f="$5" '{ k = $2; sub(/-[0-9]+$/, "", k); c[k] += ($6 - $3) / n / s; r[k] += ($7 - $4) / n }
     END { for (k in c) if (c[k] > cmin || r[k] > rmin) printf "  %-40s " f "\n", k, c[k], r[k] }' | sort -k2 -n -r
+}
+
+# `journey_script N FILE`: a `flowbus drive` script that opens one session and plays app-journey's
+# seven intents in it N times (logIn, an actor, a movie, like, the Likes tab, the Settings tab,
+# logOut, each after the screen it is pressed on shows).
+journey_script() {
+  {
+    echo '- open: {}'
+    for _ in $(seq "$1"); do
+      echo '- send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}'
+      echo '- expect: {screen: home, phase: success}'
+      echo '- send: {action: select, fields: {item: "actor:1"}}'
+      echo '- expect: {screen: details, phase: success, stack: [home, details]}'
+      echo '- send: {action: select, fields: {item: "movie:19"}}'
+      echo '- expect: {screen: details, phase: success, stack: [home, details, details]}'
+      echo '- send: {action: like}'
+      echo '- send: {action: selectTab, fields: {tab: likes}}'
+      echo '- expect: {screen: likes, tab: likes, phase: success}'
+      echo '- send: {action: selectTab, fields: {tab: settings}}'
+      echo '- expect: {screen: settings, tab: settings, phase: success}'
+      echo '- send: {action: logOut}'
+      echo '- expect: {screen: signin, user: ""}'
+    done
+  } > "$2"
 }
