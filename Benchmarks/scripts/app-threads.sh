@@ -39,15 +39,23 @@ by_kind() {
     END { for (k in c) if (c[k] > cmin || r[k] > rmin) printf "  %-40s " f "\n", k, c[k], r[k] }' | sort -k2 -n -r
 }
 
-# `journey_script N FILE`: a `flowbus drive` script that opens one session and plays app-journey's
-# seven intents in it N times (logIn, an actor, a movie, like, the Likes tab, the Settings tab,
-# logOut, each after the screen it is pressed on shows).
+# `journey_script N FILE [signin]`: a `flowbus drive` script that opens one session and plays
+# app-journey's seven intents in it N times (logIn, an actor, a movie, like, the Likes tab, the
+# Settings tab, logOut, each after the screen it is pressed on shows); with `signin`, only logIn,
+# the Settings tab and logOut (what the sign-in and sign-out flows cost, to set beside the whole).
 journey_script() {
   {
     echo '- open: {}'
     for _ in $(seq "$1"); do
       echo '- send: {action: logIn, fields: {email: demo@flowbus.dev, password: flowbus123}}'
       echo '- expect: {screen: home, phase: success}'
+      if [ "${3:-}" = signin ]; then
+        echo '- send: {action: selectTab, fields: {tab: settings}}'
+        echo '- expect: {screen: settings, tab: settings, phase: success}'
+        echo '- send: {action: logOut}'
+        echo '- expect: {screen: signin, user: ""}'
+        continue
+      fi
       echo '- send: {action: select, fields: {item: "actor:1"}}'
       echo '- expect: {screen: details, phase: success, stack: [home, details]}'
       echo '- send: {action: select, fields: {item: "movie:19"}}'
