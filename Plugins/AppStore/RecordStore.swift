@@ -126,7 +126,7 @@ public final class RecordStore: Sendable {
 
     /// `follow` with each value decoded from JSON; a value that does not decode stops the load
     /// (or the call) with an error naming the record.
-    public func follow<Value: Decodable>(
+    public func follow<Value: Decodable & SendableMetatype>(
         _ kind: String, as type: Value.Type, _ apply: @escaping @Sendable (_ key: String, _ value: Value?) -> Void
     ) {
         follow(kind) { [unowned self] key, data throws(RecordStoreError) in

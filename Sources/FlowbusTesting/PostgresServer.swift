@@ -75,7 +75,7 @@ public final class PostgresServer: Sendable {
         let arguments = ["-D", data, "-k", folder, "-p", "\(Self.port)", "-c", "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=200"]
         (process.executableURL, process.arguments) = Self.command(postgres, arguments, asServerUser: true)
         let log = folder + "/server.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         if getuid() == 0, let user = getpwnam("postgres") { chown(log, user.pointee.pw_uid, user.pointee.pw_gid) }
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)

@@ -23,8 +23,8 @@ struct GlobalOptions: ParsableArguments {
     /// Bootstraps swift-log once for this process: the executable's job, never a library's.
     /// `quiet`: the level when --log-level was left at info (a command whose own lines matter more).
     func bootstrapLogging(quiet: Logger.Level? = nil) {
-        var level = Logger.Level(rawValue: logLevel) ?? .info
-        if let quiet, level == .info { level = quiet }
+        let given = Logger.Level(rawValue: logLevel) ?? .info
+        let level = given == .info ? quiet ?? given : given
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

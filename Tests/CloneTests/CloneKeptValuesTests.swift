@@ -33,7 +33,7 @@ struct CloneKeptValuesTests {
         #expect(seen == ["/s/a/nav=n1", "/s/a/vm/x=v2", "/s/a/nav=n2"], "the current values held first, then every change")
         #expect(follower.get("/s/a/vm/x") == nil, "a change of a key left out is not held")
         #expect(follower.text("/s/a/nav") == "n2")
-        #expect(await follower.textMap(prefix: "/s/") == ["/s/a/nav": "n2"])
+        #expect(follower.textMap(prefix: "/s/") == ["/s/a/nav": "n2"])
         // The writer holds its own write once the server's publication of it reaches it, which
         // may come after the follower's (seen once under a loaded test run).
         #expect(await eventually { writer.text("/s/a/vm/x") == "v2" }, "other agents keep everything")

@@ -182,7 +182,7 @@ struct CloneRobustnessTests {
         var tick = 0
         #expect(await eventually {
             tick += 1
-            try? agent.set(key: "/s/hwm/tick", value: "\(tick)".bytes)
+            _ = try? agent.set(key: "/s/hwm/tick", value: "\(tick)".bytes)
             try? await Task.sleep(for: .milliseconds(20))
             return agent.isSynced && agent.text("/s/hwm/tick") == "\(tick)"
         })

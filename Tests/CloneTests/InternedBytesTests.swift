@@ -121,7 +121,7 @@ struct InternedBytesTests {
         // Through the check a received key takes: the first bad byte is the one the error names.
         var key = Array("/bench/k1000/x".utf8)
         key[9] = 0x7F
-        key.withUnsafeBytes { raw in
+        _ = key.withUnsafeBytes { raw in
             #expect(throws: CloneDecodeError.self) { try CloneKeyRules.validate(key: raw) }
         }
         let good = Array("/s/abcdef0123456789/nav".utf8)

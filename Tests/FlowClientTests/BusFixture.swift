@@ -72,6 +72,7 @@ final class BusFixture: @unchecked Sendable {
     }
 
     /// A coord.app that opens session `id` (publishing `navigation`) and answers every intent `applied`.
+    @discardableResult
     func serveApp(session id: String, navigation: Flowbus_V1_Navigation) async throws -> TestWorker {
         try await serve("coord.app") { [self] envelope in
             if let call = try? envelope.unwrap(Flowbus_V1_CoordinatorCall.self) {

@@ -111,7 +111,7 @@ struct GenericScreenTests {
     /// and what does not fit says so. (At 40×12 it used to run out of its box.)
     @Test("the help overlay stays inside its frame from 80×24 down to 30×8", arguments: [(24, 80), (12, 40), (16, 40), (8, 30)])
     func helpFitsItsFrame(rows: Int, columns: Int) {
-        var controller = ClientController(view: Self.view())
+        let controller = ClientController(view: Self.view())
         controller.showHelp = true
         let lines = ScreenRenderer.render(controller, rows: rows, columns: columns).text.split(separator: "\n", omittingEmptySubsequences: false)
         let top = lines.firstIndex { $0.contains("┌─ Keys ") }

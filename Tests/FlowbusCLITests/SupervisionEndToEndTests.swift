@@ -101,7 +101,7 @@ struct SupervisionEndToEndTests {
             let process = Process()
             process.executableURL = flowbus
             process.arguments = ["up", "--run-dir", directory, "--manifest", manifest]
-            FileManager.default.createFile(atPath: directory + "/host.err", contents: nil)
+            _ = FileManager.default.createFile(atPath: directory + "/host.err", contents: nil)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/host.err"))
             try process.run()

@@ -21,7 +21,7 @@ struct AppJourneysEndToEndTests {
         let services = ["svc.users", "svc.genres", "svc.movies", "svc.mail", "svc.expenses"]
             + ["signin", "signup", "emailverification", "forgotpassword", "resetpassword", "home", "details", "likes", "settings", "changepassword", "expenses"].map { "vm.\($0)" }
             + ["app", "auth", "signup", "main", "home", "settings", "expenses"].map { "coord.\($0)" }
-        let ready = try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+        let ready = await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
             let workers = (await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return services.allSatisfy { (workers[$0] ?? 0) > 0 }
         }

@@ -83,7 +83,7 @@ struct CoordinatorsEndToEndTests {
     func sessionLifecycle() async throws {
         let host = try await HostFixture.start(manifest: Self.manifest)
         defer { Task { try? await host.stop() } }
-        let ready = try await HostFixture.eventually(timeout: .seconds(15), every: .milliseconds(100)) {
+        let ready = await HostFixture.eventually(timeout: .seconds(15), every: .milliseconds(100)) {
             let workers = (await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return ["coord.app", "coord.auth", "coord.signup"].allSatisfy { (workers[$0] ?? 0) > 0 }
         }
@@ -99,8 +99,11 @@ struct CoordinatorsEndToEndTests {
                 snapshot: try #require(host.endpoint("cloneSnapshot")), publisher: try #require(host.endpoint("clonePublisher")),
                 collector: try #require(host.endpoint("cloneCollector")))
             let agent = try CloneAgent(context: context, endpoints: endpoints, configuration: CloneAgentConfiguration(subtrees: ["/s/", "/c/"]), logger: Self.logger)
-            let key = (try? String(contentsOfFile: host.runDirectory + "/session.key", encoding: .utf8)).flatMap(CapabilityKey.init(hex:))
-            return Bus(context: context, client: client, agent: agent, capabilities: try #require(key, "a closed host writes session.key"))
+            let key = (try? String(contentsOfFile: host.runDirectory + "/session.key", encoding: .utf8)).flatMap { CapabilityKey(hex: $0) }
+            // Required as a value: passed straight to the optional parameter, #require would take
+            // the optional itself and never fail.
+            let capabilities: CapabilityKey = try #require(key, "a closed host writes session.key")
+            return Bus(context: context, client: client, agent: agent, capabilities: capabilities)
         }
         defer { bus.agent.stop() }
 
@@ -109,8 +112,8 @@ struct CoordinatorsEndToEndTests {
         #expect(opened.ok)
         let session = try #require(opened.result["session"])
 
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signin" })
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session) == ["app", "auth"] })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signin" })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session) == ["app", "auth"] })
         let first = try #require(bus.navigation(session))
         #expect(first.stacks.first?.screens.first?.owner == "auth")
 
@@ -120,8 +123,8 @@ struct CoordinatorsEndToEndTests {
                 .unwrap(Flowbus_V1_IntentReply.self)
         }
         #expect(register.applied, "\(register.error)")
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signup" })
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session) == ["app", "auth", "signup"] })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signup" })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session) == ["app", "auth", "signup"] })
 
         // Back made on the version before the push is stale: refused, nothing changes.
         let stale = try await onThread {
@@ -137,7 +140,7 @@ struct CoordinatorsEndToEndTests {
                 .unwrap(Flowbus_V1_IntentReply.self)
         }
         #expect(back.applied, "\(back.error)")
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signin" })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "signin" })
 
         // kill -9 the auth coordinator: it comes back, resumes the session from /c/auth/, and acts.
         let auth = try #require(try await host.plugins().first { $0["name"] as? String == "coord-auth" })
@@ -153,7 +156,7 @@ struct CoordinatorsEndToEndTests {
                 .unwrap(Flowbus_V1_IntentReply.self)
         }
         #expect(forgot.applied, "the restarted auth coordinator did not resume the session: \(forgot.error)")
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "forgotpassword" })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { Self.topKind(bus.navigation(session)) == "forgotpassword" })
         #expect(bus.navigation(session)?.stacks.first?.screens.map(\.kind) == ["signin", "forgotpassword"])
 
         // A navigate call from an older incarnation of a writer already seen is fenced off.
@@ -171,6 +174,6 @@ struct CoordinatorsEndToEndTests {
         let close = Self.call("closeSession")
         let closed = try await onThread { try bus.call("coord.app", close, session: session).unwrap(Flowbus_V1_CoordinatorReply.self) }
         #expect(closed.ok)
-        #expect(try await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session).isEmpty && bus.navigation(session) == nil })
+        #expect(await HostFixture.eventually(timeout: .seconds(5)) { bus.instances(session).isEmpty && bus.navigation(session) == nil })
     }
 }

@@ -19,7 +19,7 @@ struct DurableDataEndToEndTests {
 
     /// Waits until every service of the app serves again (after a restart).
     static func servicesBack(_ host: HostFixture) async throws -> Bool {
-        try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+        await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(100)) {
             let workers = (await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return ["svc.users", "svc.movies", "svc.mail", "svc.expenses"].allSatisfy { (workers[$0] ?? 0) > 0 }
         }
@@ -70,7 +70,7 @@ struct DurableDataEndToEndTests {
         let hostPID = try #require(host.hostPID)
         connection.stop()
         kill(hostPID, SIGKILL)
-        #expect(try await HostFixture.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
+        #expect(await HostFixture.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
         let up = try await host.run(["up", "--detach"])
         try #require(up.status == 0, "flowbus up after kill -9 failed:\n\(up.output)\n\(host.hostLog)")
         #expect(try await Self.servicesBack(host))
@@ -94,10 +94,10 @@ struct DurableDataEndToEndTests {
         // kill -9 of the host: every plugin dies with it; the Clone map is in the run directory.
         let hostPID = try #require(host.hostPID)
         kill(hostPID, SIGKILL)
-        #expect(try await HostFixture.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
+        #expect(await HostFixture.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
         let up = try await host.run(["up", "--detach"])
         try #require(up.status == 0, "flowbus up after kill -9 failed:\n\(up.output)\n\(host.hostLog)")
-        #expect(try await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+        #expect(await HostFixture.eventually(timeout: .seconds(30), every: .milliseconds(200)) {
             ((await host.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int])?["coord.app"] == 1
         })
         #expect(host.hostLog.contains("clone map restored from its journal"))

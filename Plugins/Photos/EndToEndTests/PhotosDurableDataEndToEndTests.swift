@@ -93,7 +93,7 @@ struct PhotosDurableDataEndToEndTests {
         connection.stop()
         let hostPID = try #require(host.fixture.hostPID)
         kill(hostPID, SIGKILL)
-        #expect(try await PhotosHost.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
+        #expect(await PhotosHost.eventually(timeout: .seconds(10)) { !isAlive(hostPID) })
         let up = try await host.fixture.run(["up", "--detach", "--app", "photos"])
         try #require(up.status == 0, "flowbus up --app photos after kill -9 failed:\n\(up.output)\n\(host.fixture.hostLog)")
         #expect(try await host.servicesServe())

@@ -20,7 +20,7 @@ struct PhotosHost: Sendable {
     /// Starts the app and waits until every one of its services has a worker; fails the test if it cannot.
     static func start() async throws -> PhotosHost {
         let host = PhotosHost(fixture: try await HostFixture.start(manifest: nil, app: "photos"))
-        let ready = try await eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+        let ready = await eventually(timeout: .seconds(30), every: .milliseconds(100)) {
             let workers = (await host.fixture.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return services.allSatisfy { (workers[$0] ?? 0) > 0 }
         }
@@ -38,7 +38,7 @@ struct PhotosHost: Sendable {
 
     /// Whether every one of the app's services (`svc.*`) has a worker, within `timeout`.
     func servicesServe(within timeout: Duration = .seconds(30)) async throws -> Bool {
-        try await Self.eventually(timeout: timeout, every: .milliseconds(100)) {
+        await Self.eventually(timeout: timeout, every: .milliseconds(100)) {
             let workers = (await fixture.statusIfAnswered()?["broker"] as? [String: Any])?["workersPerService"] as? [String: Int] ?? [:]
             return Self.services.filter { $0.hasPrefix("svc.") }.allSatisfy { (workers[$0] ?? 0) > 0 }
         }
