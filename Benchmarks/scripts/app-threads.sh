@@ -1,7 +1,8 @@
-# Sourced by per-like, per-journey, journey-profile and idle-app: starts the movies app from release binaries and reads its
-# threads' schedstat. After `app_start BIN_DIR NAME`: $bin (the binaries), $work (a scratch
-# directory, removed with the app on exit) and $pids (the host's and every plugin's); `threads`
-# prints one line per thread: task, process/thread names, CPU ns, times scheduled in.
+# Sourced by per-like, per-journey, journey-profile and idle-app: starts the movies app from
+# release binaries and reads its threads' schedstat. After `app_start BIN_DIR NAME`: $bin (the
+# binaries), $work (a scratch directory, removed with the app on exit) and $pids (the host's and
+# every running plugin's); `threads` prints one line per thread: task, process/thread names, CPU
+# ns, times scheduled in.
 app_start() {
   bin=$(cd "${1:-Benchmarks/.build-flowbus/release}" && pwd)
   [ -x "$bin/flowbus" ] || { echo "no flowbus in $bin: build it first (swift build -c release --scratch-path Benchmarks/.build-flowbus)" >&2; exit 1; }
@@ -19,7 +20,8 @@ app_names() {
 
 # The host's pid and every plugin's; call once the app has started.
 app_pids() {
-  pids=$(app_names | cut -d' ' -f1)
+  # A plugin not started yet shows no pid in `flowbus ps`.
+  pids=$(app_names | cut -d' ' -f1 | grep -E '^[0-9]+$')
 }
 
 threads() {
