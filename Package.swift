@@ -182,7 +182,7 @@ let package = Package(
         ),
         .testTarget(name: "FlowTerminalTests", dependencies: ["FlowTerminal", "FlowClient", "FlowKit", "FlowProtocol"]),
         .testTarget(name: "FlowKitTests", dependencies: [
-            "FlowKit", "FlowProtocol", "Majordomo", "MessagePath", "Clone", "ZeroMQ", "FlowbusTesting",
+            "FlowKit", "FlowProtocol", "Majordomo", "MessagePath", "Clone", "ZeroMQ", "FlowbusTesting", "Supervision",
             .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         // Shared fixtures of the tests that start real processes (the core's and every app's).

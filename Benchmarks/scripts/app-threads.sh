@@ -2,14 +2,15 @@
 # release binaries and reads its threads' schedstat. After `app_start BIN_DIR NAME`: $bin (the
 # binaries), $work (a scratch directory, removed with the app on exit) and $pids (the host's and
 # every running plugin's); `threads` prints one line per thread: task, process/thread names, CPU
-# ns, times scheduled in.
+# ns, times scheduled in. FLOWBUS_UP_ARGS goes to `flowbus up` (e.g. `--placement shared`; on two
+# CPUs its default is pinned).
 app_start() {
   bin=$(cd "${1:-Benchmarks/.build-flowbus/release}" && pwd)
   [ -x "$bin/flowbus" ] || { echo "no flowbus in $bin: build it first (swift build -c release --scratch-path Benchmarks/.build-flowbus)" >&2; exit 1; }
   work=$(mktemp -d "/tmp/flowbus-$2.XXXXXX")
   export FLOWBUS_RUN_DIR=$work/run
   trap '"$bin/flowbus" down > /dev/null 2>&1 || true; rm -rf "$work"' EXIT
-  "$bin/flowbus" up --detach > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  "$bin/flowbus" up --detach ${FLOWBUS_UP_ARGS:-} > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 }
 
 # One line per process of the app, from `flowbus ps`: its pid, then `host` or the plugin

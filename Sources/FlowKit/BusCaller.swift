@@ -69,9 +69,12 @@ public final class BusCaller: @unchecked Sendable {
         completion: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         condition.lock()
-        lanes.append(Job(service: service, body: body, timeout: timeout, tries: tries, accepts: accepts, completion: completion), lane: lane)
-        condition.signal()
+        let becameReady = lanes.append(
+            Job(service: service, body: body, timeout: timeout, tries: tries, accepts: accepts, completion: completion), lane: lane)
         condition.unlock()
+        // Woken after the unlock, and only for a lane that became ready (the thread ending a
+        // lane's call takes its next): see `LaneExecutor.run`.
+        if becameReady { condition.signal() }
     }
 
     /// Waits until every request queued so far on `lane` (nil: on every lane) has its reply (or

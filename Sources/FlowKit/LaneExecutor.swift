@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MessagePath
+import Synchronization
 
 /// Runs work on a few threads, one piece at a time per lane, in the order it was given: a
 /// coordinator handles one session's requests in order (a retry finds its first try's answer)
@@ -12,12 +13,15 @@ final class LaneExecutor: @unchecked Sendable {
     /// When each piece of work now running began, by the lane it belongs to.
     private var running: [String: ContinuousClock.Instant] = [:]
     private let finished = DispatchGroup()
+    /// The kernel's ids of the lane threads, as each starts (tests read their scheduling).
+    private let startedThreads = Mutex<[Int]>([])
 
     init(name: String, threads: Int) {
         for index in 0..<max(1, threads) {
             finished.enter()
             let thread = Thread { [self] in
                 ThreadName.set("fb-lane-\(index)")
+                if let id = BusCaller.currentThreadID() { startedThreads.withLock { $0.append(id) } }
                 defer { finished.leave() }
                 loop()
             }
@@ -26,12 +30,20 @@ final class LaneExecutor: @unchecked Sendable {
         }
     }
 
+    /// The kernel's ids of the lane threads started so far.
+    var threadIDs: [Int] { startedThreads.withLock { $0 } }
+
     /// Queues `work` behind the earlier work of `lane`.
+    ///
+    /// A thread is woken only when the lane became ready (work behind a lane in progress is taken
+    /// by the thread that finishes it), and after the lock is let go of: woken under it, the
+    /// thread would run at once (on a process pinned to one CPU, it takes the CPU from this one),
+    /// find the lock held, and sleep again until the unlock woke it a second time.
     func run(lane: String, _ work: @escaping () -> Void) {
         condition.lock()
-        lanes.append(work, lane: lane)
-        condition.signal()
+        let becameReady = lanes.append(work, lane: lane)
         condition.unlock()
+        if becameReady { condition.signal() }
     }
 
     /// How long the piece of work running longest has run; nil when none runs. A runtime takes a
@@ -51,6 +63,9 @@ final class LaneExecutor: @unchecked Sendable {
         finished.wait()
     }
 
+    /// Takes the next ready lane's work, runs it, and goes on. A lane ready again when its work
+    /// ends is taken by this thread at its next look, so nobody else is woken for it; a lane
+    /// that became ready while every thread was busy is seen by the first to look.
     private func loop() {
         condition.lock()
         while true {
@@ -61,7 +76,7 @@ final class LaneExecutor: @unchecked Sendable {
             work()
             condition.lock()
             running[lane] = nil
-            if lanes.finished(lane) { condition.signal() }
+            lanes.finished(lane)
         }
         condition.unlock()
     }

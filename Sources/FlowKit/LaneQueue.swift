@@ -25,10 +25,16 @@ struct LaneQueue<Item> {
     /// The room the tables hold, in entries: what a drained burst would leave behind.
     var retainedSlots: Int { queues.capacity + ready.capacity + busy.capacity }
 
-    mutating func append(_ item: Item, lane: String) {
-        if queues[lane] == nil, !busy.contains(lane) { ready.append(lane) }
+    /// Queues `item` behind `lane`'s earlier ones; returns whether the lane became ready with it
+    /// (it had nothing waiting and nothing in progress): only then is there work a thread waiting
+    /// could take.
+    @discardableResult
+    mutating func append(_ item: Item, lane: String) -> Bool {
+        let becomesReady = queues[lane] == nil && !busy.contains(lane)
+        if becomesReady { ready.append(lane) }
         queues[lane, default: []].append(item)
         waiting += 1
+        return becomesReady
     }
 
     /// The next piece of a ready lane, whose lane is then in progress until `finished`.

@@ -11,6 +11,10 @@ public final class WaitableMark: @unchecked Sendable {
     private let condition = NSCondition()
     private var through: UInt64 = 0
     private var closed = false
+    /// Threads blocked in `wait(for:until:)`: the count's moves wake nobody when there are none,
+    /// and wake those there are after the lock is let go of (woken under it, a thread would run,
+    /// find it held, and sleep again until the unlock woke it a second time).
+    private var sleepers = 0
     /// Bodies waiting for their mark, in the order given; their marks never decrease (each is at
     /// least the one before it), so they come true in that order.
     private var waiters: [Waiter] = []
@@ -42,9 +46,10 @@ public final class WaitableMark: @unchecked Sendable {
     public func advance(to mark: UInt64) {
         condition.lock()
         through = mark
-        condition.broadcast()
         let run = takeReached()
+        let wake = sleepers > 0
         condition.unlock()
+        if wake { condition.broadcast() }
         if run { runReady() }
     }
 
@@ -52,9 +57,10 @@ public final class WaitableMark: @unchecked Sendable {
     public func advance() {
         condition.lock()
         through += 1
-        condition.broadcast()
         let run = takeReached()
+        let wake = sleepers > 0
         condition.unlock()
+        if wake { condition.broadcast() }
         if run { runReady() }
     }
 
@@ -62,7 +68,7 @@ public final class WaitableMark: @unchecked Sendable {
     public func close() {
         condition.lock()
         closed = true
-        condition.broadcast()
+        defer { condition.broadcast() }
         for waiter in waiters[waitersStart...] { ready.append((waiter.body, false)) }
         waiters.removeAll()
         waitersStart = 0
@@ -188,7 +194,11 @@ public final class WaitableMark: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while through < mark {
-            if closed || !condition.wait(until: deadline) { return through >= mark }
+            if closed { return false }
+            sleepers += 1
+            let woken = condition.wait(until: deadline)
+            sleepers -= 1
+            if !woken { return through >= mark }
         }
         return true
     }

@@ -66,6 +66,13 @@ public struct CPUPlacement: Sendable, Equatable {
         return error == 0 ? nil : error
     }
 
+    /// Pins one thread of this process (its kernel id; 0: the calling one) to `cpu`; the errno when
+    /// it could not be.
+    public static func pinThread(_ tid: Int, to cpu: Int) -> Int32? {
+        let error = cflowhost_pin_thread(pid_t(tid), Int32(cpu))
+        return error == 0 ? nil : error
+    }
+
     /// The CPUs `pid` may run on (0: the calling thread), ascending; nil when it cannot be read
     /// (the process is gone).
     public static func allowedCPUs(of pid: pid_t) -> [Int]? {
