@@ -111,6 +111,8 @@ extension CoordinatorRuntime {
                 record.closedReason = reason
                 write(.sessionMeta(session), record, keyVersion: nextRecordVersion())
             }
+            // Resets still held for the session are dropped: `close` deletes what they would empty.
+            heldResets.withLock { _ = $0.removeValue(forKey: session) }
             // Every view model that ever published a state of the session deletes it (`close`).
             let kinds = viewModelKinds(of: session, in: state)
                 .union(state.navigations[session]?.allScreens.filter { !$0.viewModel.isEmpty }.map(\.kind) ?? [])
@@ -313,16 +315,66 @@ extension CoordinatorRuntime {
         if !left.isEmpty { left.formIntersection(viewModelKinds(of: session, in: state)) }
         guard appearing != nil || !left.isEmpty else { return }
         let opened = state.records.openedAt(session)
-        if let appearing {
-            // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
-            // screen leaves before its view model has published.
-            if let name = try? ScreenName(appearing.kind) { noteViewModel(name, of: session, in: &state) }
-            sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
+        guard let appearing else {
+            for kind in left.sorted() {
+                sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened)
+            }
+            return
         }
+        // The screens that left are reset once the one that came has answered its `appear`: a
+        // reset makes its view model publish an empty state (two keys, which every follower of
+        // the session takes in), and sent at once, three or four of them (a signed-in flow
+        // ending) took the two CPUs from the new screen's first state, which the person waits
+        // for. Held, each still goes before anything else sent to its view model later
+        // (`sendToViewModel`), so their order holds.
         for kind in left.sorted() {
-            sendToViewModel(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened)
+            if let message = viewModelMessage(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened) {
+                holdReset(message, kind: kind, session: session)
+            }
+        }
+        // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
+        // screen leaves before its view model has published.
+        if let name = try? ScreenName(appearing.kind) { noteViewModel(name, of: session, in: &state) }
+        sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
+    }
+
+    /// A `reset` ready to post: the view model's service, the lane its messages keep their order
+    /// on, and the signed envelope.
+    struct HeldReset: Sendable {
+        var service: String
+        var lane: String
+        var body: [UInt8]
+    }
+
+    func holdReset(_ reset: HeldReset, kind: String, session: SessionID) {
+        let replaced = heldResets.withLock { held in held[session, default: [:]].updateValue(reset, forKey: kind) }
+        resetsHeld.add(1, ordering: .relaxed)
+        // A reset of the same view model held before (its screen left twice before an appear
+        // was answered) goes first: each is the reset of its own screen.
+        if let replaced { viewModelCalls?.post(service: replaced.service, body: replaced.body, lane: replaced.lane) }
+    }
+
+    /// Posts the resets held for `session` (of one view model, or all of them).
+    func releaseHeldResets(of session: SessionID, kind: String? = nil) {
+        let released: [HeldReset] = heldResets.withLock { held in
+            guard var resets = held[session] else { return [] }
+            let taken: [HeldReset]
+            if let kind {
+                taken = resets.removeValue(forKey: kind).map { [$0] } ?? []
+            } else {
+                taken = resets.keys.sorted().compactMap { resets[$0] }
+                resets = [:]
+            }
+            held[session] = resets.isEmpty ? nil : resets
+            return taken
+        }
+        for reset in released {
+            viewModelCalls?.post(service: reset.service, body: reset.body, lane: reset.lane)
         }
     }
+
+    /// Resets waiting for an `appear`'s answer now, over every session.
+    var heldResetCount: Int { heldResets.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
     /// The session's navigation on the map when an older incarnation of this writer wrote it at a
     /// version above `version`; else nil. The owner's map keeps no navigation values: such a
@@ -338,6 +390,25 @@ extension CoordinatorRuntime {
     /// `opened`: when the session was opened (its record's `opened_at_unix_nanos`, 0 if unknown),
     /// so a view model that closed it tells a late `appear` of that opening from a new opening's.
     func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) {
+        // A reset held for this view model goes first, so that what it is sent keeps its order.
+        if heldResets.withLock({ $0[session]?[kind] != nil }) {
+            resetsSentEarly.add(1, ordering: .relaxed)
+            releaseHeldResets(of: session, kind: kind)
+        }
+        guard let message = viewModelMessage(kind: kind, action: action, session: session, screen: screen, version: version, opened: opened) else {
+            return
+        }
+        guard action == "appear" else {
+            viewModelCalls?.post(service: message.service, body: message.body, lane: message.lane)
+            return
+        }
+        let key = LifecycleKey.make(action: action, session: session, target: screen?.id ?? kind, version: version)
+        postAppear(message.body, key: key, service: message.service, lane: message.lane, session: session)
+    }
+
+    /// The signed envelope of `action` to the view model of `kind`, with its service and lane;
+    /// nil when it cannot be encoded.
+    func viewModelMessage(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) -> HeldReset? {
         var intent = Flowbus_V1_Intent()
         intent.screen = kind
         intent.action = action
@@ -348,13 +419,8 @@ extension CoordinatorRuntime {
         }
         let key = LifecycleKey.make(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
-            .signed(by: capabilities).encoded() else { return }
-        let service = "vm.\(kind)", lane = Self.viewModelLane(session: session, kind: kind)
-        guard action == "appear" else {
-            viewModelCalls?.post(service: service, body: body, lane: lane)
-            return
-        }
-        postAppear(body, key: key, service: service, lane: lane, session: session)
+            .signed(by: capabilities).encoded() else { return nil }
+        return HeldReset(service: "vm.\(kind)", lane: Self.viewModelLane(session: session, kind: kind), body: body)
     }
 
     /// Posts an `appear`; when every try failed (its view model was gone for longer than they
@@ -364,6 +430,8 @@ extension CoordinatorRuntime {
     /// the screen without it.
     func postAppear(_ body: [UInt8], key: String, service: String, lane: String, session: SessionID) {
         viewModelCalls?.post(service: service, body: body, lane: lane, tries: ServiceCallPolicy.postTries) { [weak self] outcome in
+            // Answered or given up on, the screens it replaced are reset now.
+            self?.releaseHeldResets(of: session)
             guard case .failure(let error) = outcome, let self, self.stillToAppear(key, in: session) else { return }
             self.appearsSentAgain.add(1, ordering: .relaxed)
             self.logger.warning("a view model took no appear after every try; sending it again while its screen is on top", metadata: [

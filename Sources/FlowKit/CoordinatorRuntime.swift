@@ -93,6 +93,14 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     let stopped = Atomic<Bool>(false)
     /// `appear`s posted again after every try of theirs failed (`postAppear`).
     let appearsSentAgain = Atomic<Int>(0)
+    /// `reset`s of the screens that left a session's navigation, held until the `appear` of the
+    /// screen that came is answered (`followUp`), by session and view-model kind: each is the
+    /// post's service, lane and body.
+    let heldResets = Mutex<[SessionID: [String: HeldReset]]>([:])
+    /// `reset`s held back so far, and of them those sent before the `appear` they waited for
+    /// was answered because another message to the same view model came first.
+    let resetsHeld = Atomic<Int>(0)
+    let resetsSentEarly = Atomic<Int>(0)
     let logger: Logger
     let writer: String
     let incarnation: UInt64

@@ -43,11 +43,28 @@ final class LaneRecordingCalls: ServiceCalls, @unchecked Sendable {
     }
 
     let posts = Mutex<[Post]>([])
+    /// Answers to `appear`s not given yet (`answersAppears` false).
+    let unanswered = Mutex<[@Sendable (Result<[UInt8], ServiceTransportError>) -> Void]>([])
+    /// Whether each `appear` is answered as it is posted, as a view model answers it on the bus.
+    let answersAppears: Bool
+
+    init(answersAppears: Bool = true) {
+        self.answersAppears = answersAppears
+    }
 
     func post(service: String, body: [UInt8], lane: String, tries: Int, answer: @escaping @Sendable (Result<[UInt8], ServiceTransportError>) -> Void) {
         let action = (try? Envelope.decodeChecked(body).unwrap(Flowbus_V1_Intent.self).action) ?? "?"
         posts.withLock { $0.append(Post(service: service, action: action, lane: lane)) }
+        guard action == "appear" else { return }
+        if answersAppears { answer(.success([])) } else { unanswered.withLock { $0.append(answer) } }
     }
+
+    /// Answers the `appear`s posted so far.
+    func answerAppears() {
+        for answer in unanswered.withLock({ pending in defer { pending.removeAll() }; return pending }) { answer(.success([])) }
+    }
+
+    var actions: [String] { posts.withLock { $0 }.map { "\($0.service) \($0.action)" } }
     func waitUntilIdle(lane: String?, timeout: Duration) -> Bool { true }
     func request(service: String, body: [UInt8]) throws(ServiceTransportError) -> [UInt8] {
         throw ServiceTransportError(service: service, reason: "not sent in this test")
@@ -120,5 +137,47 @@ struct ViewModelLaneTests {
         recorder.posts.withLock { $0.removeAll() }
         #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: other))).applied)
         #expect(Set(recorder.posts.withLock { $0 }.map { "\($0.service) \($0.action)" }) == ["vm.two appear", "vm.one reset", "vm.three reset"])
+    }
+
+    /// Issue 16: the screens that left are reset once the screen that came has answered its
+    /// `appear`, not beside it: a reset makes its view model publish an empty state, which every
+    /// follower of the session takes in, and three or four of them at once (a signed-in flow
+    /// ending) took the two CPUs from the first state of the screen a person waits for.
+    @Test func theResetsOfScreensThatLeftWaitForTheAppearsAnswer() throws {
+        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
+        let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        defer { owner.shutdown() }
+        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session))).applied)
+        #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
+        #expect(owner.heldResetCount == 1 && owner.resetsHeld.load(ordering: .relaxed) == 1)
+        recorder.answerAppears()
+        #expect(recorder.actions == ["vm.one appear", "vm.two appear", "vm.one reset"])
+        #expect(owner.heldResetCount == 0 && owner.resetsSentEarly.load(ordering: .relaxed) == 0)
+    }
+
+    /// A held reset still goes before anything sent to its view model after it: swapped back
+    /// before the `appear` was answered, the screen's view model is reset, then told to appear,
+    /// in that order on its lane. A session closed with a reset held drops it (`close` deletes
+    /// what it would empty).
+    @Test func aHeldResetGoesBeforeTheNextMessageToItsViewModel() throws {
+        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
+        let owner = try Self.owner(SwapAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        defer { owner.shutdown() }
+        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        #expect(try intentReply(owner.respond(to: envelope(intent("swap", screen: "one", version: 1), session: session))).applied)
+        #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
+        #expect(try intentReply(owner.respond(to: envelope(intent("swap", screen: "two", version: 2), session: session))).applied)
+        #expect(recorder.actions == ["vm.one appear", "vm.two appear", "vm.one reset", "vm.one appear"])
+        #expect(owner.resetsSentEarly.load(ordering: .relaxed) == 1 && owner.heldResetCount == 1)
+        let lanes = recorder.posts.withLock { $0 }.filter { $0.service == "vm.one" }.map(\.lane)
+        #expect(Set(lanes) == ["\(session)/one"])
+        // vm.two's reset is held; the close drops it and closes both.
+        _ = owner.respond(to: envelope(call("closeSession"), session: session))
+        #expect(owner.heldResetCount == 0)
+        #expect(Array(recorder.actions.dropFirst(4)).sorted() == ["vm.one close", "vm.two close"])
+        // An answer that comes after the close releases nothing.
+        recorder.answerAppears()
+        #expect(!recorder.actions.contains("vm.two reset"))
     }
 }
