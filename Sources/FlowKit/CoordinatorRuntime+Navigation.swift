@@ -321,7 +321,8 @@ extension CoordinatorRuntime {
             }
             return
         }
-        // The screens that left are reset once the one that came has answered its `appear`: a
+        // The screens that left are reset once the one that came has answered its `appear` (or
+        // after `resetHoldLimitNanoseconds`, 250 ms, when it has not): a
         // reset makes its view model publish an empty state (two keys, which every follower of
         // the session takes in), and sent at once, three or four of them (a signed-in flow
         // ending) took the two CPUs from the new screen's first state, which the person waits
@@ -331,6 +332,11 @@ extension CoordinatorRuntime {
             if let message = viewModelMessage(kind: kind, action: "reset", session: session, screen: nil, version: after.version, opened: opened) {
                 holdReset(message, kind: kind, session: session)
             }
+        }
+        if !left.isEmpty {
+            // An `appear` whose view model is down is tried for 20 s: the resets do not wait that long.
+            let limit = Double(resetHoldLimitNanoseconds.load(ordering: .relaxed)) / 1e9
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { [weak self] in self?.releaseHeldResets(of: session) }
         }
         // Noted now, not when its state comes: a `reset` or `close` must reach it even if the
         // screen leaves before its view model has published.

@@ -101,6 +101,10 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// was answered because another message to the same view model came first.
     let resetsHeld = Atomic<Int>(0)
     let resetsSentEarly = Atomic<Int>(0)
+    /// How long a reset waits at most for the `appear` it is held behind: an `appear` whose view
+    /// model is down is tried for 20 s, and the screens that left are reset meanwhile. Tests set
+    /// it longer, to see a reset held, or shorter.
+    let resetHoldLimitNanoseconds = Atomic<Int64>(250_000_000)
     let logger: Logger
     let writer: String
     let incarnation: UInt64

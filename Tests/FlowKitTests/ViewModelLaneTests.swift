@@ -147,6 +147,7 @@ struct ViewModelLaneTests {
         let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
         let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
         defer { owner.shutdown() }
+        owner.resetHoldLimitNanoseconds.store(60_000_000_000, ordering: .relaxed)
         let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session))).applied)
         #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
@@ -164,6 +165,7 @@ struct ViewModelLaneTests {
         let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
         let owner = try Self.owner(SwapAppCoordinator.self, map: map, bus: bus, recorder: recorder)
         defer { owner.shutdown() }
+        owner.resetHoldLimitNanoseconds.store(60_000_000_000, ordering: .relaxed)
         let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         #expect(try intentReply(owner.respond(to: envelope(intent("swap", screen: "one", version: 1), session: session))).applied)
         #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
@@ -179,5 +181,18 @@ struct ViewModelLaneTests {
         // An answer that comes after the close releases nothing.
         recorder.answerAppears()
         #expect(!recorder.actions.contains("vm.two reset"))
+    }
+
+    /// An `appear` not answered (its view model down: it is tried for 20 s) holds the resets for
+    /// `resetHoldLimitNanoseconds` at most; then they go.
+    @Test func aResetWaitsForAnUnansweredAppearOnlySoLong() async throws {
+        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
+        let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        defer { owner.shutdown() }
+        owner.resetHoldLimitNanoseconds.store(50_000_000, ordering: .relaxed)
+        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session))).applied)
+        #expect(await eventually { recorder.actions == ["vm.one appear", "vm.two appear", "vm.one reset"] })
+        #expect(owner.heldResetCount == 0)
     }
 }
