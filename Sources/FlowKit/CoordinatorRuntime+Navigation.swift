@@ -344,15 +344,15 @@ extension CoordinatorRuntime {
         sendToViewModel(kind: appearing.kind, action: "appear", session: session, screen: appearing, version: after.version, opened: opened)
     }
 
-    /// A `reset` ready to post: the view model's service, the lane its messages keep their order
-    /// on, and the signed envelope.
-    struct HeldReset: Sendable {
+    /// An `appear`, `reset` or `close` ready to post: the view model's service, the lane its
+    /// messages keep their order on, and the signed envelope.
+    struct ViewModelMessage: Sendable {
         var service: String
         var lane: String
         var body: [UInt8]
     }
 
-    func holdReset(_ reset: HeldReset, kind: String, session: SessionID) {
+    func holdReset(_ reset: ViewModelMessage, kind: String, session: SessionID) {
         let replaced = heldResets.withLock { held in held[session, default: [:]].updateValue(reset, forKey: kind) }
         resetsHeld.add(1, ordering: .relaxed)
         // A reset of the same view model held before (its screen left twice before an appear
@@ -360,11 +360,12 @@ extension CoordinatorRuntime {
         if let replaced { viewModelCalls?.post(service: replaced.service, body: replaced.body, lane: replaced.lane) }
     }
 
-    /// Posts the resets held for `session` (of one view model, or all of them).
-    func releaseHeldResets(of session: SessionID, kind: String? = nil) {
-        let released: [HeldReset] = heldResets.withLock { held in
+    /// Posts the resets held for `session` (of one view model, or all of them); returns how many.
+    @discardableResult
+    func releaseHeldResets(of session: SessionID, kind: String? = nil) -> Int {
+        let released: [ViewModelMessage] = heldResets.withLock { held in
             guard var resets = held[session] else { return [] }
-            let taken: [HeldReset]
+            let taken: [ViewModelMessage]
             if let kind {
                 taken = resets.removeValue(forKey: kind).map { [$0] } ?? []
             } else {
@@ -377,6 +378,7 @@ extension CoordinatorRuntime {
         for reset in released {
             viewModelCalls?.post(service: reset.service, body: reset.body, lane: reset.lane)
         }
+        return released.count
     }
 
     /// Resets waiting for an `appear`'s answer now, over every session.
@@ -397,10 +399,7 @@ extension CoordinatorRuntime {
     /// so a view model that closed it tells a late `appear` of that opening from a new opening's.
     func sendToViewModel(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) {
         // A reset held for this view model goes first, so that what it is sent keeps its order.
-        if heldResets.withLock({ $0[session]?[kind] != nil }) {
-            resetsSentEarly.add(1, ordering: .relaxed)
-            releaseHeldResets(of: session, kind: kind)
-        }
+        if releaseHeldResets(of: session, kind: kind) > 0 { resetsSentEarly.add(1, ordering: .relaxed) }
         guard let message = viewModelMessage(kind: kind, action: action, session: session, screen: screen, version: version, opened: opened) else {
             return
         }
@@ -414,7 +413,7 @@ extension CoordinatorRuntime {
 
     /// The signed envelope of `action` to the view model of `kind`, with its service and lane;
     /// nil when it cannot be encoded.
-    func viewModelMessage(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) -> HeldReset? {
+    func viewModelMessage(kind: String, action: String, session: SessionID, screen: Screen?, version: UInt64, opened: Int64) -> ViewModelMessage? {
         var intent = Flowbus_V1_Intent()
         intent.screen = kind
         intent.action = action
@@ -426,7 +425,7 @@ extension CoordinatorRuntime {
         let key = LifecycleKey.make(action: action, session: session, target: screen?.id ?? kind, version: version)
         guard let body = try? Envelope.wrapping(intent, session: session.text, idempotencyKey: key, writer: writer, incarnation: incarnation)
             .signed(by: capabilities).encoded() else { return nil }
-        return HeldReset(service: "vm.\(kind)", lane: Self.viewModelLane(session: session, kind: kind), body: body)
+        return ViewModelMessage(service: "vm.\(kind)", lane: Self.viewModelLane(session: session, kind: kind), body: body)
     }
 
     /// Posts an `appear`; when every try failed (its view model was gone for longer than they

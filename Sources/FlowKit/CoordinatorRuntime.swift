@@ -96,7 +96,7 @@ public final class CoordinatorRuntime: @unchecked Sendable {
     /// `reset`s of the screens that left a session's navigation, held until the `appear` of the
     /// screen that came is answered (`followUp`), by session and view-model kind: each is the
     /// post's service, lane and body.
-    let heldResets = Mutex<[SessionID: [String: HeldReset]]>([:])
+    let heldResets = Mutex<[SessionID: [String: ViewModelMessage]]>([:])
     /// `reset`s held back so far, and of them those sent before the `appear` they waited for
     /// was answered because another message to the same view model came first.
     let resetsHeld = Atomic<Int>(0)

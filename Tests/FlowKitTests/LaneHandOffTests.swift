@@ -40,6 +40,38 @@ struct LaneHandOffTests {
         withExtendedLifetime(count) {}
     }
 
+    /// Hands work off `rounds` times from a thread pinned, with `threads`, to one CPU, as a plugin
+    /// process is pinned: before each, the thread keeps the CPU busy 100 µs (a serving loop reads
+    /// a request, a lane decides and writes, before handing on), calls `handOff` with a semaphore
+    /// the work signals, and waits for it. `warmup` rounds go first, not counted. Returns whether
+    /// the threads could be pinned, and the times `threads` waited (voluntary context switches)
+    /// per round, nil when their status could not be read.
+    static func waitsPerHandOffOnOneCPU(
+        threads: [Int], rounds: Int, warmup: Int = 0, _ handOff: @escaping @Sendable (DispatchSemaphore) -> Void
+    ) throws -> (pinned: Bool, perRound: Double?) {
+        let cpu = try #require(CPUPlacement.allowedCPUs(of: 0)?.first, "the CPUs this process may use")
+        let result = Mutex<(pinned: Bool, before: [Int], after: [Int])>((false, [], []))
+        let finished = DispatchSemaphore(value: 0)
+        let poster = Thread {
+            defer { finished.signal() }
+            guard let me = BusCaller.currentThreadID(), pin(me, to: cpu), threads.allSatisfy({ pin($0, to: cpu) }) else { return }
+            let done = DispatchSemaphore(value: 0)
+            for _ in 0..<warmup { handOff(done); done.wait() }
+            let before = threads.compactMap(timesWaited)
+            for _ in 0..<rounds {
+                spin(microseconds: 100)
+                handOff(done)
+                done.wait()
+            }
+            result.withLock { $0 = (true, before, threads.compactMap(timesWaited)) }
+        }
+        poster.start()
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        let (pinned, before, after) = result.withLock { $0 }
+        guard before.count == threads.count, after.count == threads.count else { return (pinned, nil) }
+        return (pinned, Double(after.reduce(0, +) - before.reduce(0, +)) / Double(rounds))
+    }
+
     static func waitForThreads(_ executor: LaneExecutor, _ count: Int) -> [Int] {
         let deadline = ContinuousClock.now + .seconds(10)
         while executor.threadIDs.count < count, ContinuousClock.now < deadline { usleep(1_000) }
@@ -87,38 +119,14 @@ struct LaneHandOffTests {
         let executor = LaneExecutor(name: "test", threads: 1)
         let threads = Self.waitForThreads(executor, 1)
         try #require(threads.count == 1)
-        let cpu = try #require(CPUPlacement.allowedCPUs(of: 0)?.first, "the CPUs this process may use")
-        let pinned = Mutex(true)
-        let pieces = 300
-        let result = Mutex<(before: Int?, after: Int?)>((nil, nil))
-        let finished = DispatchSemaphore(value: 0)
-        let poster = Thread {
-            defer { finished.signal() }
-            guard let me = BusCaller.currentThreadID(), Self.pin(me, to: cpu), Self.pin(threads[0], to: cpu) else {
-                pinned.withLock { $0 = false }
-                return
-            }
-            let done = DispatchSemaphore(value: 0)
-            // Warm up, then count.
-            for _ in 0..<20 { executor.run(lane: "s") { done.signal() }; done.wait() }
-            let before = Self.timesWaited(threads[0])
-            for _ in 0..<pieces {
-                // The serving thread reads and checks a request before it hands it on.
-                Self.spin(microseconds: 100)
-                executor.run(lane: "s") { done.signal() }
-                done.wait()
-            }
-            result.withLock { $0 = (before, Self.timesWaited(threads[0])) }
+        let (pinned, perPiece) = try Self.waitsPerHandOffOnOneCPU(threads: threads, rounds: 300, warmup: 20) { done in
+            executor.run(lane: "s") { done.signal() }
         }
-        poster.start()
-        #expect(finished.wait(timeout: .now() + 30) == .success)
         executor.stop()
-        try #require(pinned.withLock { $0 }, "the threads could not be pinned to one CPU")
-        let (before, after) = result.withLock { $0 }
-        let perPiece = Double((after ?? 0) - (before ?? 0)) / Double(pieces)
-        #expect(before != nil && after != nil, "read the lane thread's status")
+        try #require(pinned, "the threads could not be pinned to one CPU")
+        let waits = try #require(perPiece, "read the lane thread's status")
         // Measured here: 1.0 after the change, 2.0 before it.
-        #expect(perPiece < 1.5, "the lane thread waited \(perPiece) times a piece")
+        #expect(waits < 1.5, "the lane thread waited \(waits) times a piece")
     }
 
     /// Many posters, many lanes, few threads: every piece runs once, each lane's in the order

@@ -119,12 +119,10 @@ struct ServiceCallsOverBrokerTests {
         #expect(first == "k1" && second == "k2")
         #expect(bus.broker.statistics.faults.duplicated == 1)
     }
+
     /// Times each of `threads` was scheduled in (`/proc/self/task/<tid>/schedstat`, third field).
     static func timesScheduled(_ threads: [Int]) -> [Int] {
-        threads.compactMap { id in
-            (try? String(contentsOfFile: "/proc/self/task/\(id)/schedstat", encoding: .utf8))?
-                .split(whereSeparator: \.isWhitespace).dropFirst(2).first.flatMap { Int($0) }
-        }
+        threads.compactMap(LaneHandOffTests.timesScheduled)
     }
 
     /// Issue 16: a call's end woke every idle caller thread (a broadcast on the condition they
@@ -134,18 +132,10 @@ struct ServiceCallsOverBrokerTests {
         let bus = try DuplicatingBus()
         defer { bus.stop() }
         #expect(try await bus.waitForWorker())
-        let plugin = try PluginBus(environment: PluginEnvironment(
-            broker: bus.endpoint, clone: CloneEndpoints(snapshot: bus.endpoint + "-s", publisher: bus.endpoint + "-p", collector: bus.endpoint + "-c"),
-            plugin: "caller"), logger: Self.quiet)
-        let caller = try plugin.makeCaller(name: "caller", threads: 4)
+        let (_, caller, threads) = try await Self.warmCaller(bus)
         defer { caller.stop() }
-        #expect(await eventually { caller.threadIDs.count == 4 })
-        let threads = caller.threadIDs
-        // A first call connects the sockets; then the threads sit idle.
+        // A first call connected the sockets; then the threads sit idle.
         let done = DispatchSemaphore(value: 0)
-        caller.call(service: "coord.dup", body: [try DuplicatingBus.call("warm")], completion: { _ in done.signal() })
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(caller.waitUntilIdle(timeout: .seconds(5)))
         try await Task.sleep(for: .milliseconds(50))
         let calls = 20
         let before = Self.timesScheduled(threads)
@@ -221,31 +211,14 @@ struct ServiceCallsOverBrokerTests {
         #expect(try await bus.waitForWorker())
         let (_, caller, threads) = try await Self.warmCaller(bus)
         defer { caller.stop() }
-        let cpu = try #require(CPUPlacement.allowedCPUs(of: 0)?.first, "the CPUs this process may use")
-        let calls = 30
-        let result = Mutex<(pinned: Bool, before: [Int], after: [Int])>((false, [], []))
-        let finished = DispatchSemaphore(value: 0)
-        let poster = Thread {
-            defer { finished.signal() }
-            guard let me = BusCaller.currentThreadID(), CPUPlacement.pinThread(me, to: cpu) == nil,
-                  threads.allSatisfy({ CPUPlacement.pinThread($0, to: cpu) == nil }) else { return }
-            let done = DispatchSemaphore(value: 0)
-            let before = threads.compactMap(LaneHandOffTests.timesWaited)
-            for index in 0..<calls {
-                // A coordinator's lane decides and writes before it posts the call.
-                LaneHandOffTests.spin(microseconds: 100)
-                caller.call(service: "coord.dup", body: [(try? DuplicatingBus.call("p\(index)")) ?? []], lane: "s1", completion: { _ in done.signal() })
-                done.wait()
-            }
-            result.withLock { $0 = (true, before, threads.compactMap(LaneHandOffTests.timesWaited)) }
+        let posted = Atomic<Int>(0)
+        let (pinned, perCall) = try LaneHandOffTests.waitsPerHandOffOnOneCPU(threads: threads, rounds: 30) { done in
+            let index = posted.add(1, ordering: .relaxed).newValue
+            caller.call(service: "coord.dup", body: [(try? DuplicatingBus.call("p\(index)")) ?? []], lane: "s1", completion: { _ in done.signal() })
         }
-        poster.start()
-        #expect(finished.wait(timeout: .now() + 30) == .success)
-        let (pinned, before, after) = result.withLock { $0 }
         try #require(pinned, "the threads could not be pinned to one CPU")
-        #expect(before.count == 4 && after.count == 4, "read the 4 caller threads' status")
-        let perCall = Double(after.reduce(0, +) - before.reduce(0, +)) / Double(calls)
+        let waits = try #require(perCall, "read the 4 caller threads' status")
         // Measured here: 1.7 after the change, 2.6–2.7 before it.
-        #expect(perCall < 2.2, "the caller threads waited \(perCall) times a call")
+        #expect(waits < 2.2, "the caller threads waited \(waits) times a call")
     }
 }

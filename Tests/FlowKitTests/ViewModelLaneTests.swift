@@ -139,16 +139,25 @@ struct ViewModelLaneTests {
         #expect(Set(recorder.posts.withLock { $0 }.map { "\($0.service) \($0.action)" }) == ["vm.two appear", "vm.one reset", "vm.three reset"])
     }
 
+    /// A started owner of `coordinator` whose view models never answer an `appear` until told
+    /// (`answerAppears`), holding resets `nanoseconds` at most, and a session it opened.
+    static func ownerWithUnansweredAppears(
+        _ coordinator: Coordinator.Type, holdingResetsFor nanoseconds: Int64
+    ) throws -> (CoordinatorRuntime, LaneRecordingCalls, String) {
+        let recorder = LaneRecordingCalls(answersAppears: false)
+        let owner = try owner(coordinator, map: MemoryStateMap(), bus: InProcessBus(), recorder: recorder)
+        owner.resetHoldLimitNanoseconds.store(nanoseconds, ordering: .relaxed)
+        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
+        return (owner, recorder, session)
+    }
+
     /// Issue 16: the screens that left are reset once the screen that came has answered its
     /// `appear`, not beside it: a reset makes its view model publish an empty state, which every
     /// follower of the session takes in, and three or four of them at once (a signed-in flow
     /// ending) took the two CPUs from the first state of the screen a person waits for.
     @Test func theResetsOfScreensThatLeftWaitForTheAppearsAnswer() throws {
-        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
-        let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        let (owner, recorder, session) = try Self.ownerWithUnansweredAppears(TabsAppCoordinator.self, holdingResetsFor: 60_000_000_000)
         defer { owner.shutdown() }
-        owner.resetHoldLimitNanoseconds.store(60_000_000_000, ordering: .relaxed)
-        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session))).applied)
         #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
         #expect(owner.heldResetCount == 1 && owner.resetsHeld.load(ordering: .relaxed) == 1)
@@ -162,11 +171,8 @@ struct ViewModelLaneTests {
     /// in that order on its lane. A session closed with a reset held drops it (`close` deletes
     /// what it would empty).
     @Test func aHeldResetGoesBeforeTheNextMessageToItsViewModel() throws {
-        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
-        let owner = try Self.owner(SwapAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        let (owner, recorder, session) = try Self.ownerWithUnansweredAppears(SwapAppCoordinator.self, holdingResetsFor: 60_000_000_000)
         defer { owner.shutdown() }
-        owner.resetHoldLimitNanoseconds.store(60_000_000_000, ordering: .relaxed)
-        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         #expect(try intentReply(owner.respond(to: envelope(intent("swap", screen: "one", version: 1), session: session))).applied)
         #expect(recorder.actions == ["vm.one appear", "vm.two appear"])
         #expect(try intentReply(owner.respond(to: envelope(intent("swap", screen: "two", version: 2), session: session))).applied)
@@ -186,11 +192,8 @@ struct ViewModelLaneTests {
     /// An `appear` not answered (its view model down: it is tried for 20 s) holds the resets for
     /// `resetHoldLimitNanoseconds` at most; then they go.
     @Test func aResetWaitsForAnUnansweredAppearOnlySoLong() async throws {
-        let (map, bus, recorder) = (MemoryStateMap(), InProcessBus(), LaneRecordingCalls(answersAppears: false))
-        let owner = try Self.owner(TabsAppCoordinator.self, map: map, bus: bus, recorder: recorder)
+        let (owner, recorder, session) = try Self.ownerWithUnansweredAppears(TabsAppCoordinator.self, holdingResetsFor: 50_000_000)
         defer { owner.shutdown() }
-        owner.resetHoldLimitNanoseconds.store(50_000_000, ordering: .relaxed)
-        let session = try #require(try coordinatorReply(owner.respond(to: envelope(call("openSession"), session: ""))).result["session"])
         #expect(try intentReply(owner.respond(to: envelope(intent("leave", screen: "one", version: 1), session: session))).applied)
         #expect(await eventually { recorder.actions == ["vm.one appear", "vm.two appear", "vm.one reset"] })
         #expect(owner.heldResetCount == 0)
