@@ -57,7 +57,10 @@ let package = Package(
         ),
         // fork/exec with PR_SET_PDEATHSIG: the one thing posix_spawn cannot do.
         .target(name: "CFlowHost"),
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+        // getpid kept in memory for every executable that links libzmq (libzmq asks it on every
+        // mailbox look; a system call since glibc 2.25): Sources/CProcessID/process_id.c.
+        .target(name: "CProcessID"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CProcessID"], swiftSettings: strictSettings),
         // libsodium (Debian's libsodium-dev, which libzmq3-dev brings for CURVE): SHA-256 and
         // HMAC-SHA256 for session capabilities, the simulator's schedule hash and the apps' passwords.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -163,7 +166,7 @@ let package = Package(
             path: "Plugins/Echo",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "FlowbusTesting"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CProcessID", "FlowbusTesting"]),
         .testTarget(name: "MajordomoTests", dependencies: ["Majordomo", "ZeroMQ", "MessagePath", "FlowProtocol", "FlowbusTesting"]),
         .testTarget(name: "CloneTests", dependencies: ["Clone", "WireCheck", "ZeroMQ", "MessagePath", "FlowProtocol", "FlowbusTesting"]),
         .testTarget(
