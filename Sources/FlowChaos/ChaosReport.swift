@@ -34,7 +34,7 @@ public enum ChaosReport {
     }
 
     public static func read(from directory: URL) throws -> ChaosRun {
-        try JSONDecoder().decode(ChaosRun.self, from: Data(contentsOf: directory.appendingPathComponent("run.json")))
+        try ChaosRun.decode(from: Data(contentsOf: directory.appendingPathComponent("run.json")))
     }
 
     /// The verdict line: `PASS: 0 anomalies in 24 sessions (seed 14)` or the counts that failed it.
