@@ -3,7 +3,7 @@
 //
 // libzmq checks that it was not forked on every command-mailbox look (signaler_t::wait and
 // recv_failable call getpid), and glibc stopped keeping the id in memory in 2.25: each call is a
-// system call. A movies journey made some 3,000 of them, a third of the app's system calls, at
+// system call. A journey of the sample app made some 3,000 of them, a third of its system calls, at
 // about 0.6 us each on this project's virtual machines. Defined in the executable, this getpid
 // comes before glibc's for every library the executable loads, libzmq among them, as glibc's own
 // was before 2.25: the id is read once at start and again in the child of every fork() (the
