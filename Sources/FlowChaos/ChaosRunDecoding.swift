@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Reads a run.json on every core: a run of a million events is mostly its sessions, which
 /// `JSONDecoder` takes one at a time (some 11 MB/s on a two-core virtual machine). The sessions
@@ -25,8 +26,7 @@ extension ChaosRun {
         var run = try JSONDecoder().decode(ChaosRun.self, from: rest)
         guard !elements.isEmpty else { return run }
         let count = min(slices, elements.count)
-        let decoded = UnsafeSendableBox<[Result<[ChaosSessionRecord], any Error>?]>(Array(repeating: nil, count: count))
-        let lock = NSLock()
+        let decoded = Mutex<[Result<[ChaosSessionRecord], any Error>?]>(Array(repeating: nil, count: count))
         DispatchQueue.concurrentPerform(iterations: count) { slice in
             let range = (elements.count * slice / count)..<(elements.count * (slice + 1) / count)
             var json = Data([UInt8(ascii: "[")])
@@ -36,23 +36,18 @@ extension ChaosRun {
             }
             json.append(UInt8(ascii: "]"))
             let result = Result { try JSONDecoder().decode([ChaosSessionRecord].self, from: json) }
-            lock.withLock { decoded.value[slice] = result }
+            decoded.withLock { $0[slice] = result }
         }
         var sessions: [ChaosSessionRecord] = []
         sessions.reserveCapacity(elements.count)
-        for result in decoded.value {
+        let results = decoded.withLock { $0 }
+        for result in results {
             guard case .success(let part) = result else { return nil }
             sessions += part
         }
         run.sessions = sessions
         return run
     }
-}
-
-/// Written by one thread per slot under a lock, read after all of them ended.
-private final class UnsafeSendableBox<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// Just enough of JSON to find where values start and end: strings (with their escapes),

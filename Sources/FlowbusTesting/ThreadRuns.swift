@@ -13,6 +13,11 @@ public final class ThreadRuns: Sendable {
         self.path.withLock { $0 = path }
     }
 
+    /// Follows the thread of this process whose kernel id is `thread`.
+    public convenience init(thread: Int) {
+        self.init(path: "/proc/self/task/\(thread)/schedstat")
+    }
+
     /// Follows the calling thread from now on.
     public func mark() {
         var buffer = [CChar](repeating: 0, count: 256)
@@ -30,6 +35,18 @@ public final class ThreadRuns: Sendable {
         guard let path = path.withLock({ $0 }), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         let fields = text.split(separator: " ")
         return fields.count >= 3 ? Int(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+    }
+
+    /// Times the followed thread gave up its CPU to wait (`voluntary_ctxt_switches` in its
+    /// `status`): what a needless wake-up adds, where a busy machine's preemptions do not count.
+    /// Nil before `mark`, or once the thread has ended.
+    public func waits() -> Int? {
+        guard let path = path.withLock({ $0 }),
+              let status = try? String(contentsOfFile: String(path.dropLast("schedstat".count)) + "status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+            return line.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) }
+        }
+        return nil
     }
 
     /// This process's threads whose name (`comm`, at most 15 bytes) is `name`.

@@ -68,12 +68,12 @@ public final class WaitableMark: @unchecked Sendable {
     public func close() {
         condition.lock()
         closed = true
-        defer { condition.broadcast() }
         for waiter in waiters[waitersStart...] { ready.append((waiter.body, false)) }
         waiters.removeAll()
         waitersStart = 0
         let run = claimRunner()
         condition.unlock()
+        condition.broadcast()
         if run { runReady() }
     }
 

@@ -1,4 +1,5 @@
 @testable import FlowKit
+import FlowbusTesting
 import Foundation
 import Glibc
 import Supervision
@@ -11,21 +12,11 @@ import Testing
 @Suite("Lane hand-offs")
 struct LaneHandOffTests {
     /// Times `thread` (a kernel id in this process) was scheduled in (schedstat's third field).
-    static func timesScheduled(_ thread: Int) -> Int? {
-        (try? String(contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8))?
-            .split(whereSeparator: \.isWhitespace).dropFirst(2).first.flatMap { Int($0) }
-    }
+    static func timesScheduled(_ thread: Int) -> Int? { ThreadRuns(thread: thread).runs() }
 
-    /// Times `thread` (a kernel id in this process) gave up its CPU to wait
-    /// (`voluntary_ctxt_switches`): what a needless wake-up adds, where another thread's
-    /// preemption of it (a busy machine) does not count.
-    static func timesWaited(_ thread: Int) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-            return line.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) }
-        }
-        return nil
-    }
+    /// Times `thread` (a kernel id in this process) gave up its CPU to wait: what a needless
+    /// wake-up adds, where another thread's preemption of it (a busy machine) does not count.
+    static func timesWaited(_ thread: Int) -> Int? { ThreadRuns(thread: thread).waits() }
 
     /// Pins the thread `tid` of this process to `cpu`; false when the kernel refused.
     static func pin(_ tid: Int, to cpu: Int) -> Bool {
