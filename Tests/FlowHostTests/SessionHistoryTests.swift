@@ -209,9 +209,11 @@ import Testing
         #expect(Set(history.sessions()).contains("S9"), "the session being written is never the one forgotten")
     }
 
-    @Test func handingAnObservationOverIsCheapAndTheDecoderKeepsUp() throws {
+    @Test func fiftyThousandObservationsHandedOverQuicklyAreAllDecoded() throws {
         // What the broker thread pays per observed message (a lock and an append), and how fast
-        // the decode queue turns intents and their replies into events. Printed, loosely bounded.
+        // the decode queue turns intents and their replies into events: printed, not asserted (a
+        // speed is a benchmark's to check, not a test's on a shared machine). Asserted: none of
+        // them is lost while the decoder drains behind the hand-overs.
         var limits = SessionHistoryLimits()
         limits.queuedObservations = 1_000_000
         let history = SessionHistory(limits: limits)
@@ -236,7 +238,7 @@ import Testing
         let perSecond = Double(count) / (Double(total.components.attoseconds) / 1e18 + Double(total.components.seconds))
         print("SessionHistory: hand-over \(perCall) per observation; decoded \(Int(perSecond)) requests/s")
         #expect(history.statistics.events == count)
-        #expect(perCall < .microseconds(20))
+        #expect(history.statistics.lostObservations == 0)
     }
 
     @Test func observationsCloseTogetherAreDecodedInBatchesNotOneWakeUpEach() throws {

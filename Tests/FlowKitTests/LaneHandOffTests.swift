@@ -11,9 +11,6 @@ import Testing
 /// coordinator posts to a caller thread (`BusCaller`, the same bookkeeping).
 @Suite("Lane hand-offs")
 struct LaneHandOffTests {
-    /// Times `thread` (a kernel id in this process) was scheduled in (schedstat's third field).
-    static func timesScheduled(_ thread: Int) -> Int? { ThreadRuns(thread: thread).runs() }
-
     /// Times `thread` (a kernel id in this process) gave up its CPU to wait: what a needless
     /// wake-up adds, where another thread's preemption of it (a busy machine) does not count.
     static func timesWaited(_ thread: Int) -> Int? { ThreadRuns(thread: thread).waits() }
