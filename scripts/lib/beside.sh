@@ -25,49 +25,74 @@ beside_pattern() {
     echo "\\.($(IFS='|'; echo "$*"))/"
 }
 
-# beside_run LOG ECHO PATTERN ARGS...: `swift test --skip-build --no-parallel ARGS` without the
-# suites matching PATTERN, and those suites at the same time in a second test process (the build
-# must be done). The first's output goes to LOG, and to stdout too when ECHO is 1; the second's
-# follows it once both have ended. Returns the first failing exit status.
-beside_run() {
-    local log=$1 echo=$2 pattern=$3
-    shift 3
-    local other status=0 other_status=0 pid
-    other=$(mktemp -t flowbus-test-beside.XXXXXX)
-    # --ignore-lock, in both: SwiftPM locks .build even when it builds nothing (the build is
-    # done), and a process that takes the lock first makes the other wait for the whole of its run.
-    swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
-    pid=$!
-    # The first starts its tests before the second opens the build database: two at once have
-    # met "unable to attach DB: database is locked", and one then ran no tests at all.
-    local waited=0
-    while [ "$waited" -lt 300 ] && kill -0 "$pid" 2>/dev/null \
-        && ! grep -q -e "^Test Suite '" -e '^◇ Test run started' "$other"; do
-        sleep 0.2
-        waited=$((waited + 1))
+# beside_binary_runs PID: whether the `swift test` process PID runs its test binary yet (a child
+# of swift-test, which PID is or has started).
+beside_binary_runs() {
+    local process
+    for process in "$1" $(pgrep -P "$1"); do
+        pgrep -P "$process" -f 'PackageTests\.xctest' >/dev/null && return 0
     done
-    # Ctrl-C, or a kill of the script, stops the second process too (a background process of a
+    return 1
+}
+
+# beside_run LOG ECHO PATTERNS ARGS...: `swift test --skip-build --no-parallel ARGS` without the
+# suites matching any of PATTERNS (a space-separated list, one per group), and each group at the
+# same time in a test process of its own (the build must be done). The first's output goes to
+# LOG, and to stdout too when ECHO is 1; the groups' follow it, in order, once all have ended.
+# Returns the first failing exit status.
+beside_run() {
+    local log=$1 echo=$2 patterns=()
+    read -ra patterns <<<"$3"
+    shift 3
+    local others=() pids=() skips=() status=0 pattern other index
+    # Ctrl-C, or a kill of the script, stops the processes beside too (a background process of a
     # script ignores the terminal's Ctrl-C); the caller's own traps are put back afterwards.
     local previous
     previous=$(trap -p INT TERM)
-    trap 'kill "$pid" 2>/dev/null; rm -f "$other"; exit 130' INT TERM
+    trap 'kill "${pids[@]}" 2>/dev/null; rm -f "${others[@]}"; exit 130' INT TERM
+    for pattern in "${patterns[@]}"; do
+        skips+=(--skip "$pattern")
+        other=$(mktemp -t flowbus-test-beside.XXXXXX)
+        others+=("$other")
+        # --ignore-lock, in every one: SwiftPM locks .build even when it builds nothing (the
+        # build is done), and a process that takes the lock first makes the others wait for the
+        # whole of its run.
+        swift test --skip-build --ignore-lock --no-parallel "$@" --filter "$pattern" > "$other" 2>&1 &
+        pids+=($!)
+        # Each runs its test binary before the next opens the build database: two at once have
+        # met "unable to attach DB: database is locked", and one then ran no tests at all. (Its
+        # output is no sign: written to a file, it comes in blocks, and a wait for its first line
+        # took the whole minute allowed in CI, twice a run.)
+        local waited=0
+        while [ "$waited" -lt 300 ] && kill -0 "${pids[-1]}" 2>/dev/null && ! beside_binary_runs "${pids[-1]}"; do
+            sleep 0.2
+            waited=$((waited + 1))
+        done
+    done
     if [ "$echo" = 1 ]; then
-        swift test --skip-build --ignore-lock --no-parallel "$@" --skip "$pattern" 2>&1 | tee "$log" || status=$?
-        if grep -q '^[✔✘] Test run with' "$other"; then
+        swift test --skip-build --ignore-lock --no-parallel "$@" "${skips[@]}" 2>&1 | tee "$log" || status=$?
+        local finished=0
+        for other in "${others[@]}"; do
+            grep -q '^[✔✘] Test run with' "$other" && finished=$((finished + 1))
+        done
+        if [ "$finished" -eq ${#others[@]} ]; then
             echo "== the suites beside have finished; their output:"
         else
-            echo "== waiting for the suites beside ($(grep -v '^✔ Test run with' "$other" | grep -c '^✔ Test .* passed after' || true) of their tests passed so far)"
+            echo "== waiting for the suites beside ($(cat "${others[@]}" | grep -v '^✔ Test run with' | grep -c '^✔ Test .* passed after' || true) of their tests passed so far)"
         fi
     else
-        swift test --skip-build --ignore-lock --no-parallel "$@" --skip "$pattern" > "$log" 2>&1 || status=$?
+        swift test --skip-build --ignore-lock --no-parallel "$@" "${skips[@]}" > "$log" 2>&1 || status=$?
     fi
-    wait "$pid" || other_status=$?
+    for index in "${!pids[@]}"; do
+        local other_status=0
+        wait "${pids[$index]}" || other_status=$?
+        [ "$status" -ne 0 ] || status=$other_status
+        [ "$echo" != 1 ] || cat "${others[$index]}"
+        cat "${others[$index]}" >> "$log"
+    done
     trap - INT TERM
     [ -z "$previous" ] || eval "$previous"
-    [ "$echo" != 1 ] || cat "$other"
-    cat "$other" >> "$log"
-    rm -f "$other"
-    [ "$status" -ne 0 ] || status=$other_status
+    rm -f "${others[@]}"
     return "$status"
 }
 
