@@ -209,7 +209,7 @@ import Testing
         #expect(Set(history.sessions()).contains("S9"), "the session being written is never the one forgotten")
     }
 
-    @Test func fiftyThousandObservationsHandedOverQuicklyAreAllDecoded() throws {
+    @Test func fiftyThousandObservationsHandedOverInARowAreAllDecoded() throws {
         // What the broker thread pays per observed message (a lock and an append), and how fast
         // the decode queue turns intents and their replies into events: printed, not asserted (a
         // speed is a benchmark's to check, not a test's on a shared machine). Asserted: none of
