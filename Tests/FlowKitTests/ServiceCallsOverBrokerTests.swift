@@ -185,7 +185,7 @@ struct ServiceCallsOverBrokerTests {
         try await Task.sleep(for: .milliseconds(50))
         // Counted in the times the threads waited: a thread woken for nothing waits again, where
         // a busy machine's preemptions (which the times scheduled count: 4 once in CI) do not.
-        let before = threads.compactMap(LaneHandOffTests.timesWaited)
+        let before = Self.timesWaited(threads)
         let answered = Mutex(0)
         // The first takes a thread (the worker answers 20 ms later); the rest queue behind it,
         // a millisecond apart, so that a thread woken for one would be asleep again by the next.
@@ -195,7 +195,7 @@ struct ServiceCallsOverBrokerTests {
             })
             usleep(1_000)
         }
-        let queued = threads.compactMap(LaneHandOffTests.timesWaited)
+        let queued = Self.timesWaited(threads)
         #expect(caller.waitUntilIdle(lane: "s1", timeout: .seconds(10)))
         #expect(answered.withLock { $0 } == 10)
         #expect(before.count == 4 && queued.count == 4, "read the 4 caller threads' status")
