@@ -198,7 +198,7 @@ let package = Package(
         // every input that once crashed (Fuzz/regressions) in the ordinary build.
         .target(
             name: "FlowbusFuzzing",
-            dependencies: ["Majordomo", "Clone", "FlowProtocol", "WireCheck", "Supervision", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["Majordomo", "Clone", "FlowProtocol", "WireCheck", "Supervision", "FlowChaos", "FlowHost", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "FlowbusFuzzingTests", dependencies: ["FlowbusFuzzing"]),

@@ -5,48 +5,97 @@ import Synchronization
 /// Reads a run.json on every core: a run of a million events is mostly its sessions, which
 /// `JSONDecoder` takes one at a time (some 11 MB/s on a two-core virtual machine). The sessions
 /// array is found with a scan that only tracks strings and nesting, cut into one slice per core,
-/// and each slice decoded on its own thread; the rest of the run (plan, decisions, processes) is
-/// decoded with the array left empty. Anything the scan does not expect (not an object, no
-/// `sessions` array, a slice that does not decode) falls back to one `JSONDecoder` pass over
-/// the whole file, which says what is wrong with it.
+/// and each slice read on its own thread by `RunJSONReader`, straight from the file's bytes into
+/// the records; the rest of the run (plan, decisions, processes) is decoded by `JSONDecoder` with
+/// the array left empty. A slice the reader does not expect goes through `JSONDecoder`; anything
+/// the scan does not expect (not an object, no `sessions` array, a slice that `JSONDecoder` does
+/// not decode either) falls back to one `JSONDecoder` pass over the whole file, which says what
+/// is wrong with it.
 extension ChaosRun {
     public static func decode(from data: Data, slices: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> ChaosRun {
-        if slices > 1, let run = try? decodeInSlices(data, slices: slices) { return run }
+        if let run = try? decodeInSlices(data, slices: max(1, slices)) { return run }
         return try JSONDecoder().decode(ChaosRun.self, from: data)
     }
 
     /// Nil when the file is not laid out as expected (the caller decodes it whole).
-    static func decodeInSlices(_ data: Data, slices: Int) throws -> ChaosRun? {
-        let bytes = [UInt8](data)
-        guard let array = RunJSONScan.topLevelValue(named: "sessions", in: bytes),
-              let elements = RunJSONScan.arrayElements(bytes, array) else { return nil }
-        var rest = Data(bytes[..<array.lowerBound])
-        rest.append(contentsOf: Array("[]".utf8))
-        rest.append(contentsOf: bytes[array.upperBound...])
-        var run = try JSONDecoder().decode(ChaosRun.self, from: rest)
-        guard !elements.isEmpty else { return run }
-        let count = min(slices, elements.count)
-        let decoded = Mutex<[Result<[ChaosSessionRecord], any Error>?]>(Array(repeating: nil, count: count))
-        DispatchQueue.concurrentPerform(iterations: count) { slice in
-            let range = (elements.count * slice / count)..<(elements.count * (slice + 1) / count)
-            var json = Data([UInt8(ascii: "[")])
-            for (offset, element) in elements[range].enumerated() {
-                if offset > 0 { json.append(UInt8(ascii: ",")) }
-                json.append(contentsOf: bytes[element])
+    /// `reader: false` decodes every slice with `JSONDecoder`, as before the reader (for tests
+    /// and the benchmark's comparison).
+    static func decodeInSlices(_ data: Data, slices: Int, reader: Bool = true) throws -> ChaosRun? {
+        try data.withUnsafeBytes { raw throws -> ChaosRun? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let array = RunJSONScan.topLevelValue(named: "sessions", in: bytes),
+                  let elements = RunJSONScan.arrayElements(bytes, array) else { return nil }
+            var rest = Data(UnsafeRawBufferPointer(rebasing: raw[..<array.lowerBound]))
+            rest.append(contentsOf: Array("[]".utf8))
+            rest.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[array.upperBound...]))
+            var run = try JSONDecoder().decode(ChaosRun.self, from: rest)
+            guard !elements.isEmpty else { return run }
+            let count = min(slices, elements.count)
+            let decoded = Mutex<[Result<[ChaosSessionRecord], any Error>?]>(Array(repeating: nil, count: count))
+            // The threads only read the bytes, which outlive them (`concurrentPerform` returns once all are done).
+            nonisolated(unsafe) let shared = bytes
+            let work: @Sendable (Int) -> Void = { slice in
+                let part = elements[(elements.count * slice / count)..<(elements.count * (slice + 1) / count)]
+                let result = reader ? Self.read(part, in: shared) : Self.decodeWithJSONDecoder(part, in: shared)
+                decoded.withLock { $0[slice] = result }
             }
-            json.append(UInt8(ascii: "]"))
-            let result = Result { try JSONDecoder().decode([ChaosSessionRecord].self, from: json) }
-            decoded.withLock { $0[slice] = result }
+            if count == 1 {
+                work(0)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: count, execute: work)
+            }
+            var sessions: [ChaosSessionRecord] = []
+            sessions.reserveCapacity(elements.count)
+            let results = decoded.withLock { $0 }
+            for result in results {
+                guard case .success(let part) = result else { return nil }
+                sessions += part
+            }
+            run.sessions = sessions
+            return run
         }
-        var sessions: [ChaosSessionRecord] = []
-        sessions.reserveCapacity(elements.count)
-        let results = decoded.withLock { $0 }
-        for result in results {
-            guard case .success(let part) = result else { return nil }
-            sessions += part
+    }
+
+    /// One slice's sessions by `RunJSONReader`; by `JSONDecoder` when the reader meets what it
+    /// does not expect.
+    static func read(_ elements: ArraySlice<Range<Int>>, in bytes: UnsafeBufferPointer<UInt8>) -> Result<[ChaosSessionRecord], any Error> {
+        do throws(RunJSONReader.Unexpected) {
+            var sessions: [ChaosSessionRecord] = []
+            sessions.reserveCapacity(elements.count)
+            for element in elements {
+                var reader = RunJSONReader(bytes, element)
+                sessions.append(try ChaosSessionRecord(reading: &reader))
+                guard reader.atEnd else { throw reader.unexpected("text after a session") }
+            }
+            return .success(sessions)
+        } catch {
+            return decodeWithJSONDecoder(elements, in: bytes)
         }
-        run.sessions = sessions
-        return run
+    }
+
+    static func decodeWithJSONDecoder(_ elements: ArraySlice<Range<Int>>, in bytes: UnsafeBufferPointer<UInt8>) -> Result<[ChaosSessionRecord], any Error> {
+        var json = Data([UInt8(ascii: "[")])
+        for (offset, element) in elements.enumerated() {
+            if offset > 0 { json.append(UInt8(ascii: ",")) }
+            json.append(UnsafeBufferPointer(rebasing: bytes[element]))
+        }
+        json.append(UInt8(ascii: "]"))
+        return Result { try JSONDecoder().decode([ChaosSessionRecord].self, from: json) }
+    }
+}
+
+extension ChaosSessionRecord {
+    /// One session's JSON read by `RunJSONReader` alone, with no `JSONDecoder` behind it: for the
+    /// fuzzer, which checks the two agree.
+    @_spi(Fuzzing) public static func readAlone(_ bytes: [UInt8]) -> Result<ChaosSessionRecord, any Error> {
+        bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(RunJSONReader.Unexpected) -> ChaosSessionRecord in
+                var reader = RunJSONReader(buffer, 0..<buffer.count)
+                let record = try ChaosSessionRecord(reading: &reader)
+                guard reader.atEnd else { throw reader.unexpected("text after a session") }
+                return record
+            }.mapError { $0 as any Error }
+        }
     }
 }
 
@@ -55,7 +104,7 @@ extension ChaosRun {
 enum RunJSONScan {
     /// The byte range of the value of `name` in the top-level object; nil when the text is not an
     /// object or has no such member.
-    static func topLevelValue(named name: String, in bytes: [UInt8]) -> Range<Int>? {
+    static func topLevelValue(named name: String, in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         var index = skipSpace(bytes, 0)
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
         index += 1
@@ -80,7 +129,7 @@ enum RunJSONScan {
     }
 
     /// The byte ranges of an array's elements; nil when `range` is not an array.
-    static func arrayElements(_ bytes: [UInt8], _ range: Range<Int>) -> [Range<Int>]? {
+    static func arrayElements(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> [Range<Int>]? {
         guard !range.isEmpty, bytes[range.lowerBound] == UInt8(ascii: "["), bytes[range.upperBound - 1] == UInt8(ascii: "]") else { return nil }
         var elements: [Range<Int>] = []
         var index = skipSpace(bytes, range.lowerBound + 1)
@@ -98,7 +147,7 @@ enum RunJSONScan {
     }
 
     /// Where the value starting at `start` ends (one past its last byte); nil when it does not.
-    static func valueEnd(_ bytes: [UInt8], _ start: Int) -> Int? {
+    static func valueEnd(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
         guard start < bytes.count else { return nil }
         switch bytes[start] {
         case UInt8(ascii: "\""):
@@ -139,7 +188,7 @@ enum RunJSONScan {
     }
 
     /// One past the closing quote of the string whose opening quote is at `start`.
-    static func stringEnd(_ bytes: [UInt8], _ start: Int) -> Int? {
+    static func stringEnd(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
         var index = start + 1
         while index < bytes.count {
             switch bytes[index] {
@@ -151,7 +200,7 @@ enum RunJSONScan {
         return nil
     }
 
-    static func skipSpace(_ bytes: [UInt8], _ start: Int) -> Int {
+    static func skipSpace(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
         var index = start
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
             index += 1

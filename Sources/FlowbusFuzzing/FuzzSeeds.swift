@@ -1,4 +1,6 @@
 @_spi(Fuzzing) import Clone
+import FlowChaos
+import FlowHost
 import Foundation
 import FlowProtocol
 
@@ -37,6 +39,8 @@ public enum FuzzSeeds {
             ]
             let packed = writes.map(batch)
             return packed + [Array(packed[1].dropLast(3)), []]
+        case .runjson:
+            return runJSONSeeds()
         }
     }
 
@@ -101,5 +105,59 @@ extension FuzzSeeds {
             exit(1)
         }
         exit(0)
+    }
+
+    /// Sessions as a chaos run writes them: a client's log and a host's history, every member of
+    /// each kind of event set once, compact and pretty.
+    static func runJSONSeeds() -> [[UInt8]] {
+        var intent = ClientEvent(kind: .intent, key: "vm.home", version: 3, atUnixNanos: 1_700_000_000_000_000_000)
+        intent.action = "select"
+        intent.idempotencyKey = "k-\u{e9}\"1\""
+        var state = ClientEvent(kind: .state, key: "/s/abc/vm/home", sequence: 42, version: 4, atUnixNanos: -1)
+        state.screen = "home"
+        state.phase = "success"
+        var reply = ClientEvent(kind: .reply, key: "vm.home", atUnixNanos: 5)
+        reply.applied = false
+        reply.error = "STALE_INTENT: \\ \n\t \u{1}"
+        var navigation = TraceEvent(kind: .navigation, session: "abc", atUnixNanos: 9, from: "coord-app")
+        navigation.sequence = 7
+        navigation.stack = ["home", "details"]
+        navigation.top = "details"
+        navigation.tab = "home"
+        navigation.modal = "\u{1F600}"
+        navigation.open = true
+        var answer = TraceEvent(kind: .reply, session: "abc", atUnixNanos: 10, from: "vm-home")
+        answer.to = "client-1"
+        answer.service = "vm.home"
+        answer.worker = "vm-home/12/1"
+        answer.version = UInt64.max
+        answer.incarnation = 2
+        answer.askedBy = 1
+        answer.applied = true
+        answer.phase = "loading"
+        answer.message = "m"
+        answer.user = "u"
+        answer.flow = "main"
+        answer.key = "/s/abc/nav"
+        answer.action = "select"
+        answer.screen = "home"
+        answer.idempotencyKey = "k"
+        answer.error = ""
+        let client = ClientRecord(name: "c1", events: [intent, state, reply], gaps: 1, resyncs: 2, finalNavigation: 8,
+                                  finalScreen: "home", finalStates: ["home": 4, "details": 0])
+        let trace = SessionTrace(session: "abc", events: [navigation, answer], droppedEvents: 3, closed: true, limits: SessionHistoryLimits(),
+                                 lostObservations: 1)
+        let sessions = [
+            ChaosSessionRecord(session: "abc", journey: "browse.yaml", passed: false, failure: "step 2", expectedScreen: "home",
+                               finalScreen: "details", clients: [client], trace: trace),
+            ChaosSessionRecord(session: "def", journey: "j", passed: true, clients: []),
+        ]
+        return sessions.flatMap { session in
+            [JSONEncoder.OutputFormatting(), [.prettyPrinted, .sortedKeys]].compactMap { formatting -> [UInt8]? in
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = formatting
+                return (try? encoder.encode(session)).map { Array($0) }
+            }
+        }
     }
 }

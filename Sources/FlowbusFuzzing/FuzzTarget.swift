@@ -1,4 +1,5 @@
 @_spi(Fuzzing) import Clone
+@_spi(Fuzzing) import FlowChaos
 import Foundation
 import FlowProtocol
 import Majordomo
@@ -26,6 +27,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case journal
     /// A KVSETS batch's packed writes (`KVSetBatch`), as a Flowbus collector reads them.
     case kvsets
+    /// One session of a chaos run's run.json, as `flowbus chaos check` reads it (`RunJSONReader`):
+    /// what the reader reads, `JSONDecoder` reads the same (where both read it).
+    case runjson
 
     /// Runs one input: whether the decoder accepted it. Stops the process when a property breaks.
     @discardableResult
@@ -37,6 +41,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .manifest: Self.manifest(data)
         case .journal: Self.journal(data)
         case .kvsets: Self.kvsets(data)
+        case .runjson: Self.runjson(data)
         }
     }
 
@@ -153,6 +158,22 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard again.elementsEqual(frame) else { broken("kvsets", "a batch read to its end packs again to other bytes", data) }
             return true
         }
+    }
+
+    private static func runjson(_ data: [UInt8]) -> Bool {
+        let record: ChaosSessionRecord
+        switch ChaosSessionRecord.readAlone(data) {
+        case .success(let read): record = read
+        case .failure(let refusal):
+            guard "\(refusal)".contains("run.json at byte") else { broken("runjson", "a refusal that does not say where: \(refusal)", data) }
+            return false
+        }
+        // The reader stands in for JSONDecoder: where both read a session, they read the same.
+        // (The reader may read what JSONDecoder refuses, in members it skips without checking.)
+        if let decoded = try? JSONDecoder().decode(ChaosSessionRecord.self, from: Data(data)), decoded != record {
+            broken("runjson", "RunJSONReader read \(record), JSONDecoder \(decoded)", data)
+        }
+        return true
     }
 
     private static func journal(_ data: [UInt8]) -> Bool {

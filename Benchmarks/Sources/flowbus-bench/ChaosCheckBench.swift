@@ -47,7 +47,7 @@ struct ChaosCheckBench {
             ResultRow("chaos-check", "\(events) events, from run.json (\(data.count / 1_048_576) MiB)", unit: "s",
                       flowbus: decodeFailed ? nil : fileSeconds, target: targetText,
                       verdict: decodeFailed ? .failed : fileSeconds < target ? .pass : .miss,
-                      note: "JSON decoding (the sessions in one slice per core, `ChaosRun.decode`) and the check, as `flowbus chaos check DIR`"),
+                      note: "reading run.json (`ChaosRun.decode`: the sessions in one slice per core, each read by `RunJSONReader` straight into the records; the rest by `JSONDecoder`) and the check, as `flowbus chaos check DIR`"),
         ]
     }
 

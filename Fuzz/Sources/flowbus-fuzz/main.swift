@@ -3,7 +3,7 @@ import FlowbusFuzzing
 import Foundation
 
 // One libFuzzer executable for every decoder: FLOWBUS_FUZZ_TARGET names which (FuzzTarget:
-// mdp, chp, envelope, manifest, journal); scripts/fuzz sets it.
+// mdp, chp, envelope, manifest, journal, kvsets, runjson); scripts/fuzz sets it.
 
 /// What libFuzzer calls with each input.
 @_cdecl("LLVMFuzzerTestOneInput")
