@@ -14,7 +14,46 @@ import Synchronization
 extension ChaosRun {
     public static func decode(from data: Data, slices: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> ChaosRun {
         if let run = try? decodeInSlices(data, slices: max(1, slices)) { return run }
-        return try JSONDecoder().decode(ChaosRun.self, from: data)
+        do {
+            return try JSONDecoder().decode(ChaosRun.self, from: data)
+        } catch let error as DecodingError {
+            // JSONDecoder on Linux says only "not valid JSON" for a bad byte or number: where the
+            // reader stopped says which and where.
+            guard let found = diagnosis(data) else { throw error }
+            throw ChaosRunDecodingError(description: found)
+        }
+    }
+
+    /// Where run.json stops being a run, for people: the first thing `RunJSONReader` does not
+    /// accept, as a byte, line and column; nil when it finds nothing (JSONDecoder's error says it).
+    static func diagnosis(_ data: Data) -> String? {
+        data.withUnsafeBytes { raw -> String? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            func located(_ problem: RunJSONReader.Unexpected, _ context: String) -> String {
+                let before = bytes[..<min(problem.offset, bytes.count)]
+                let line = before.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+                let column = problem.offset - ((before.lastIndex(of: 0x0A) ?? -1) + 1) + 1
+                return "\(problem.what) at byte \(problem.offset) (line \(line), column \(column))\(context)"
+            }
+            var reader = RunJSONReader(bytes, 0..<bytes.count)
+            do throws(RunJSONReader.Unexpected) {
+                try reader.skipValue()
+                guard reader.atEnd else { throw reader.unexpected("text after the run's object") }
+            } catch {
+                return located(error, "")
+            }
+            guard let array = RunJSONScan.topLevelValue(named: "sessions", in: bytes),
+                  let elements = RunJSONScan.arrayElements(bytes, array) else { return nil }
+            for (index, element) in elements.enumerated() {
+                var reader = RunJSONReader(bytes, element)
+                do throws(RunJSONReader.Unexpected) {
+                    _ = try ChaosSessionRecord(reading: &reader)
+                } catch {
+                    return located(error, ", in session \(index + 1) of \(elements.count)")
+                }
+            }
+            return nil
+        }
     }
 
     /// Nil when the file is not laid out as expected (the caller decodes it whole).
@@ -82,6 +121,11 @@ extension ChaosRun {
         json.append(UInt8(ascii: "]"))
         return Result { try JSONDecoder().decode([ChaosSessionRecord].self, from: json) }
     }
+}
+
+/// A run.json that is not a run, said for a person: what is wrong and where.
+public struct ChaosRunDecodingError: Error, CustomStringConvertible {
+    public var description: String
 }
 
 extension ChaosSessionRecord {

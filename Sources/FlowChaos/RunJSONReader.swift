@@ -173,7 +173,8 @@ struct RunJSONReader {
 
     /// A string, its escapes undone; it must be valid UTF-8.
     mutating func string() throws(Unexpected) -> String {
-        try consume(UInt8(ascii: "\""))
+        guard try peek() == UInt8(ascii: "\"") else { throw unexpected("a string expected") }
+        index += 1
         let start = index
         while index < end {
             let byte = bytes[index]

@@ -100,7 +100,7 @@ struct ChaosRunDecodingTests {
         var text = String(decoding: try JSONEncoder().encode(Self.run(sessions: 4)), as: UTF8.self)
         text = text.replacingOccurrences(of: "\"journey\":\"j.yaml\"", with: "\"journey\":17")
         #expect(try ChaosRun.decodeInSlices(Data(text.utf8), slices: 2) == nil)
-        #expect(throws: DecodingError.self) { try ChaosRun.decode(from: Data(text.utf8)) }
+        #expect(throws: ChaosRunDecodingError.self) { try ChaosRun.decode(from: Data(text.utf8)) }
         #expect(throws: (any Error).self) { try ChaosRun.decode(from: Data("{\"sessions\": [{\"session\": \"unterminated".utf8)) }
     }
     // MARK: - RunJSONReader
@@ -204,5 +204,29 @@ struct ChaosRunDecodingTests {
         let byDecoder = try #require(try ChaosRun.decodeInSlices(data, slices: 3, reader: false))
         #expect(byReader == byDecoder)
         #expect(try ChaosRun.decodeInSlices(data, slices: 1) == byDecoder)
+    }
+
+    /// JSONDecoder says only "not valid JSON" for a bad byte or number: the error says what the
+    /// reader found and where (byte, line, column, session), so a person can look there.
+    @Test func whatIsWrongWithARunJSONIsSaidWithItsPlace() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let text = String(decoding: try encoder.encode(Self.run(sessions: 3)), as: UTF8.self)
+        func problem(_ changed: String) -> String {
+            do {
+                _ = try ChaosRun.decode(from: Data(changed.utf8))
+                return "decoded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let negative = try #require(text.range(of: "\"finalNavigation\" : 1"))
+        let said = problem(text.replacingCharacters(in: negative, with: "\"finalNavigation\" : -1"))
+        let line = text[..<negative.lowerBound].filter { $0 == "\n" }.count + 1
+        #expect(said.hasPrefix("an unsigned integer expected at byte ") && said.contains("(line \(line), column ") && said.hasSuffix("in session 2 of 3"), "\(said)")
+        #expect(problem(text + " trailing").hasPrefix("text after the run's object at byte \(text.utf8.count + 1) ("))
+        #expect(problem(String(text.dropLast(2))).contains("',' or '}' expected") || problem(String(text.dropLast(2))).contains("ends early"))
+        // What the reader accepts but the run lacks is JSONDecoder's to say, with its path.
+        #expect(throws: DecodingError.self) { try ChaosRun.decode(from: Data(text.replacingOccurrences(of: "\"startedAtUnixNanos\"", with: "\"begun\"").utf8)) }
     }
 }
