@@ -57,8 +57,8 @@ extension ChaosRun {
     }
 
     /// Nil when the file is not laid out as expected (the caller decodes it whole).
-    /// `reader: false` decodes every slice with `JSONDecoder`, as before the reader (for tests
-    /// and the benchmark's comparison).
+    /// `reader: false` decodes every slice with `JSONDecoder`, as before the reader (for the
+    /// tests, which compare the two).
     static func decodeInSlices(_ data: Data, slices: Int, reader: Bool = true) throws -> ChaosRun? {
         try data.withUnsafeBytes { raw throws -> ChaosRun? in
             let bytes = raw.bindMemory(to: UInt8.self)
