@@ -24,6 +24,15 @@ extension ChaosRun {
         }
     }
 
+    /// run.json as it was read before `RunJSONReader`: the sessions on every core, each slice by
+    /// `JSONDecoder`. For the benchmark, which times it beside `decode` in the same run.
+    @_spi(Benchmarks) public static func decodeWithJSONDecoderOnEveryCore(
+        from data: Data, slices: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws -> ChaosRun {
+        if let run = try? decodeInSlices(data, slices: max(1, slices), reader: false) { return run }
+        return try JSONDecoder().decode(ChaosRun.self, from: data)
+    }
+
     /// Where run.json stops being a run, for people: the first thing `RunJSONReader` does not
     /// accept, as a byte, line and column; nil when it finds nothing (JSONDecoder's error says it).
     static func diagnosis(_ data: Data) -> String? {
@@ -58,7 +67,7 @@ extension ChaosRun {
 
     /// Nil when the file is not laid out as expected (the caller decodes it whole).
     /// `reader: false` decodes every slice with `JSONDecoder`, as before the reader (for the
-    /// tests, which compare the two).
+    /// tests, which compare the two, and the benchmark's baseline).
     static func decodeInSlices(_ data: Data, slices: Int, reader: Bool = true) throws -> ChaosRun? {
         try data.withUnsafeBytes { raw throws -> ChaosRun? in
             let bytes = raw.bindMemory(to: UInt8.self)

@@ -166,6 +166,27 @@ struct ChaosRunDecodingTests {
         #expect(read.clients[0].events[0].atUnixNanos == Int64.min)
     }
 
+    /// Strings are checked as UTF-8 unless every byte is ASCII: bytes that are no UTF-8 are
+    /// refused where their string starts, and text in other scripts is read as written.
+    @Test func stringsThatAreNotUTF8AreRefusedWhereTheyStart() throws {
+        func read(_ bytes: [UInt8]) -> Result<String, RunJSONReader.Unexpected> {
+            bytes.withUnsafeBufferPointer { buffer in
+                var reader = RunJSONReader(buffer, 0..<buffer.count)
+                return Result { () throws(RunJSONReader.Unexpected) in try reader.string() }
+            }
+        }
+        #expect(try read(Array("\"plain ascii\"".utf8)).get() == "plain ascii")
+        #expect(try read(Array("\"ünïcödé ✓ 😀\"".utf8)).get() == "ünïcödé ✓ 😀")
+        for bad: [UInt8] in [[0xFF], [0xC3], [0xE2, 0x9C], [0xED, 0xA0, 0x80], [0x61, 0x80, 0x62]] {
+            let result = read([0x20, UInt8(ascii: "\"")] + bad + [UInt8(ascii: "\"")])
+            guard case .failure(let refusal) = result else {
+                Issue.record("\(bad) read as \(result)")
+                continue
+            }
+            #expect(refusal.what == "a string that is not UTF-8" && refusal.offset == 1, "\(refusal)")
+        }
+    }
+
     /// What the reader does not expect it refuses; `ChaosRun.decode` then gives what
     /// `JSONDecoder` gives for the same text (a value, or an error).
     @Test(arguments: [

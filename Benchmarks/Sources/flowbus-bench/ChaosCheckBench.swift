@@ -1,4 +1,4 @@
-import FlowChaos
+@_spi(Benchmarks) import FlowChaos
 import FlowHost
 import Foundation
 import MessagePath
@@ -37,6 +37,17 @@ struct ChaosCheckBench {
                 decodeFailed = true
             }
         }
+        // The same path as it was before `RunJSONReader` (JSONDecoder on every core), in this run.
+        var baselineFailed = false
+        let baselineSeconds = Self.best(of: 1) {
+            do {
+                let decoded = try ChaosRun.decodeWithJSONDecoderOnEveryCore(from: data)
+                findings = checker.check(decoded)
+            } catch {
+                baselineFailed = true
+            }
+        }
+        progress("chaos-check: from run.json \(String(format: "%.2f", fileSeconds)) s; with JSONDecoder on every core (the path before) \(String(format: "%.2f", baselineSeconds)) s")
         // Issue 14: a run of a million events checked in under 10 s.
         let target = 10.0 * Double(events) / 1_000_000
         let targetText = String(format: "< %.1f s", target)
@@ -45,7 +56,8 @@ struct ChaosCheckBench {
                       target: targetText, verdict: checkSeconds < target ? .pass : .miss,
                       note: "\(Int(Double(events) / checkSeconds)) events/s"),
             ResultRow("chaos-check", "\(events) events, from run.json (\(data.count / 1_048_576) MiB)", unit: "s",
-                      flowbus: decodeFailed ? nil : fileSeconds, target: targetText,
+                      flowbus: decodeFailed ? nil : fileSeconds, raw: baselineFailed ? nil : baselineSeconds,
+                      rawLabel: "JSONDecoder on every core, as before RunJSONReader", target: targetText,
                       verdict: decodeFailed ? .failed : fileSeconds < target ? .pass : .miss,
                       note: "reading run.json (`ChaosRun.decode`: the sessions in one slice per core, each read by `RunJSONReader` straight into the records; the rest by `JSONDecoder`) and the check, as `flowbus chaos check DIR`"),
         ]
