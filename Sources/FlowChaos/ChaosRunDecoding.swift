@@ -54,9 +54,8 @@ extension ChaosRun {
             guard let array = RunJSONScan.topLevelValue(named: "sessions", in: bytes),
                   let elements = RunJSONScan.arrayElements(bytes, array) else { return nil }
             for (index, element) in elements.enumerated() {
-                var reader = RunJSONReader(bytes, element)
                 do throws(RunJSONReader.Unexpected) {
-                    _ = try ChaosSessionRecord(reading: &reader)
+                    _ = try ChaosSessionRecord(readingAll: element, of: bytes)
                 } catch {
                     return located(error, ", in session \(index + 1) of \(elements.count)")
                 }
@@ -111,9 +110,7 @@ extension ChaosRun {
             var sessions: [ChaosSessionRecord] = []
             sessions.reserveCapacity(elements.count)
             for element in elements {
-                var reader = RunJSONReader(bytes, element)
-                sessions.append(try ChaosSessionRecord(reading: &reader))
-                guard reader.atEnd else { throw reader.unexpected("text after a session") }
+                sessions.append(try ChaosSessionRecord(readingAll: element, of: bytes))
             }
             return .success(sessions)
         } catch {
@@ -142,12 +139,8 @@ extension ChaosSessionRecord {
     /// fuzzer, which checks the two agree.
     @_spi(Fuzzing) public static func readAlone(_ bytes: [UInt8]) -> Result<ChaosSessionRecord, any Error> {
         bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(RunJSONReader.Unexpected) -> ChaosSessionRecord in
-                var reader = RunJSONReader(buffer, 0..<buffer.count)
-                let record = try ChaosSessionRecord(reading: &reader)
-                guard reader.atEnd else { throw reader.unexpected("text after a session") }
-                return record
-            }.mapError { $0 as any Error }
+            Result { () throws(RunJSONReader.Unexpected) in try ChaosSessionRecord(readingAll: 0..<buffer.count, of: buffer) }
+                .mapError { $0 as any Error }
         }
     }
 }

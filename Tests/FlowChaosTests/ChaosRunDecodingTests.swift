@@ -121,12 +121,7 @@ struct ChaosRunDecodingTests {
     /// Reads one session's JSON with the reader alone (no fallback).
     static func readSession(_ text: String) throws -> ChaosSessionRecord {
         let bytes = Array(text.utf8)
-        return try bytes.withUnsafeBufferPointer { buffer in
-            var reader = RunJSONReader(buffer, 0..<buffer.count)
-            let record = try ChaosSessionRecord(reading: &reader)
-            guard reader.atEnd else { throw reader.unexpected("text after a session") }
-            return record
-        }
+        return try bytes.withUnsafeBufferPointer { buffer in try ChaosSessionRecord(readingAll: 0..<buffer.count, of: buffer) }
     }
 
     /// The reader alone gives what `JSONDecoder` gives, session by session, for every

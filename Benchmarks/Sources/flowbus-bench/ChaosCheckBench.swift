@@ -28,26 +28,23 @@ struct ChaosCheckBench {
         } catch {
             return [.failed("chaos-check", "run.json could not be written: \(error)")]
         }
-        var decodeFailed = false
-        let fileSeconds = Self.best(of: 1) {
-            do {
-                let decoded = try ChaosRun.decode(from: data)
-                findings = checker.check(decoded)
-            } catch {
-                decodeFailed = true
+        /// `flowbus chaos check DIR`'s whole path with `decode`: seconds, nil when it failed.
+        func fromFile(_ decode: (Data) throws -> ChaosRun) -> Double? {
+            var failed = false
+            let seconds = Self.best(of: 1) {
+                do {
+                    findings = checker.check(try decode(data))
+                } catch {
+                    failed = true
+                }
             }
+            return failed ? nil : seconds
         }
+        let fileSeconds = fromFile { try ChaosRun.decode(from: $0) }
         // The same path as it was before `RunJSONReader` (JSONDecoder on every core), in this run.
-        var baselineFailed = false
-        let baselineSeconds = Self.best(of: 1) {
-            do {
-                let decoded = try ChaosRun.decodeWithJSONDecoderOnEveryCore(from: data)
-                findings = checker.check(decoded)
-            } catch {
-                baselineFailed = true
-            }
-        }
-        progress("chaos-check: from run.json \(String(format: "%.2f", fileSeconds)) s; with JSONDecoder on every core (the path before) \(String(format: "%.2f", baselineSeconds)) s")
+        let baselineSeconds = fromFile { try ChaosRun.decodeWithJSONDecoderOnEveryCore(from: $0) }
+        func shown(_ seconds: Double?) -> String { seconds.map { String(format: "%.2f s", $0) } ?? "failed" }
+        progress("chaos-check: from run.json \(shown(fileSeconds)); with JSONDecoder on every core (the path before) \(shown(baselineSeconds))")
         // Issue 14: a run of a million events checked in under 10 s.
         let target = 10.0 * Double(events) / 1_000_000
         let targetText = String(format: "< %.1f s", target)
@@ -56,9 +53,9 @@ struct ChaosCheckBench {
                       target: targetText, verdict: checkSeconds < target ? .pass : .miss,
                       note: "\(Int(Double(events) / checkSeconds)) events/s"),
             ResultRow("chaos-check", "\(events) events, from run.json (\(data.count / 1_048_576) MiB)", unit: "s",
-                      flowbus: decodeFailed ? nil : fileSeconds, raw: baselineFailed ? nil : baselineSeconds,
+                      flowbus: fileSeconds, raw: baselineSeconds,
                       rawLabel: "JSONDecoder on every core, as before RunJSONReader", target: targetText,
-                      verdict: decodeFailed ? .failed : fileSeconds < target ? .pass : .miss,
+                      verdict: fileSeconds.map { $0 < target ? .pass : .miss } ?? .failed,
                       note: "reading run.json (`ChaosRun.decode`: the sessions in one slice per core, each read by `RunJSONReader` straight into the records; the rest by `JSONDecoder`) and the check, as `flowbus chaos check DIR`"),
         ]
     }
