@@ -46,6 +46,7 @@ struct FlowbusBench {
                 rows.append(.failed(name.rawValue, error.description))
             }
         }
+        attempt(.machine) { () throws(BenchError) in MachineCosts(options: options).run() }
         attempt(.mdpRoundTrip) { () throws(BenchError) in try MDPRoundTrip(options: options, logger: logger).run() }
         attempt(.mdpThroughput) { () throws(BenchError) in try MDPThroughput(options: options, logger: logger).run() }
         attempt(.grpc) { () throws(BenchError) in try GRPCBaseline(options: options, logger: logger).run() }

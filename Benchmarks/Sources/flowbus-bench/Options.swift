@@ -123,6 +123,8 @@ struct UsageError: Error {
 }
 
 enum BenchmarkName: String, CaseIterable, Sendable {
+    /// The machine's price for a system call and a thread's wake-up, first in a run (`MachineCosts`).
+    case machine = "machine"
     case mdpRoundTrip = "mdp-rtt"
     case mdpThroughput = "mdp-throughput"
     /// gRPC Swift (Benchmarks/GRPCBaseline, a package of its own) against Flowbus MDP in the same run.
