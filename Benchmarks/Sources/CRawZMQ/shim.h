@@ -23,6 +23,22 @@ static inline int CRawZMQ_pinThread(int cpu) {
     return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
 }
 
+// The CPUs the calling thread may run on (its affinity: taskset, a cgroup's cpuset), ascending:
+// stores up to `capacity` of them and returns how many there are, or minus the errno.
+static inline int CRawZMQ_allowedCPUs(int *cpus, int capacity) {
+    unsigned long mask[16] = {0};
+    const int bits = (int)(8 * sizeof(unsigned long));
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) < 0) return -errno;
+    int count = 0;
+    for (int cpu = 0; cpu < 16 * bits; cpu++) {
+        if (mask[cpu / bits] & (1UL << (cpu % bits))) {
+            if (count < capacity) cpus[count] = cpu;
+            count++;
+        }
+    }
+    return count;
+}
+
 // Asks the kernel to kill the calling process when the thread that started it ends: a
 // benchmark's helper processes must not outlive an interrupted run.
 static inline void CRawZMQ_dieWithParent(void) {

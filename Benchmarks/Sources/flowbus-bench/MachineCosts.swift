@@ -29,10 +29,19 @@ struct MachineCosts {
         rows.append(ResultRow(
             "machine", "a system call (getppid), per call", unit: "µs", flowbus: call.median,
             note: "machine: a system call, \(Self.rounds) rounds of \(grouped(Double(calls))) calls, \(call.spread); \(Self.virtualization)"))
-        let cpus = ProcessInfo.processInfo.activeProcessorCount
-        for (label, pair) in [("one CPU", (0, 0)), ("two CPUs", (0, 1))] {
-            guard pair.1 < cpus else {
-                rows.append(.unavailable("machine", "a wake-up across two CPUs needs two; this machine has \(cpus)"))
+        // The CPUs this run may use (taskset, a cgroup's cpuset): the threads are pinned among them.
+        var allowed = [Int32](repeating: 0, count: 64)
+        let count = Int(CRawZMQ_allowedCPUs(&allowed, Int32(allowed.count)))
+        guard count > 0 else {
+            rows.append(.failed("machine", "the CPUs this process may use could not be read (errno \(-count)); the wake-ups were not measured"))
+            return rows
+        }
+        let cpus = allowed.prefix(min(count, allowed.count)).map(Int.init)
+        for (label, pair) in [("one CPU", (cpus[0], cpus[0])), ("two CPUs", (cpus[0], cpus.count > 1 ? cpus[1] : -1))] {
+            guard pair.1 >= 0 else {
+                rows.append(ResultRow(
+                    "machine", "a thread woken and back (two wake-ups), \(label)", unit: "µs", flowbus: nil, verdict: .unavailable,
+                    note: "machine: a wake-up across two CPUs needs two; this run may use CPU \(cpus[0]) alone (see taskset -p $$)"))
                 continue
             }
             do throws(BenchError) {
