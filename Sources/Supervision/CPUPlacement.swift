@@ -15,7 +15,7 @@ public enum Placement: String, Sendable {
     case pinned
 
     /// What `auto` is on a host that may use `count` CPUs: pinned on two, where it was measured
-    /// to take 12–23 % off a step's time and CPU (the 2-vCPU VM of Benchmarks/README.md, with
+    /// to take 12–23 % off a step's time and CPU (the 2-vCPU VM of Benchmarks/JOURNAL.md, with
     /// every test passing pinned); shared on one, where there is nothing to place, and on more,
     /// where a busy host or a plugin that computes much may want more than one CPU.
     public static func automatic(allowedCPUs count: Int) -> Placement {

@@ -5,7 +5,7 @@ import Glibc
 /// What this machine charges for the two things every message of the bus pays in every process
 /// it crosses, whatever the code around them (issue 16): a system call, and a sleeping thread
 /// woken by another. The app's steps and their raw floors are made of little else (half of a
-/// journey's CPU is the kernel's, `Benchmarks/README.md`), so these figures say how far a figure
+/// journey's CPU is the kernel's, `Benchmarks/JOURNAL.md`), so these figures say how far a figure
 /// of one run can be compared with one taken on another machine. Measured first in a run, before
 /// the other benchmarks load the machine.
 ///
