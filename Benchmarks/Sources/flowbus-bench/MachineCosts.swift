@@ -33,7 +33,7 @@ struct MachineCosts {
         var allowed = [Int32](repeating: 0, count: 64)
         let count = Int(CRawZMQ_allowedCPUs(&allowed, Int32(allowed.count)))
         guard count > 0 else {
-            rows.append(.failed("machine", "the CPUs this process may use could not be read (errno \(-count)); the wake-ups were not measured"))
+            rows.append(.failed("machine", "the CPUs this process may use could not be read (sched_getaffinity, errno \(-count)), so the wake-ups were not measured; run it where sched_getaffinity(2) is allowed (taskset -p $$ shows the set)"))
             return rows
         }
         let cpus = allowed.prefix(min(count, allowed.count)).map(Int.init)
@@ -89,7 +89,7 @@ struct MachineCosts {
             try pin(cpus.1)
             var byte: UInt8 = 0
             for _ in 0..<trips {
-                guard read(thereRead, &byte, 1) == 1, write(backWrite, &byte, 1) == 1 else {
+                guard pass({ read($0, $1, $2) }, thereRead, &byte), pass({ write($0, $1, $2) }, backWrite, &byte) else {
                     throw BenchError("the echo thread's pipe failed (errno \(errno))")
                 }
             }
@@ -99,7 +99,7 @@ struct MachineCosts {
             var byte: UInt8 = 1
             let start = monotonicNanoseconds()
             for _ in 0..<trips {
-                guard write(thereWrite, &byte, 1) == 1, read(backRead, &byte, 1) == 1 else {
+                guard pass({ write($0, $1, $2) }, thereWrite, &byte), pass({ read($0, $1, $2) }, backRead, &byte) else {
                     throw BenchError("the timing thread's pipe failed (errno \(errno))")
                 }
             }
@@ -107,10 +107,27 @@ struct MachineCosts {
         }
         let result: Swift.Result<Double, BenchError>
         do throws(BenchError) { result = .success(try timer.join()) } catch { result = .failure(error) }
-        // A timer that failed leaves the echo waiting: closing its pipe ends its read.
-        if case .failure = result { close(thereWrite); there[1] = -1 }
+        if case .failure = result {
+            // A timer that failed leaves the echo waiting: closing its pipe ends its read, and
+            // the timer's error is the one to tell.
+            close(thereWrite)
+            there[1] = -1
+            _ = try? echo.join()
+            return try result.get()
+        }
         try echo.join()
         return try result.get()
+    }
+
+    /// One byte read or written with `call`, again when a signal interrupted it; false on any
+    /// other failure, or at the end of the pipe.
+    static func pass(_ call: (Int32, UnsafeMutableRawPointer?, Int) -> Int, _ fd: Int32, _ byte: inout UInt8) -> Bool {
+        while true {
+            let done = call(fd, &byte, 1)
+            if done == 1 { return true }
+            if done < 0, errno == EINTR { continue }
+            return false
+        }
     }
 
     /// Pins the calling thread to `cpu`, or says why it could not.
