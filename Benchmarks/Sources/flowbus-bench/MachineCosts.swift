@@ -78,14 +78,25 @@ struct MachineCosts {
     }
 
     /// µs a round trip of a byte between two threads pinned to `cpus`, over `trips` round trips.
+    /// Each thread closes its own ends of the pipes when it ends, so one that fails ends the
+    /// other's wait (a read at a closed pipe's end returns), and neither can hang the run.
     static func wakeUps(_ trips: Int, cpus: (Int, Int)) throws(BenchError) -> Double {
         var there: [Int32] = [-1, -1], back: [Int32] = [-1, -1]
-        guard pipe(&there) == 0, pipe(&back) == 0 else {
+        guard pipe(&there) == 0 else {
             throw BenchError("pipe(2) failed (errno \(errno)); check the open-file limit (ulimit -n)")
         }
-        defer { for fd in there + back where fd >= 0 { close(fd) } }
+        guard pipe(&back) == 0 else {
+            let error = errno
+            close(there[0])
+            close(there[1])
+            throw BenchError("pipe(2) failed (errno \(error)); check the open-file limit (ulimit -n)")
+        }
         let (thereRead, thereWrite, backRead, backWrite) = (there[0], there[1], back[0], back[1])
         let echo = Party<Void>("machine-echo") { () throws(BenchError) in
+            defer {
+                close(thereRead)
+                close(backWrite)
+            }
             try pin(cpus.1)
             var byte: UInt8 = 0
             for _ in 0..<trips {
@@ -95,6 +106,10 @@ struct MachineCosts {
             }
         }
         let timer = Party<Double>("machine-timer") { () throws(BenchError) in
+            defer {
+                close(thereWrite)
+                close(backRead)
+            }
             try pin(cpus.0)
             var byte: UInt8 = 1
             let start = monotonicNanoseconds()
@@ -105,18 +120,14 @@ struct MachineCosts {
             }
             return Double(monotonicNanoseconds() - start) / Double(trips) / 1_000
         }
-        let result: Swift.Result<Double, BenchError>
-        do throws(BenchError) { result = .success(try timer.join()) } catch { result = .failure(error) }
-        if case .failure = result {
-            // A timer that failed leaves the echo waiting: closing its pipe ends its read, and
-            // the timer's error is the one to tell.
-            close(thereWrite)
-            there[1] = -1
-            _ = try? echo.join()
-            return try result.get()
+        // Both threads' errors are told when both failed: one of them made the other's.
+        var echoError: BenchError?
+        do throws(BenchError) { try echo.join() } catch { echoError = error }
+        do throws(BenchError) {
+            return try timer.join()
+        } catch {
+            throw echoError.map { BenchError("\(error.description); the echo thread: \($0.description)") } ?? error
         }
-        try echo.join()
-        return try result.get()
     }
 
     /// One byte read or written with `call`, again when a signal interrupted it; false on any
