@@ -5,38 +5,10 @@
 #include <sys/prctl.h>
 #include <signal.h>
 #include <unistd.h>
-#include <errno.h>
-#include <sys/syscall.h>
 
 // Names the calling thread for perf and top (prctl is variadic, so Swift cannot call it).
 static inline void CRawZMQ_nameThread(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
-}
-
-// Pins the calling thread to `cpu` alone: 0, or the errno. sched_setaffinity(2) through
-// syscall(2), as glibc's wrapper and CPU_SET need _GNU_SOURCE, which a module's header cannot set.
-static inline int CRawZMQ_pinThread(int cpu) {
-    unsigned long mask[16] = {0};
-    const int bits = (int)(8 * sizeof(unsigned long));
-    if (cpu < 0 || cpu >= 16 * bits) return EINVAL;
-    mask[cpu / bits] = 1UL << (cpu % bits);
-    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
-}
-
-// The CPUs the calling thread may run on (its affinity: taskset, a cgroup's cpuset), ascending:
-// stores up to `capacity` of them and returns how many there are, or minus the errno.
-static inline int CRawZMQ_allowedCPUs(int *cpus, int capacity) {
-    unsigned long mask[16] = {0};
-    const int bits = (int)(8 * sizeof(unsigned long));
-    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) < 0) return -errno;
-    int count = 0;
-    for (int cpu = 0; cpu < 16 * bits; cpu++) {
-        if (mask[cpu / bits] & (1UL << (cpu % bits))) {
-            if (count < capacity) cpus[count] = cpu;
-            count++;
-        }
-    }
-    return count;
 }
 
 // Asks the kernel to kill the calling process when the thread that started it ends: a

@@ -1,6 +1,6 @@
-import CRawZMQ
 import Foundation
 import Glibc
+import Supervision
 
 /// What this machine charges for the two things every message of the bus pays in every process
 /// it crosses, whatever the code around them (issue 16): a system call, and a sleeping thread
@@ -30,13 +30,10 @@ struct MachineCosts {
             "machine", "a system call (getppid), per call", unit: "µs", flowbus: call.median,
             note: "machine: a system call, \(Self.rounds) rounds of \(grouped(Double(calls))) calls, \(call.spread); \(Self.virtualization)"))
         // The CPUs this run may use (taskset, a cgroup's cpuset): the threads are pinned among them.
-        var allowed = [Int32](repeating: 0, count: 64)
-        let count = Int(CRawZMQ_allowedCPUs(&allowed, Int32(allowed.count)))
-        guard count > 0 else {
-            rows.append(.failed("machine", "the CPUs this process may use could not be read (sched_getaffinity, errno \(-count)), so the wake-ups were not measured; run it where sched_getaffinity(2) is allowed (taskset -p $$ shows the set)"))
+        guard let cpus = CPUPlacement.allowedCPUs(of: 0) else {
+            rows.append(.failed("machine", "the CPUs this process may use could not be read (sched_getaffinity), so the wake-ups were not measured; run it where sched_getaffinity(2) is allowed (taskset -p $$ shows the set)"))
             return rows
         }
-        let cpus = allowed.prefix(min(count, allowed.count)).map(Int.init)
         for (label, pair) in [("one CPU", (cpus[0], cpus[0])), ("two CPUs", (cpus[0], cpus.count > 1 ? cpus[1] : -1))] {
             guard pair.1 >= 0 else {
                 rows.append(ResultRow(
@@ -98,12 +95,7 @@ struct MachineCosts {
                 close(backWrite)
             }
             try pin(cpus.1)
-            var byte: UInt8 = 0
-            for _ in 0..<trips {
-                guard pass({ read($0, $1, $2) }, thereRead, &byte), pass({ write($0, $1, $2) }, backWrite, &byte) else {
-                    throw BenchError("the echo thread's pipe failed (errno \(errno))")
-                }
-            }
+            try relay(trips, from: thereRead, to: backWrite, sendingFirst: false, who: "echo")
         }
         let timer = Party<Double>("machine-timer") { () throws(BenchError) in
             defer {
@@ -111,13 +103,8 @@ struct MachineCosts {
                 close(backRead)
             }
             try pin(cpus.0)
-            var byte: UInt8 = 1
             let start = monotonicNanoseconds()
-            for _ in 0..<trips {
-                guard pass({ write($0, $1, $2) }, thereWrite, &byte), pass({ read($0, $1, $2) }, backRead, &byte) else {
-                    throw BenchError("the timing thread's pipe failed (errno \(errno))")
-                }
-            }
+            try relay(trips, from: backRead, to: thereWrite, sendingFirst: true, who: "timing")
             return Double(monotonicNanoseconds() - start) / Double(trips) / 1_000
         }
         // Both threads' errors are told when both failed: one of them made the other's.
@@ -130,21 +117,28 @@ struct MachineCosts {
         }
     }
 
-    /// One byte read or written with `call`, again when a signal interrupted it; false on any
-    /// other failure, or at the end of the pipe.
-    static func pass(_ call: (Int32, UnsafeMutableRawPointer?, Int) -> Int, _ fd: Int32, _ byte: inout UInt8) -> Bool {
-        while true {
-            let done = call(fd, &byte, 1)
-            if done == 1 { return true }
-            if done < 0, errno == EINTR { continue }
-            return false
+    /// `trips` bytes passed on: each read from `from` and written to `to` (with `sendingFirst`,
+    /// written first, then read back), again when a signal interrupted a call.
+    static func relay(_ trips: Int, from: Int32, to: Int32, sendingFirst: Bool, who: String) throws(BenchError) {
+        var byte: UInt8 = 1
+        func pass(_ sending: Bool) -> Bool {
+            while true {
+                let done = sending ? write(to, &byte, 1) : read(from, &byte, 1)
+                if done == 1 { return true }
+                if done < 0, errno == EINTR { continue }
+                return false
+            }
+        }
+        for _ in 0..<trips {
+            guard pass(sendingFirst), pass(!sendingFirst) else {
+                throw BenchError("the \(who) thread's pipe failed (errno \(errno))")
+            }
         }
     }
 
     /// Pins the calling thread to `cpu`, or says why it could not.
     static func pin(_ cpu: Int) throws(BenchError) {
-        let error = CRawZMQ_pinThread(Int32(cpu))
-        guard error == 0 else {
+        if let error = CPUPlacement.pinThread(0, to: cpu) {
             throw BenchError("this thread could not be pinned to CPU \(cpu) (\(String(cString: strerror(error)))); run the benchmark where every CPU may be used (taskset -p $$)")
         }
     }
